@@ -1,0 +1,1 @@
+"""The agent, protocol-agnostic: sessions, the turn/round loop, tools pipeline, providers, store."""

@@ -1,0 +1,69 @@
+"""The engine's chat-shaped conversation history, independent of any wire API.
+
+Provider adapters translate these messages into their API's request format; the store keeps them
+as JSON so a resumed session sends the model exactly what it saw before.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+
+class TextPart(msgspec.Struct, tag="text", frozen=True):
+    text: str
+
+
+class ImagePart(msgspec.Struct, tag="image", frozen=True):
+    data: str  # base64
+    mime_type: str
+
+
+UserPart = TextPart | ImagePart
+
+
+class ToolCall(msgspec.Struct, frozen=True):
+    """A call the model asked for. `arguments` is the raw JSON text the model produced."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+class Reasoning(msgspec.Struct, frozen=True):
+    """Model reasoning kept for the round trip (Anthropic signatures, DeepSeek reasoning_content)."""
+
+    text: str
+    signature: str | None = None
+    redacted: str | None = None  # opaque redacted-thinking payload
+    # The provider (adapter name) that issued signature / redacted: those payloads are only valid
+    # when sent back to it, so a session that switches models keeps the text alone.
+    origin: str | None = None
+
+
+class UserMessage(msgspec.Struct, tag="user", frozen=True):
+    parts: list[UserPart]
+
+
+class AssistantMessage(msgspec.Struct, tag="assistant", frozen=True):
+    text: str = ""
+    reasoning: list[Reasoning] = []
+    tool_calls: list[ToolCall] = []
+    # Provider-specific blocks passed back untouched (e.g. Anthropic server-tool blocks).
+    opaque: list[dict[str, Any]] = []
+
+
+class ToolResultMessage(msgspec.Struct, tag="tool", frozen=True):
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+Message = UserMessage | AssistantMessage | ToolResultMessage
+
+FinishReason = Literal["stop", "tool_calls", "length", "refusal"]
+
+history_encoder = msgspec.json.Encoder()
+history_decoder = msgspec.json.Decoder(list[Message])

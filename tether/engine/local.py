@@ -1,0 +1,98 @@
+"""Local implementations of the seam, used when the client offers nothing better."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import anyio
+
+from tether.engine.seam import (
+    CommandResult,
+    ConfirmDecision,
+    ConfirmRequest,
+    SeamError,
+)
+
+
+class LocalFileSystem:
+    async def read_text(self, path: Path) -> str:
+        try:
+            return await anyio.Path(path).read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            raise SeamError("FILE_NOT_FOUND", f"no such file: {path}") from None
+        except IsADirectoryError:
+            raise SeamError("IS_A_DIRECTORY", f"{path} is a directory") from None
+
+    async def write_text(self, path: Path, content: str) -> None:
+        target = anyio.Path(path)
+        await target.parent.mkdir(parents=True, exist_ok=True)
+        await target.write_text(content, encoding="utf-8")
+
+
+class LocalTerminal:
+    async def run(
+        self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, output_limit: int
+    ) -> CommandResult:
+        with anyio.move_on_after(timeout) as scope:
+            result = await anyio.run_process(
+                argv, cwd=cwd, env={**os.environ, **env}, check=False, stdin=None
+            )
+        if scope.cancelled_caught:
+            raise SeamError("COMMAND_TIMEOUT", f"{argv[0]} ran longer than {timeout:g} s")
+        text = (result.stdout + result.stderr).decode("utf-8", "replace")
+        truncated = len(text) > output_limit
+        return CommandResult(result.returncode, text[-output_limit:], truncated)
+
+
+class PolicyApproval:
+    """Answers every confirm the same way: for headless runs (`--yes`) and tests."""
+
+    def __init__(self, allow: bool) -> None:
+        self.allow = allow
+
+    async def confirm(self, batch: list[ConfirmRequest]) -> list[ConfirmDecision]:
+        verdict = "allow" if self.allow else "reject"
+        return [ConfirmDecision(verdict, by="policy") for _ in batch]
+
+
+class NoAsk:
+    async def ask(self, question: str, options: list[str]) -> str | None:
+        raise SeamError("ASK_UNAVAILABLE", "this client cannot ask the user questions")
+
+
+class NoWeb:
+    async def search(self, query: str, max_results: int) -> list[dict[str, str]]:
+        raise SeamError("WEB_PROVIDER_UNAVAILABLE", "no web search provider is configured")
+
+    async def fetch(self, url: str) -> tuple[int, str]:
+        raise SeamError("WEB_PROVIDER_UNAVAILABLE", "no web fetch provider is configured")
+
+
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class LocalSpill:
+    """Session-scoped spill files: a 0700 directory, owner-only files, traversal-safe names."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    async def save(self, name: str, text: str) -> Path:
+        return await anyio.to_thread.run_sync(self._save, name, text)
+
+    def _save(self, name: str, text: str) -> Path:
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(self.directory, 0o700)
+        stem = _SAFE_NAME.sub("_", name).strip("._") or "result"
+        for n in range(1000):
+            path = self.directory / (f"{stem}.txt" if n == 0 else f"{stem}-{n}.txt")
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                continue
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            return path
+        raise SeamError("SPILL_FAILED", f"could not create a spill file for {name}")

@@ -1,0 +1,45 @@
+"""The models a session can pick from, and how to open one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tether.engine.providers.base import LLM, ModelInfo
+
+
+@dataclass
+class ModelCatalog:
+    """Model ids ("provider:model") with a factory each; every session opens its own instance."""
+
+    default: str
+    factories: dict[str, Callable[[], LLM]] = field(default_factory=dict[str, Callable[[], LLM]])
+    infos: dict[str, ModelInfo] = field(default_factory=dict[str, ModelInfo])
+
+    def add(self, info: ModelInfo, factory: Callable[[], LLM]) -> None:
+        self.infos[info.id] = info
+        self.factories[info.id] = factory
+
+    def open(self, model_id: str) -> LLM:
+        return self.factories[model_id]()
+
+    def __contains__(self, model_id: object) -> bool:
+        return model_id in self.factories
+
+
+def builtin_catalog(script: str | None = None) -> ModelCatalog:
+    """The demo model, plus a scripted model when a script file is given (which then becomes
+    the default)."""
+    from pathlib import Path
+
+    from tether.engine.providers.demo import INFO, DemoModel
+    from tether.engine.providers.scripted import ScriptedModel, load_script
+
+    catalog = ModelCatalog(default=INFO.id)
+    catalog.add(INFO, DemoModel)
+    if script is not None:
+        loaded = load_script(Path(script))
+        probe = ScriptedModel(loaded)
+        catalog.add(probe.info, lambda: ScriptedModel(loaded))
+        catalog.default = probe.info.id
+    return catalog

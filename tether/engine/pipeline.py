@@ -1,0 +1,214 @@
+"""The tool execution pipeline for one round's batch of calls:
+decode -> validate -> plan -> confirm (one batch) -> per-file locks -> timeout -> invoke -> spill."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import anyio
+import msgspec
+
+from tether.engine.events import Event, TextOut, ToolFinished, ToolStarted, ToolUpdated
+from tether.engine.grants import Grant, Grants
+from tether.engine.history import ToolCall, ToolResultMessage
+from tether.engine.registry import CallPlan, Registry, ToolDef, ToolError, ToolOutput
+from tether.engine.seam import Capabilities, ConfirmRequest, SeamError
+
+log = logging.getLogger("tether.tools")
+
+Emit = Callable[[Event], Awaitable[None]]
+SPILL_INLINE_BYTES = 32 * 1024
+SPILL_PREVIEW_CHARS = 4 * 1024
+
+
+@dataclass
+class _Call:
+    call: ToolCall
+    tool: ToolDef | None = None
+    args: msgspec.Struct | None = None
+    plan: CallPlan | None = None
+    approved_by: str | None = None
+    result: ToolResultMessage | None = None
+
+
+def error_text(code: str, message: str) -> str:
+    return f"error [{code}]: {message}"
+
+
+class Batch:
+    """Runs one round's calls. `results()` is complete even after a cancellation: calls that
+    never finished are answered ABORTED, so the history stays well-formed for the next request."""
+
+    def __init__(
+        self,
+        calls: list[ToolCall],
+        *,
+        registry: Registry,
+        ctx: Capabilities,
+        grants: Grants,
+        mode: str,
+        emit: Emit,
+        spill_inline_bytes: int = SPILL_INLINE_BYTES,
+    ) -> None:
+        self._calls = [_Call(c) for c in calls]
+        self._registry = registry
+        self._ctx = ctx
+        self._grants = grants
+        self._mode = mode
+        self._emit = emit
+        self._spill_bytes = spill_inline_bytes
+
+    async def run(self) -> list[ToolResultMessage]:
+        for c in self._calls:
+            await self._prepare(c)
+        await self._confirm(
+            [c for c in self._calls if c.result is None and c.plan and c.plan.confirm]
+        )
+        await self._execute([c for c in self._calls if c.result is None])
+        return self.results()
+
+    def results(self) -> list[ToolResultMessage]:
+        return [
+            c.result
+            or ToolResultMessage(
+                c.call.id, c.call.name, error_text("ABORTED", "the turn was cancelled"), True
+            )
+            for c in self._calls
+        ]
+
+    async def _fail(self, c: _Call, code: str, message: str) -> None:
+        text = error_text(code, message)
+        c.result = ToolResultMessage(c.call.id, c.call.name, text, is_error=True)
+        await self._emit(ToolFinished(c.call.id, "failed", [TextOut(text)]))
+
+    # --- decode, validate, plan ------------------------------------------------------------
+
+    async def _prepare(self, c: _Call) -> None:
+        c.tool = self._registry.get(c.call.name)
+        try:
+            if c.tool is None:
+                raise ToolError("UNKNOWN_TOOL", f"there is no tool named {c.call.name!r}")
+            c.args = c.tool.decode(c.call.arguments)
+            c.plan = await c.tool.plan(self._ctx, c.args, self._mode)
+        except (ToolError, SeamError) as exc:
+            await self._emit(
+                ToolStarted(c.call.id, c.call.name, c.call.name, "other", _raw(c.call))
+            )
+            await self._fail(c, exc.code, exc.message)
+            return
+        p = c.plan
+        await self._emit(
+            ToolStarted(
+                c.call.id, c.call.name, p.title, p.kind, _raw(c.call), p.locations, p.content
+            )
+        )
+
+    # --- the aggregated confirm ----------------------------------------------------------
+
+    async def _confirm(self, pending: list[_Call]) -> None:
+        ask: list[_Call] = []
+        for c in pending:
+            assert c.plan is not None
+            grant = self._grants.match(c.call.name, c.plan.scope)
+            if grant is None:
+                ask.append(c)
+            elif grant.verdict == "allow":
+                c.approved_by = "grant"
+            else:
+                await self._fail(c, "REJECTED", f"a session grant rejects {c.plan.scope}")
+        if not ask:
+            return
+        decisions = await self._ctx.approval.confirm([_request(c) for c in ask])
+        for c, d in zip(ask, decisions, strict=True):
+            assert c.plan is not None
+            if d.remember and d.verdict in ("allow", "reject"):
+                self._grants.add(Grant(c.call.name, c.plan.scope, d.verdict))
+            if d.verdict == "allow":
+                c.approved_by = d.by
+            elif d.verdict == "reject":
+                await self._fail(c, "REJECTED", f"{d.by.split()[0]} rejected this call")
+            else:
+                await self._fail(c, "REJECTED", "the permission request was cancelled")
+
+    # --- execution -----------------------------------------------------------------------
+
+    async def _execute(self, ready: list[_Call]) -> None:
+        # A call waits for every earlier call of this batch that writes one of its files.
+        done: dict[str, anyio.Event] = {}
+        async with anyio.create_task_group() as tg:
+            for c in ready:
+                assert c.plan is not None
+                before = [done[p] for p in c.plan.writes if p in done]
+                finished = anyio.Event()
+                for p in c.plan.writes:
+                    done[p] = finished
+                tg.start_soon(self._run_one, c, before, finished)
+
+    async def _run_one(self, c: _Call, before: list[anyio.Event], finished: anyio.Event) -> None:
+        try:
+            for e in before:
+                await e.wait()
+            await self._invoke(c)
+        finally:
+            finished.set()
+
+    async def _invoke(self, c: _Call) -> None:
+        assert c.tool is not None and c.args is not None
+        await self._emit(ToolUpdated(c.call.id, status="in_progress"))
+        try:
+            out: ToolOutput | None = None
+            with anyio.move_on_after(c.tool.timeout):
+                out = await c.tool.invoke(self._ctx, c.args)
+            if out is None:
+                raise ToolError(
+                    "TOOL_TIMEOUT", f"{c.tool.name} did not finish within {c.tool.timeout:g} s"
+                )
+        except (ToolError, SeamError) as exc:
+            await self._fail(c, exc.code, exc.message)
+            return
+        except Exception as exc:
+            log.exception("tool %s failed", c.call.name)
+            await self._fail(c, "TOOL_FAILED", f"{type(exc).__name__}: {exc}")
+            return
+        text = await self._spill(c, out.text) if c.tool.spill else out.text
+        if c.approved_by:
+            text = f"{text}\n(approved by {c.approved_by})"
+        c.result = ToolResultMessage(c.call.id, c.call.name, text)
+        await self._emit(ToolFinished(c.call.id, "completed", out.content, out.raw_output))
+
+    async def _spill(self, c: _Call, text: str) -> str:
+        size = len(text.encode("utf-8"))
+        if size <= self._spill_bytes:
+            return text
+        try:
+            path = await self._ctx.spill.save(f"{c.call.name}-{c.call.id}", text)
+        except (OSError, SeamError):
+            log.warning("could not spill %s; returning it inline", c.call.id)
+            return text
+        return (
+            f"{text[:SPILL_PREVIEW_CHARS]}\n[... result truncated: {size} bytes in all; the full "
+            f"text is saved at {path} — read it with read_file]"
+        )
+
+
+def _raw(call: ToolCall) -> object:
+    try:
+        return msgspec.json.decode(call.arguments or "{}")
+    except msgspec.DecodeError:
+        return {"_unparsed": call.arguments}
+
+
+def _request(c: _Call) -> ConfirmRequest:
+    assert c.plan is not None
+    return ConfirmRequest(
+        call_id=c.call.id,
+        tool=c.call.name,
+        title=c.plan.title,
+        kind=c.plan.kind,
+        raw_input=_raw(c.call),
+        scope=c.plan.scope,
+        content=c.plan.content,
+        locations=c.plan.locations,
+    )

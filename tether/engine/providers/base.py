@@ -1,0 +1,116 @@
+"""The `llm` seam: what the turn loop asks of a model, and what a model streams back."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
+
+import msgspec
+
+from tether.engine.history import FinishReason, Message, Reasoning
+
+
+class ToolSpec(msgspec.Struct, frozen=True):
+    """A tool as the model sees it: name, description and a JSON schema for its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class ModelInfo(msgspec.Struct, frozen=True):
+    id: str  # "provider:model" as the user picks it
+    name: str
+    context_window: int = 128_000
+    max_output_tokens: int = 8_192
+    images: bool = False
+    reasoning_levels: tuple[str, ...] = ()
+
+
+class ChatRequest(msgspec.Struct, frozen=True):
+    system: str
+    messages: list[Message]
+    tools: list[ToolSpec]
+    max_output_tokens: int = 8_192
+    reasoning: str | None = None  # effort level, when the model has one
+
+
+# --- what a provider streams back, in order -------------------------------------------------
+
+
+class TextDelta(msgspec.Struct, frozen=True):
+    text: str
+
+
+class ThoughtDelta(msgspec.Struct, frozen=True):
+    text: str
+
+
+class ToolCallDelta(msgspec.Struct, frozen=True):
+    """A complete tool call, emitted once its arguments are fully assembled."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+class ReasoningBlock(msgspec.Struct, frozen=True):
+    """A finished reasoning block to keep in history (signature, redacted payload)."""
+
+    reasoning: Reasoning
+
+
+class OpaqueBlock(msgspec.Struct, frozen=True):
+    """A provider block the engine must send back untouched with the round."""
+
+    block: dict[str, Any]
+
+
+class Usage(msgspec.Struct, frozen=True):
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    estimated: bool = False
+
+
+class Finish(msgspec.Struct, frozen=True):
+    reason: FinishReason
+
+
+class RetryNotice(msgspec.Struct, frozen=True):
+    """The provider is waiting before a retry; the user should see why."""
+
+    attempt: int
+    delay: float
+    reason: str
+
+
+StreamEvent = (
+    TextDelta
+    | ThoughtDelta
+    | ToolCallDelta
+    | ReasoningBlock
+    | OpaqueBlock
+    | Usage
+    | Finish
+    | RetryNotice
+)
+
+
+class ProviderError(Exception):
+    """A request the provider could not serve. `retryable` says whether backoff may help."""
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+
+
+class LLM(Protocol):
+    """One configured model. `stream` yields StreamEvents and ends with exactly one Finish."""
+
+    @property
+    def info(self) -> ModelInfo: ...
+
+    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]: ...

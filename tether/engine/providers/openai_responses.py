@@ -1,0 +1,269 @@
+"""OpenAI Responses API (`POST {base}/responses`, streamed).
+
+History maps onto input items: user `message`s, and for each assistant round its `reasoning`
+items, its text as an assistant `message`, then its `function_call`s, with the matching
+`function_call_output`s after them, so one round's calls stay contiguous.
+
+Reasoning round trip. OpenAI (`store: false`): a reasoning item comes back as its summary plus its
+`encrypted_content`, kept in history as Reasoning(text=summary, signature=item id,
+redacted=encrypted_content). DeepSeek (`deepseek=True`): every round of a request with tools must
+return its reasoning as `reasoning_text` content — a missing item or an empty part is a 400 — so a
+round that kept none sends a blank line. DeepSeek ends the stream at the terminal event without
+`[DONE]`; both endings are accepted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import httpx
+import msgspec
+from msgspec import UNSET
+
+from tether.engine.history import (
+    AssistantMessage,
+    FinishReason,
+    ImagePart,
+    Message,
+    Reasoning,
+    ToolResultMessage,
+    UserMessage,
+)
+from tether.engine.providers.base import (
+    ChatRequest,
+    Finish,
+    ModelInfo,
+    ProviderError,
+    ReasoningBlock,
+    StreamEvent,
+    TextDelta,
+    ThoughtDelta,
+    ToolCallDelta,
+    Usage,
+)
+from tether.engine.providers.common import HTTPProvider, data_url, encode
+from tether.engine.providers.retry import RetryPolicy, looks_transient
+from tether.engine.providers.sse import SSEEvent, decode_data
+from tether.schemas import openai_responses as wire
+
+_event_decoder = msgspec.json.Decoder(wire.StreamEvent)
+
+_TEXT = "response.output_text.delta"
+_THOUGHT = frozenset({"response.reasoning_summary_text.delta", "response.reasoning_text.delta"})
+_TERMINAL = frozenset({"response.completed", "response.incomplete"})
+
+
+class OpenAIResponses(HTTPProvider):
+    """One model behind the OpenAI Responses API (OpenAI itself, DeepSeek's responses convention)."""
+
+    default_name = "openai"
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        model: str,
+        info: ModelInfo,
+        timeout: float | httpx.Timeout = 600.0,
+        client: httpx.AsyncClient | None = None,
+        *,
+        deepseek: bool = False,
+        retry: RetryPolicy | None = None,
+        name: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        name = name or ("deepseek" if deepseek else None)
+        super().__init__(
+            base_url, api_key, model, info, timeout, client, retry=retry, name=name, headers=headers
+        )
+        self.deepseek = deepseek
+
+    def _prepare(self, request: ChatRequest) -> tuple[str, bytes]:
+        items: list[wire.InputItem] = []
+        for m in request.messages:
+            items.extend(self._items(m, bool(request.tools)))
+        body = wire.ResponsesRequest(
+            model=self.model,
+            input=items,
+            stream=True,
+            max_output_tokens=request.max_output_tokens,
+            instructions=request.system or UNSET,
+            tools=[
+                wire.FunctionTool(t.name, t.description, t.parameters, strict=False)
+                for t in request.tools
+            ]
+            or UNSET,
+        )
+        self._reasoning_options(body, request.reasoning)
+        return "/responses", encode(body)
+
+    def _reasoning_options(self, body: wire.ResponsesRequest, level: str | None) -> None:
+        if self.deepseek:
+            if level is not None:
+                body.reasoning = wire.ReasoningParam(effort=level)
+            return
+        # Without server-side storage a reasoning item can only come back encrypted; ask for it
+        # whenever the model reasons (asking a model that doesn't is a 400).
+        body.store = False
+        if level is not None:
+            body.reasoning = wire.ReasoningParam(effort=level, summary="auto")
+        if level is not None or self.info.reasoning_levels:
+            body.include = ["reasoning.encrypted_content"]
+
+    def _items(self, m: Message, with_tools: bool) -> list[wire.InputItem]:
+        if isinstance(m, UserMessage):
+            return [wire.MessageItem("user", _user_content(m))]
+        if isinstance(m, ToolResultMessage):
+            return [wire.FunctionCallOutputItem(m.call_id, m.content)]
+        return self._assistant(m, with_tools)
+
+    def _assistant(self, m: AssistantMessage, with_tools: bool) -> list[wire.InputItem]:
+        items: list[wire.InputItem] = []
+        if m.text or m.tool_calls:  # a reasoning item without its following item is a 400
+            items.extend(self._reasoning_items(m.reasoning, with_tools))
+        if m.text:
+            items.append(wire.MessageItem("assistant", m.text))
+        items.extend(wire.FunctionCallItem(c.id, c.name, c.arguments) for c in m.tool_calls)
+        return items
+
+    def _reasoning_items(self, kept: list[Reasoning], with_tools: bool) -> list[wire.ReasoningItem]:
+        if self.deepseek:
+            text = "".join(r.text for r in kept)
+            if not (text or with_tools):
+                return []
+            return [wire.ReasoningItem(summary=[], content=[wire.ReasoningText(text or "\n")])]
+        return [
+            wire.ReasoningItem(
+                summary=[wire.SummaryText(r.text)] if r.text else [],
+                id=r.signature or UNSET,
+                encrypted_content=r.redacted or UNSET,
+            )
+            for r in kept
+            # Only our own encrypted content means anything to the server; text alone does not.
+            if r.redacted and r.origin == self.name
+        ]
+
+    def _decoder(self) -> _ResponsesDecoder:
+        return _ResponsesDecoder(self.name)
+
+
+def _user_content(m: UserMessage) -> list[wire.InputText | wire.InputImage]:
+    return [
+        wire.InputImage(data_url(p)) if isinstance(p, ImagePart) else wire.InputText(p.text)
+        for p in m.parts
+    ]
+
+
+class _ResponsesDecoder:
+    """One attempt's stream state. Output items arrive one after another, so `_streamed` (did the
+    current item stream any delta) tells whether its `done` event carries unseen text."""
+
+    __slots__ = ("_calls", "_provider", "_refused", "_response", "_streamed", "done")
+
+    done: bool
+
+    def __init__(self, provider: str) -> None:
+        self.done = False
+        self._provider = provider
+        self._response: wire.Response | None = None
+        self._calls = 0
+        self._refused = False
+        self._streamed = False
+
+    def feed(self, event: SSEEvent) -> Sequence[StreamEvent] | None:
+        if event.data == b"[DONE]":
+            self.done = True  # `end` still insists on a terminal event before it
+            return None
+        ev = decode_data(_event_decoder, event, self._provider)
+        kind = ev.type
+        if kind == _TEXT:
+            self._streamed = True
+            return (TextDelta(ev.delta),) if isinstance(ev.delta, str) and ev.delta else None
+        if kind in _THOUGHT:
+            self._streamed = True
+            return (ThoughtDelta(ev.delta),) if isinstance(ev.delta, str) and ev.delta else None
+        return self._other(kind, ev)
+
+    def _other(self, kind: str, ev: wire.StreamEvent) -> Sequence[StreamEvent] | None:
+        if kind == "response.reasoning_summary_part.added" and ev.summary_index:
+            return (ThoughtDelta("\n\n"),)  # separate summary parts as paragraphs
+        if kind == "response.refusal.delta" and isinstance(ev.delta, str):
+            self._refused = self._streamed = True
+            return (TextDelta(ev.delta),)
+        if kind == "response.output_item.done" and ev.item is not None:
+            return self._item_done(ev.item)
+        if kind in _TERMINAL:
+            self._response = ev.response or wire.Response(status="completed")
+            self.done = True
+        elif kind == "response.failed":
+            raise self._failed(ev.response.error if ev.response else None)
+        elif kind == "error":
+            raise self._failed(ev.error or wire.ErrorBody(ev.code, ev.message))
+        return None
+
+    def _item_done(self, item: wire.OutputItem) -> Sequence[StreamEvent] | None:
+        streamed, self._streamed = self._streamed, False
+        if item.type == "function_call":
+            self._calls += 1
+            call_id = item.call_id or item.id or f"call_{self._calls}"
+            return (ToolCallDelta(call_id, item.name or "", item.arguments or ""),)
+        if item.type == "reasoning":
+            return self._reasoning_done(item, streamed)
+        if item.type == "message" and not streamed:
+            text = "".join(p.text or p.refusal or "" for p in item.content or ())
+            return (TextDelta(text),) if text else None
+        return None
+
+    def _reasoning_done(self, item: wire.OutputItem, streamed: bool) -> list[StreamEvent]:
+        summary = [p.text for p in item.summary or () if p.text]
+        text = (
+            "\n\n".join(summary) if summary else "".join(p.text or "" for p in item.content or ())
+        )
+        out: list[StreamEvent] = []
+        if text and not streamed:
+            out.append(ThoughtDelta(text))
+        if text or item.encrypted_content:
+            reasoning = Reasoning(
+                text, item.id, item.encrypted_content, origin=self._provider
+            )
+            out.append(ReasoningBlock(reasoning))
+        return out
+
+    def end(self) -> Sequence[StreamEvent]:
+        response = self._response
+        if response is None:
+            raise ProviderError(
+                f"{self._provider}: stream ended before the response completed", retryable=True
+            )
+        out: list[StreamEvent] = []
+        if response.usage is not None:
+            out.append(_usage(response.usage))
+        out.append(Finish(self._finish_reason(response)))
+        return out
+
+    def _finish_reason(self, response: wire.Response) -> FinishReason:
+        if response.status == "incomplete":
+            details = response.incomplete_details
+            return "refusal" if details and details.reason == "content_filter" else "length"
+        if self._calls:
+            return "tool_calls"
+        return "refusal" if self._refused else "stop"
+
+    def _failed(self, error: wire.ErrorBody | None) -> ProviderError:
+        code = error.code if error else None
+        message = (error.message if error else None) or "unknown error"
+        label = f"{code}: {message}" if code else message
+        return ProviderError(
+            f"{self._provider}: response failed: {label}", retryable=looks_transient(code)
+        )
+
+
+def _usage(u: wire.Usage) -> Usage:
+    cached = u.input_tokens_details.cached_tokens if u.input_tokens_details else None
+    reasoning = u.output_tokens_details.reasoning_tokens if u.output_tokens_details else None
+    return Usage(
+        input_tokens=u.input_tokens or 0,
+        output_tokens=u.output_tokens or 0,
+        cached_tokens=cached or 0,
+        reasoning_tokens=reasoning or 0,
+    )

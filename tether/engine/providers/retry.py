@@ -1,0 +1,240 @@
+"""One streamed provider request with retries: attempt, classify the failure, back off, try again.
+
+Retried: HTTP 408 / 429 / 5xx, connection failures and timeouts, and a retryable error the stream
+reports before it produced anything (Anthropic `overloaded_error`). Never retried: other 4xx, and
+any failure after an event reached the consumer — the user has already seen part of an answer, so
+a silent second answer would be wrong; that failure surfaces as a ProviderError.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+import anyio
+import httpx
+import msgspec
+
+from tether.engine.providers.base import ProviderError, RetryNotice, StreamEvent
+from tether.engine.providers.sse import SSEEvent, SSEParser
+
+RETRYABLE_STATUS = frozenset({408, 429})
+# After the terminal event, wait this long for the server to end the body so the connection can
+# go back to the pool; a server that keeps it open only costs us the connection.
+DRAIN_GRACE = 1.0
+# Error bodies are read whole up to this size; the message is all we need.
+MAX_ERROR_BODY = 64 * 1024
+
+
+class RetryPolicy(msgspec.Struct, frozen=True):
+    max_attempts: int = 4
+    base_delay: float = 0.5  # seconds before the second attempt; doubles each time
+    max_delay: float = 30.0  # cap on any wait, Retry-After included
+    jitter: float = 0.2  # up to this fraction is added at random, so clients don't stampede
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds to wait after failed attempt number `attempt` (1-based)."""
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_delay)
+        backoff = min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
+        return min(backoff * (1.0 + random.uniform(0.0, self.jitter)), self.max_delay)
+
+
+class ProviderHTTPError(ProviderError):
+    """An HTTP error status, with the server's Retry-After hint when it sent one."""
+
+    def __init__(self, message: str, *, status: int, retry_after: float | None = None) -> None:
+        retryable = status in RETRYABLE_STATUS or status >= 500
+        super().__init__(message, status=status, retryable=retryable)
+        self.retry_after = retry_after
+
+
+class StreamDecoder(Protocol):
+    """Per-attempt state that turns a provider's SSE events into StreamEvents.
+
+    `feed` returns the events one SSE event produced (None when it produced none) and sets `done`
+    on the terminal event; `end` returns the closing events (usage, finish) or raises when the
+    stream stopped before the provider said it was complete.
+    """
+
+    done: bool
+
+    def feed(self, event: SSEEvent) -> Sequence[StreamEvent] | None: ...
+
+    def end(self) -> Sequence[StreamEvent]: ...
+
+
+Send = Callable[[], AbstractAsyncContextManager[httpx.Response]]
+
+
+async def stream_with_retry(
+    prepare: Callable[[], Send],
+    make_decoder: Callable[[], StreamDecoder],
+    *,
+    provider: str,
+    policy: RetryPolicy,
+) -> AsyncIterator[StreamEvent]:
+    """Build the request with `prepare`, then send it until one attempt streams to completion,
+    yielding its events as they arrive. `prepare` runs on the first iteration, so a request the
+    adapter refuses (images to a text-only model) fails where the consumer reads the stream."""
+    send = prepare()
+    attempt = 1
+    while True:
+        emitted = False  # whether this attempt's output reached the consumer
+        try:
+            # The response lives inside this block: when the consumer stops iterating or the
+            # task is cancelled, leaving the block closes the connection at once.
+            async with send() as response:
+                if response.status_code >= 400:
+                    raise await error_from_response(provider, response)
+                decoder = make_decoder()
+                parser = SSEParser(provider)
+                chunks = response.aiter_bytes()
+                async for chunk in chunks:
+                    out = _decode(parser.feed(chunk), decoder)
+                    if out:
+                        emitted = True
+                        for event in out:
+                            yield event
+                    if decoder.done:
+                        await _drain(chunks)
+                        break
+                else:
+                    for event in _decode(parser.close(), decoder):
+                        emitted = True
+                        yield event
+                closing = decoder.end()
+            for event in closing:
+                yield event
+            return
+        except ProviderError as exc:
+            if emitted or not exc.retryable or attempt >= policy.max_attempts:
+                raise
+            retry_after = exc.retry_after if isinstance(exc, ProviderHTTPError) else None
+            reason = str(exc)
+        except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+            failure = _transport_error(provider, exc, emitted)
+            if emitted or attempt >= policy.max_attempts:
+                raise failure from exc
+            retry_after, reason = None, str(failure)
+        except httpx.HTTPError as exc:  # a bad URL, a local protocol error: retrying won't help
+            raise ProviderError(f"{provider}: request failed: {exc}") from exc
+        delay = policy.delay(attempt, retry_after)
+        attempt += 1
+        yield RetryNotice(attempt=attempt, delay=delay, reason=reason)
+        await anyio.sleep(delay)
+
+
+def _decode(sses: list[SSEEvent], decoder: StreamDecoder) -> list[StreamEvent]:
+    """Feed one chunk's SSE events to the decoder; events after the terminal one are ignored.
+
+    A chunk's output is only handed on once the whole chunk decoded: an error event later in
+    the same chunk then discards output nobody saw, and the attempt may still be retried.
+    """
+    out: list[StreamEvent] = []
+    for sse in sses:
+        events = decoder.feed(sse)
+        if events:
+            out.extend(events)
+        if decoder.done:
+            break
+    return out
+
+
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    """Read what follows the terminal event (`[DONE]`, the chunked-body end) so the connection
+    can be reused; give up after a grace period for a server that keeps the body open."""
+    with anyio.move_on_after(DRAIN_GRACE):
+        async for _ in chunks:
+            pass
+
+
+_TRANSIENT_WORDS = ("overload", "server", "rate", "timeout", "unavailable", "internal", "capacity")
+
+
+def looks_transient(*hints: str | int | None) -> bool:
+    """Whether an error reported inside a stream (a type or code) is worth another attempt."""
+    for hint in hints:
+        if isinstance(hint, int):
+            if hint in RETRYABLE_STATUS or hint >= 500:
+                return True
+        elif hint and any(word in hint.lower() for word in _TRANSIENT_WORDS):
+            return True
+    return False
+
+
+def _transport_error(provider: str, exc: httpx.HTTPError, emitted: bool) -> ProviderError:
+    kind = "timed out" if isinstance(exc, httpx.TimeoutException) else "connection failed"
+    if emitted:
+        kind = "connection lost mid-stream"
+    detail = str(exc) or type(exc).__name__
+    return ProviderError(f"{provider}: {kind}: {detail}", retryable=True)
+
+
+async def error_from_response(provider: str, response: httpx.Response) -> ProviderHTTPError:
+    """Read a failed response's body (bounded) and turn it into a ProviderHTTPError."""
+    status = response.status_code
+    body = bytearray()
+    try:
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) >= MAX_ERROR_BODY:
+                break
+    except httpx.HTTPError:
+        pass  # the status says enough; a body cut short only loses detail
+    message = error_message(bytes(body)) or response.reason_phrase or "error"
+    return ProviderHTTPError(
+        f"{provider} HTTP {status}: {message}",
+        status=status,
+        retry_after=retry_after_seconds(response.headers),
+    )
+
+
+def error_message(body: bytes) -> str:
+    """The human part of an error body: `{"error": {"message": ...}}` and its common variants."""
+    try:
+        data: Any = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return body.decode(errors="replace").strip()[:500]
+    if isinstance(data, dict):
+        err: Any = data.get("error", data)
+        if isinstance(err, str):
+            return err
+        if isinstance(err, dict):
+            for key in ("message", "detail", "msg"):
+                value: Any = err.get(key)
+                if isinstance(value, str) and value:
+                    return value
+    return body.decode(errors="replace").strip()[:500]
+
+
+def retry_after_seconds(headers: httpx.Headers, now: float | None = None) -> float | None:
+    """The server's wait hint: `retry-after-ms` (OpenAI), else `Retry-After` seconds or date."""
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(float(ms) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    return parse_retry_after(headers.get("retry-after"), now)
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Parse a Retry-After value: delta-seconds (fractions tolerated) or an HTTP-date."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    current = time.time() if now is None else now
+    return max(when.timestamp() - current, 0.0)

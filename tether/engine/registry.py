@@ -1,0 +1,198 @@
+"""Tools as the engine knows them: `@tool` turns an annotated async function into a ToolDef whose
+JSON schema is inferred from the type hints and whose descriptions come from the docstring."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Annotated, Any, get_type_hints
+
+import msgspec
+
+from tether.engine.events import Location, TextOut, ToolContent
+from tether.engine.providers.base import ToolSpec
+from tether.engine.seam import Capabilities
+
+DEFAULT_TIMEOUT = 120.0
+
+
+class ToolError(Exception):
+    """A failure the model should read: `code` is stable (INVALID_ARGS, FILE_EXISTS, ...)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class ToolOutput:
+    """What a tool returns: text for the model, content for the user's tool card."""
+
+    text: str
+    content: list[ToolContent] = field(default_factory=list[ToolContent])
+    raw_output: Any = None
+
+
+@dataclass
+class CallPlan:
+    """How a call presents itself before it runs: its card, whether it needs the user's consent,
+    what an "always" answer would cover, and which files it writes (for per-file locks)."""
+
+    title: str
+    kind: str = "other"
+    locations: list[Location] = field(default_factory=list[Location])
+    content: list[ToolContent] = field(default_factory=list[ToolContent])
+    confirm: bool = False
+    scope: str = ""
+    writes: list[str] = field(default_factory=list[str])
+
+
+Planner = Callable[[Capabilities, Any, str], Awaitable[CallPlan]]
+
+
+@dataclass
+class ToolDef:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    args_type: type[msgspec.Struct]
+    fn: Callable[..., Awaitable[ToolOutput | str]]
+    kind: str = "other"
+    read_only: bool = False
+    timeout: float = DEFAULT_TIMEOUT
+    spill: bool = True  # oversized results go to a spill file (reads opt out: they page instead)
+    planner: Planner | None = None
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.parameters)
+
+    def decode(self, arguments: str) -> msgspec.Struct:
+        """Parse and validate the model's arguments; raises ToolError(INVALID_ARGS)."""
+        try:
+            return msgspec.json.decode(arguments or "{}", type=self.args_type)
+        except msgspec.ValidationError as exc:
+            raise ToolError("INVALID_ARGS", _args_message(str(exc))) from None
+        except msgspec.DecodeError as exc:
+            raise ToolError("INVALID_ARGS", f"arguments are not valid JSON: {exc}") from None
+
+    async def plan(self, ctx: Capabilities, args: msgspec.Struct, mode: str) -> CallPlan:
+        if self.planner is not None:
+            return await self.planner(ctx, args, mode)
+        return CallPlan(
+            title=self.name, kind=self.kind, confirm=not self.read_only, scope=self.name
+        )
+
+    async def invoke(self, ctx: Capabilities, args: msgspec.Struct) -> ToolOutput:
+        values = {f: getattr(args, f) for f in args.__struct_fields__}
+        out = await self.fn(ctx, **values)
+        return ToolOutput(out, [TextOut(out)]) if isinstance(out, str) else out
+
+    def planned_by(self, planner: Planner) -> Planner:
+        """Decorator: attach the function that builds this tool's CallPlan."""
+        self.planner = planner
+        return planner
+
+
+def _args_message(text: str) -> str:
+    # msgspec says "at `$.path`"; the model knows its arguments by name, not JSON path.
+    return re.sub(r"`\$\.([A-Za-z_][\w]*)`", r"`\1`", text).replace(
+        "Object missing required field", "missing required argument"
+    )
+
+
+def tool(
+    *,
+    kind: str = "other",
+    read_only: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
+    spill: bool = True,
+    name: str | None = None,
+) -> Callable[[Callable[..., Awaitable[ToolOutput | str]]], ToolDef]:
+    """Make a ToolDef from `async def f(ctx, arg: T, ...) -> ToolOutput | str` with a docstring
+    whose first paragraph describes the tool and whose `Args:` section describes each argument."""
+
+    def wrap(fn: Callable[..., Awaitable[ToolOutput | str]]) -> ToolDef:
+        summary, arg_docs = parse_docstring(inspect.getdoc(fn) or "")
+        args_type = _args_struct(fn, arg_docs)
+        return ToolDef(
+            name=name or fn.__name__,
+            description=summary,
+            parameters=_json_schema(args_type),
+            args_type=args_type,
+            fn=fn,
+            kind=kind,
+            read_only=read_only,
+            timeout=timeout,
+            spill=spill,
+        )
+
+    return wrap
+
+
+def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into (description, {argument: description})."""
+    head, _, args_block = doc.partition("\nArgs:\n")
+    args: dict[str, str] = {}
+    current: str | None = None
+    for line in args_block.splitlines():
+        if not line.strip():
+            continue
+        m = re.match(r"^\s{2,}(\w+)(?:\s*\([^)]*\))?:\s*(.*)$", line)
+        if m and (current is None or len(line) - len(line.lstrip()) <= 4):
+            current = m.group(1)
+            args[current] = m.group(2).strip()
+        elif current is not None and line.startswith(" "):
+            args[current] = f"{args[current]} {line.strip()}".strip()
+        else:
+            break  # a new section (Returns:, Raises:) ends the arguments
+    return " ".join(head.split()), args
+
+
+def _args_struct(fn: Callable[..., Any], docs: dict[str, str]) -> type[msgspec.Struct]:
+    hints = get_type_hints(fn, include_extras=True)
+    params = list(inspect.signature(fn).parameters.values())[1:]  # drop ctx
+    fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
+    for p in params:
+        hint: Any = hints.get(p.name, Any)
+        if p.name in docs:
+            hint = Annotated[hint, msgspec.Meta(description=docs[p.name])]
+        if p.default is inspect.Parameter.empty:
+            fields.append((p.name, hint))
+        else:
+            fields.append((p.name, hint, p.default))
+    name = "".join(part.title() for part in fn.__name__.split("_")) + "Args"
+    return msgspec.defstruct(name, fields, forbid_unknown_fields=True)
+
+
+def _json_schema(args_type: type[msgspec.Struct]) -> dict[str, Any]:
+    full = msgspec.json.schema(args_type)
+    schema = dict(full["$defs"][args_type.__name__])
+    schema.pop("title", None)
+    schema.setdefault("required", [])
+    schema["additionalProperties"] = False
+    return schema
+
+
+class Registry:
+    """The catalog of tools a session may use, assembled by the composition root."""
+
+    def __init__(self, tools: Iterable[ToolDef] = ()) -> None:
+        self._tools: dict[str, ToolDef] = {}
+        for t in tools:
+            self.add(t)
+
+    def add(self, t: ToolDef) -> None:
+        self._tools[t.name] = t
+
+    def get(self, name: str) -> ToolDef | None:
+        return self._tools.get(name)
+
+    def specs(self) -> list[ToolSpec]:
+        return [t.spec for t in self._tools.values()]
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._tools.values())

@@ -1,0 +1,109 @@
+"""The capability seam: the only way a tool reaches the outside world.
+
+Each interface has a local implementation (engine/local.py) and, where the client offers one, a
+client-backed implementation chosen per session by the protocol front. A tool's schema never
+depends on which backend is present: a missing backend is a structured error at run time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from tether.engine.events import Location, ToolContent
+from tether.engine.providers.base import LLM
+
+
+class SeamError(Exception):
+    """A capability failed in a way the model should read: `code` is stable, message is prose."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class FileSystem(Protocol):
+    async def read_text(self, path: Path) -> str:
+        """The file's text; the editor's unsaved buffer when the client serves `fs`."""
+        ...
+
+    async def write_text(self, path: Path, content: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    exit_code: int | None
+    output: str
+    truncated: bool = False
+    terminal_id: str | None = None  # a client terminal to embed in the tool card
+
+
+class Terminal(Protocol):
+    async def run(
+        self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, output_limit: int
+    ) -> CommandResult: ...
+
+
+@dataclass(frozen=True)
+class ConfirmRequest:
+    """One tool call awaiting the user's decision, with what the user needs to judge it."""
+
+    call_id: str
+    tool: str
+    title: str
+    kind: str
+    raw_input: Any
+    scope: str  # what an "always" answer would cover, e.g. "write_file in /project/src"
+    content: list[ToolContent] = field(default_factory=list[ToolContent])
+    locations: list[Location] = field(default_factory=list[Location])
+
+
+Verdict = Literal["allow", "reject", "cancelled"]
+DecidedBy = Literal["user (once)", "user (round)", "user (always)", "grant", "policy"]
+
+
+@dataclass(frozen=True)
+class ConfirmDecision:
+    verdict: Verdict
+    by: DecidedBy = "user (once)"
+    remember: bool = False  # record a session grant for the request's scope
+
+
+class Approval(Protocol):
+    async def confirm(self, batch: list[ConfirmRequest]) -> list[ConfirmDecision]:
+        """Decide a round's calls, in order. A cancelled turn answers `cancelled` for each."""
+        ...
+
+
+class Ask(Protocol):
+    async def ask(self, question: str, options: list[str]) -> str | None: ...
+
+
+class Spill(Protocol):
+    async def save(self, name: str, text: str) -> Path:
+        """Keep an oversized result in a private session directory; returns its path."""
+        ...
+
+
+class Web(Protocol):
+    async def search(self, query: str, max_results: int) -> list[dict[str, str]]: ...
+
+    async def fetch(self, url: str) -> tuple[int, str]: ...
+
+
+@dataclass
+class Capabilities:
+    """What a tool call may use. Built per session by the protocol front (the `ctx`)."""
+
+    session_id: str
+    cwd: Path
+    roots: list[Path]
+    fs: FileSystem
+    terminal: Terminal
+    approval: Approval
+    ask: Ask
+    spill: Spill
+    web: Web
+    llm: LLM | None = None

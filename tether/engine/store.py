@@ -1,0 +1,156 @@
+"""The session store: one SQLite file (apsw, WAL) in the user data dir.
+
+All database work runs on one dedicated thread (a capacity limiter of 1), so the event loop never
+blocks on disk. A turn commits the user message at once and each finished tool batch as it lands.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+
+from tether.engine.history import Message, history_decoder
+from tether.engine.session import Session, SessionState
+
+SCHEMA_VERSION = 1
+_MIGRATIONS = [
+    """
+    CREATE TABLE sessions(
+        id TEXT PRIMARY KEY,
+        cwd TEXT NOT NULL,
+        title TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        state BLOB NOT NULL
+    );
+    CREATE INDEX sessions_by_cwd ON sessions(cwd, updated_at);
+    CREATE INDEX sessions_by_time ON sessions(updated_at);
+    CREATE TABLE messages(
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        body BLOB NOT NULL,
+        PRIMARY KEY(session_id, seq)
+    );
+    """,
+]
+
+_encode = msgspec.json.Encoder().encode
+_state = msgspec.json.Decoder(SessionState)
+_message = msgspec.json.Decoder(Message)
+
+
+def data_dir() -> Path:
+    """TETHER_HOME overrides the platform's user data directory (tests, portable installs)."""
+    home = os.environ.get("TETHER_HOME")
+    if home:
+        return Path(home)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("tether", appauthor=False))
+
+
+class SessionRow(msgspec.Struct, frozen=True):
+    id: str
+    cwd: str
+    title: str | None
+    updated_at: str
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._limiter = anyio.CapacityLimiter(1)
+        self._db: Any = None
+
+    async def _run(self, fn: Any, *args: Any) -> Any:
+        return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
+
+    def _conn(self) -> Any:
+        if self._db is None:
+            import apsw
+
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = apsw.Connection(str(self.path))
+            db.setbusytimeout(5000)
+            db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON")
+            _migrate(db)
+            self._db = db
+        return self._db
+
+    async def save(self, session: Session) -> None:
+        """Write the session row and any history entries not yet stored."""
+        new = session.history[session.saved_messages :]
+        start = session.saved_messages
+        await self._run(self._save, session, new, start)
+        session.saved_messages = start + len(new)
+
+    def _save(self, s: Session, new: list[Message], start: int) -> None:
+        db = self._conn()
+        with db:
+            db.execute(
+                "INSERT INTO sessions(id, cwd, title, created_at, updated_at, state) "
+                "VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+                "title=excluded.title, updated_at=excluded.updated_at, state=excluded.state",
+                (s.id, s.cwd, s.title, s.updated_at, s.updated_at, _encode(s.state)),
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO messages(session_id, seq, body) VALUES(?, ?, ?)",
+                [(s.id, start + i, _encode(m)) for i, m in enumerate(new)],
+            )
+
+    async def load(self, session_id: str) -> Session | None:
+        return await self._run(self._load, session_id)
+
+    def _load(self, session_id: str) -> Session | None:
+        db = self._conn()
+        row = db.execute(
+            "SELECT cwd, title, updated_at, state FROM sessions WHERE id=?", (session_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        bodies = db.execute(
+            "SELECT body FROM messages WHERE session_id=? ORDER BY seq", (session_id,)
+        ).fetchall()
+        history = [_message.decode(b) for (b,) in bodies]
+        s = Session(session_id, row[0], _state.decode(row[3]), history, row[1], row[2])
+        s.saved_messages = len(history)
+        return s
+
+    async def list(
+        self, cwd: str | None, after: tuple[str, str] | None, limit: int
+    ) -> list[SessionRow]:
+        """Sessions newest first; `after` is the (updated_at, id) of the last row already seen."""
+        return await self._run(self._list, cwd, after, limit)
+
+    def _list(self, cwd: str | None, after: tuple[str, str] | None, limit: int) -> list[SessionRow]:
+        sql = "SELECT id, cwd, title, updated_at FROM sessions WHERE 1=1"
+        args: list[Any] = []
+        if cwd is not None:
+            sql += " AND cwd=?"
+            args.append(cwd)
+        if after is not None:
+            sql += " AND (updated_at < ? OR (updated_at = ? AND id < ?))"
+            args += [after[0], after[0], after[1]]
+        sql += " ORDER BY updated_at DESC, id DESC LIMIT ?"
+        args.append(limit)
+        return [SessionRow(*r) for r in self._conn().execute(sql, args).fetchall()]
+
+    async def close(self) -> None:
+        if self._db is not None:
+            await self._run(self._db.close)
+            self._db = None
+
+
+def _migrate(db: Any) -> None:
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    for v in range(version, len(_MIGRATIONS)):
+        with db:
+            db.execute(_MIGRATIONS[v])
+            db.execute(f"PRAGMA user_version={v + 1}")
+
+
+__all__ = ["SCHEMA_VERSION", "SessionRow", "Store", "data_dir", "history_decoder"]

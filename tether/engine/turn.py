@@ -1,0 +1,227 @@
+"""The turn/round loop. A round is one provider request, the assistant message it streams, and
+the tool batch that message asks for; a turn runs rounds until the model asks for no tools or a
+boundary (max rounds, output limit, refusal, cancel, provider error) ends it."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import anyio
+
+from tether.engine import events as ev
+from tether.engine.history import (
+    AssistantMessage,
+    FinishReason,
+    Message,
+    Reasoning,
+    TextPart,
+    ToolCall,
+    UserMessage,
+    UserPart,
+)
+from tether.engine.pipeline import Batch
+from tether.engine.providers import base as llm
+from tether.engine.registry import Registry
+from tether.engine.seam import Capabilities
+from tether.engine.session import Session
+
+log = logging.getLogger("tether.turn")
+
+Emit = Callable[[ev.Event], Awaitable[None]]
+Persist = Callable[[Session], Awaitable[None]]
+
+MAX_ROUNDS = 32
+MAX_CONTINUATIONS = 2
+CONTINUE_PROMPT = (
+    "Your previous reply was cut off by the output limit. Continue exactly where it stopped, "
+    "without repeating what you already wrote."
+)
+
+
+class TurnFailed(Exception):
+    """The provider could not serve the turn; the message is fit to show the user."""
+
+
+@dataclass
+class TurnConfig:
+    system: str
+    max_rounds: int = MAX_ROUNDS
+    max_continuations: int = MAX_CONTINUATIONS
+
+
+@dataclass
+class _Round:
+    message: AssistantMessage
+    finish: FinishReason
+    usage: llm.Usage | None
+
+
+class Turn:
+    def __init__(
+        self,
+        session: Session,
+        *,
+        model: llm.LLM,
+        registry: Registry,
+        ctx: Capabilities,
+        emit: Emit,
+        persist: Persist,
+        config: TurnConfig,
+    ) -> None:
+        self.session = session
+        self.model = model
+        self.registry = registry
+        self.ctx = ctx
+        self.emit = emit
+        self.persist = persist
+        self.config = config
+
+    async def run(self, parts: list[UserPart]) -> ev.StopReason:
+        """Run the turn to its stop reason. Cancellation of the caller's scope ends it with
+        `cancelled`; a provider failure raises TurnFailed."""
+        self.session.history.append(UserMessage(parts))
+        await self.persist(self.session)
+        with anyio.CancelScope() as scope:
+            self.session.turn_scope = scope
+            try:
+                return await self._rounds()
+            finally:
+                self.session.turn_scope = None
+                with anyio.CancelScope(shield=True):
+                    await self.persist(self.session)
+        return "cancelled"
+
+    async def _rounds(self) -> ev.StopReason:
+        continuations = 0
+        for _ in range(self.config.max_rounds):
+            rnd = await self._stream_round()
+            self.session.history.append(rnd.message)
+            if rnd.finish == "refusal":
+                return "refusal"
+            if rnd.message.tool_calls:
+                await self._run_tools(rnd.message.tool_calls)
+                continue
+            if rnd.finish == "length":
+                if continuations >= self.config.max_continuations:
+                    return "max_tokens"
+                continuations += 1
+                self.session.history.append(UserMessage([TextPart(CONTINUE_PROMPT)]))
+                continue
+            return "end_turn"
+        return "max_turn_requests"
+
+    async def _run_tools(self, calls: list[ToolCall]) -> None:
+        batch = Batch(
+            calls,
+            registry=self.registry,
+            ctx=self.ctx,
+            grants=self.session.state.grants,
+            mode=self.session.state.mode,
+            emit=self.emit,
+        )
+        try:
+            await batch.run()
+        finally:
+            # Even when cancelled, every call gets a result so the history stays well-formed.
+            self.session.history.extend(batch.results())
+        await self.persist(self.session)
+
+    async def _stream_round(self) -> _Round:
+        request = llm.ChatRequest(
+            system=self.config.system,
+            messages=list(self.session.history),
+            tools=self.registry.specs(),
+            max_output_tokens=self.model.info.max_output_tokens,
+        )
+        acc = _Accumulator(uuid.uuid4().hex)
+        try:
+            async for item in self.model.stream(request):
+                await acc.take(item, self.emit)
+        except llm.ProviderError as exc:
+            raise TurnFailed(str(exc)) from exc
+        except anyio.get_cancelled_exc_class():
+            if acc.text:  # keep what the user already saw; drop half-streamed tool calls
+                self.session.history.append(AssistantMessage(acc.text))
+            raise
+        await self.emit(self._usage(acc.usage, request, acc))
+        return _Round(acc.message(), acc.finish, acc.usage)
+
+    def _usage(
+        self, usage: llm.Usage | None, request: llm.ChatRequest, acc: _Accumulator
+    ) -> ev.UsageSampled:
+        size = self.model.info.context_window
+        if usage is not None:
+            return ev.UsageSampled(used=usage.input_tokens + usage.output_tokens, size=size)
+        return ev.UsageSampled(used=estimate_tokens(request, acc.text), size=size)
+
+
+def estimate_tokens(request: llm.ChatRequest, reply: str) -> int:
+    """A chars/4 estimate, for providers that report no usage."""
+    chars = len(request.system) + len(reply)
+    for m in request.messages:
+        chars += len(_message_text(m))
+    return chars // 4
+
+
+def _message_text(m: Message) -> str:
+    if isinstance(m, UserMessage):
+        return "".join(p.text for p in m.parts if isinstance(p, TextPart))
+    if isinstance(m, AssistantMessage):
+        return m.text + "".join(c.arguments for c in m.tool_calls)
+    return m.content
+
+
+class _Accumulator:
+    """Collects one round's stream into an AssistantMessage while forwarding deltas as events."""
+
+    def __init__(self, message_id: str) -> None:
+        self.id = message_id
+        self.text_parts: list[str] = []
+        self.reasoning: list[Reasoning] = []
+        self.thought_parts: list[str] = []
+        self.calls: list[ToolCall] = []
+        self.opaque: list[dict[str, object]] = []
+        self.usage: llm.Usage | None = None
+        self.finish: FinishReason = "stop"
+        self.retries = 0
+
+    @property
+    def text(self) -> str:
+        return "".join(self.text_parts)
+
+    async def take(self, item: llm.StreamEvent, emit: Emit) -> None:
+        if isinstance(item, llm.TextDelta):
+            self.text_parts.append(item.text)
+            await emit(ev.TextDelta(self.id, item.text))
+        elif isinstance(item, llm.ThoughtDelta):
+            self.thought_parts.append(item.text)
+            await emit(ev.ThoughtDelta(self.id, item.text))
+        elif isinstance(item, llm.ToolCallDelta):
+            self.calls.append(ToolCall(item.id, item.name, item.arguments))
+        elif isinstance(item, llm.ReasoningBlock):
+            self.reasoning.append(item.reasoning)
+        elif isinstance(item, llm.OpaqueBlock):
+            self.opaque.append(item.block)
+        elif isinstance(item, llm.Usage):
+            self.usage = item
+        elif isinstance(item, llm.Finish):
+            self.finish = item.reason
+        else:
+            await emit(_retry_notice(item))
+
+    def message(self) -> AssistantMessage:
+        reasoning = self.reasoning
+        if not reasoning and self.thought_parts:
+            reasoning = [Reasoning("".join(self.thought_parts))]
+        return AssistantMessage(self.text, reasoning, self.calls, self.opaque)
+
+
+def _retry_notice(item: llm.RetryNotice) -> ev.Notice:
+    return ev.Notice(
+        "warning",
+        f"The model provider is unavailable ({item.reason}); retrying in {item.delay:.1f} s",
+        f"attempt {item.attempt}",
+    )

@@ -1,0 +1,1 @@
+"""JSON-RPC 2.0 peer and the protocol fronts built on it."""

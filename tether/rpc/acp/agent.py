@@ -1,0 +1,356 @@
+"""The ACP agent: one handler per method, sessions, and the wiring of a turn to the client."""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from tether.engine import events as ev
+from tether.engine.history import ImagePart, TextPart, UserPart
+from tether.engine.local import LocalSpill, LocalTerminal, NoAsk, NoWeb
+from tether.engine.models import ModelCatalog
+from tether.engine.providers.base import LLM
+from tether.engine.registry import Registry
+from tether.engine.seam import Capabilities
+from tether.engine.session import MODES, Session, SessionState, now_iso
+from tether.engine.store import Store
+from tether.engine.turn import Turn, TurnConfig, TurnFailed
+from tether.rpc.acp import commands, options
+from tether.rpc.acp.approval import AcpApproval
+from tether.rpc.acp.client_fs import ClientFileSystem
+from tether.rpc.acp.handshake import Handshake
+from tether.rpc.acp.translate import to_updates
+from tether.rpc.errors import INVALID_REQUEST, PROVIDER_FAILED, SESSION_BUSY, RpcError
+from tether.rpc.peer import Peer, Reply
+from tether.schemas import acp
+
+log = logging.getLogger("tether.acp")
+
+SYSTEM_PROMPT = (
+    "You are tether, a coding agent working in the user's project through tools. Read before you "
+    "edit, keep changes small, and say what you changed. Paths are relative to the project root."
+)
+PAGE_SIZE = 50
+
+
+@dataclass
+class AgentDeps:
+    catalog: ModelCatalog
+    registry_factory: Callable[[], Registry]
+    store: Store
+    spill_root: Path
+    turn: TurnConfig = field(default_factory=lambda: TurnConfig(system=SYSTEM_PROMPT))
+
+
+class AcpAgent:
+    def __init__(self, peer: Peer, handshake: Handshake, deps: AgentDeps) -> None:
+        self.peer = peer
+        self.handshake = handshake
+        self.deps = deps
+        self.sessions: dict[str, Session] = {}
+        self._models: dict[str, LLM] = {}
+
+    def register(self) -> None:
+        p = self.peer
+        p.on_request("initialize", self.initialize, acp.InitializeRequest)
+        p.on_request("session/new", self.new_session, acp.NewSessionRequest)
+        p.on_request("session/prompt", self.prompt, acp.PromptRequest)
+        p.on_request("session/list", self.list_sessions, acp.ListSessionsRequest)
+        p.on_request("session/close", self.close_session, acp.SessionIdParams)
+        p.on_request("session/set_mode", self.set_mode, acp.SetModeRequest)
+        p.on_request(
+            "session/set_config_option", self.set_config_option, acp.SetConfigOptionRequest
+        )
+        p.on_notification("session/cancel", self.cancel, acp.SessionIdParams)
+        p.on_close.append(self.shutdown)
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def _ready(self) -> None:
+        if not self.handshake.done:
+            raise RpcError(INVALID_REQUEST, "Invalid request: call initialize first")
+
+    def _session(self, session_id: str) -> Session:
+        self._ready()
+        s = self.sessions.get(session_id)
+        if s is None:
+            raise RpcError.not_found(f"no session {session_id!r}", {"sessionId": session_id})
+        return s
+
+    async def _send(self, session_id: str, update: acp.SessionUpdate) -> None:
+        await self.peer.notify(
+            "session/update", acp.SessionNotification(session_id=session_id, update=update)
+        )
+
+    async def _emit(self, session_id: str, event: ev.Event) -> None:
+        for update in to_updates(event, notices=self.handshake.notices):
+            await self._send(session_id, update)
+
+    # --- initialize / sessions --------------------------------------------------------------
+
+    async def initialize(self, params: acp.InitializeRequest) -> acp.InitializeResponse:
+        return self.handshake.initialize(params)
+
+    async def new_session(self, params: acp.NewSessionRequest) -> Reply:
+        self._ready()
+        cwd = _absolute_dir(params.cwd, "cwd")
+        for i, server in enumerate(params.mcp_servers):
+            if not isinstance(server.get("name"), str):
+                raise RpcError.invalid_params(f"mcpServers[{i}] needs a string `name`")
+        state = SessionState(
+            model=self.deps.catalog.default, mcp_servers=params.mcp_servers, roots=[cwd]
+        )
+        s = Session(f"sess_{uuid.uuid4().hex}", cwd, state)
+        self.sessions[s.id] = s
+        await self.deps.store.save(s)
+        result = acp.NewSessionResponse(
+            session_id=s.id,
+            modes=options.mode_state(s),
+            config_options=options.config_options(s, self.deps.catalog),
+        )
+
+        async def announce() -> None:
+            await self._send(
+                s.id, acp.AvailableCommandsUpdate(available_commands=commands.COMMANDS)
+            )
+
+        return Reply(result, announce)
+
+    async def list_sessions(self, params: acp.ListSessionsRequest) -> acp.ListSessionsResponse:
+        self._ready()
+        cwd = params.cwd if isinstance(params.cwd, str) else None
+        if cwd is not None and not os.path.isabs(cwd):
+            raise RpcError.invalid_params("cwd must be an absolute path")
+        after = _decode_cursor(params.cursor) if isinstance(params.cursor, str) else None
+        rows = await self.deps.store.list(cwd, after, PAGE_SIZE + 1)
+        page = rows[:PAGE_SIZE]
+        sessions = [
+            acp.SessionInfo(session_id=r.id, cwd=r.cwd, title=r.title, updated_at=r.updated_at)
+            for r in page
+        ]
+        more = len(rows) > PAGE_SIZE
+        cursor = _encode_cursor(page[-1].updated_at, page[-1].id) if more else UNSET
+        return acp.ListSessionsResponse(sessions=sessions, next_cursor=cursor)
+
+    async def close_session(self, params: acp.SessionIdParams) -> acp.Empty:
+        s = self._session(params.session_id)
+        s.cancel_turn()
+        self.sessions.pop(s.id, None)
+        self._models.pop(s.id, None)
+        return acp.Empty()
+
+    async def cancel(self, params: acp.SessionIdParams) -> None:
+        s = self.sessions.get(params.session_id)
+        if s is not None:
+            s.cancel_turn()
+
+    async def shutdown(self) -> None:
+        for s in self.sessions.values():
+            s.cancel_turn()
+        await self.deps.store.close()
+
+    # --- modes and config options -----------------------------------------------------------
+
+    async def set_mode(self, params: acp.SetModeRequest) -> Reply:
+        s = self._session(params.session_id)
+        await self._change_mode(s, params.mode_id)
+
+        async def sync() -> None:
+            opts = options.config_options(s, self.deps.catalog)
+            await self._send(s.id, acp.ConfigOptionUpdate(config_options=opts))
+
+        return Reply(acp.Empty(), sync)
+
+    async def set_config_option(self, params: acp.SetConfigOptionRequest) -> Reply:
+        s = self._session(params.session_id)
+        if not isinstance(params.value, str):
+            raise RpcError.invalid_params(f"option {params.config_id!r} takes a string value")
+        if params.config_id == "mode":
+            await self._change_mode(s, params.value)
+            after = acp.CurrentModeUpdate(current_mode_id=s.state.mode)
+        elif params.config_id == "model":
+            await self._change_model(s, params.value)
+            after = None
+        else:
+            raise RpcError.invalid_params(f"unknown config option {params.config_id!r}")
+        result = acp.SetConfigOptionResponse(
+            config_options=options.config_options(s, self.deps.catalog)
+        )
+
+        async def sync() -> None:
+            if after is not None:
+                await self._send(s.id, after)
+
+        return Reply(result, sync)
+
+    async def _change_mode(self, s: Session, mode: str) -> None:
+        if mode not in MODES:
+            raise RpcError.invalid_params(
+                f"unknown mode {mode!r}; choose one of {', '.join(MODES)}"
+            )
+        s.state.mode = mode
+        await self.deps.store.save(s)
+
+    async def _change_model(self, s: Session, model: str) -> None:
+        if model not in self.deps.catalog:
+            known = ", ".join(self.deps.catalog.infos)
+            raise RpcError.invalid_params(f"unknown model {model!r}; choose one of {known}")
+        s.state.model = model
+        self._models.pop(s.id, None)
+        await self.deps.store.save(s)
+
+    # --- prompt turns -----------------------------------------------------------------------
+
+    async def prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
+        s = self._session(params.session_id)
+        if s.busy:
+            raise RpcError(
+                SESSION_BUSY, f"session {s.id} is already running a turn; cancel it first"
+            )
+        model = self._model(s)
+        parts = _user_parts(params.prompt, model.info.images)
+        text = "".join(p.text for p in parts if isinstance(p, TextPart)).strip()
+        command = commands.parse(text)
+        if command is not None:
+            return await self._command(s, *command)
+        turn = Turn(
+            s,
+            model=model,
+            registry=self.deps.registry_factory(),
+            ctx=self._capabilities(s, model),
+            emit=lambda e: self._emit(s.id, e),
+            persist=self._persist,
+            config=self.deps.turn,
+        )
+        first = s.title is None
+        try:
+            stop = await turn.run(parts)
+        except TurnFailed as exc:
+            raise RpcError(PROVIDER_FAILED, f"The model provider failed: {exc}") from None
+        if first and text:
+            s.title = text.splitlines()[0][:80]
+            await self._emit(s.id, ev.TitleChanged(s.title))
+        s.updated_at = now_iso()
+        await self.deps.store.save(s)
+        return acp.PromptResponse(stop_reason=stop)
+
+    async def _persist(self, s: Session) -> None:
+        s.updated_at = now_iso()
+        await self.deps.store.save(s)
+
+    def _model(self, s: Session) -> LLM:
+        model = self._models.get(s.id)
+        if model is None:
+            model = self._models[s.id] = self.deps.catalog.open(s.state.model)
+        return model
+
+    def _capabilities(self, s: Session, model: LLM) -> Capabilities:
+        caps = self.handshake.client or acp.ClientCapabilities()
+        return Capabilities(
+            session_id=s.id,
+            cwd=Path(s.cwd),
+            roots=[Path(r) for r in s.state.roots] or [Path(s.cwd)],
+            fs=ClientFileSystem(self.peer, s.id, caps.fs),
+            terminal=LocalTerminal(),
+            approval=AcpApproval(self.peer, s.id, forms=self.handshake.form_elicitation),
+            ask=NoAsk(),
+            spill=LocalSpill(self.deps.spill_root / s.id),
+            web=NoWeb(),
+            llm=model,
+        )
+
+    async def _command(self, s: Session, name: str, arg: str) -> acp.PromptResponse:
+        if name == "mode":
+            await self._change_mode(s, arg)
+            await self._send(s.id, acp.CurrentModeUpdate(current_mode_id=s.state.mode))
+            await self._send(
+                s.id,
+                acp.ConfigOptionUpdate(config_options=options.config_options(s, self.deps.catalog)),
+            )
+            reply = f"Mode is now **{s.state.mode}**: {MODES[s.state.mode][1]}."
+        elif name == "model":
+            await self._change_model(s, arg)
+            await self._send(
+                s.id,
+                acp.ConfigOptionUpdate(config_options=options.config_options(s, self.deps.catalog)),
+            )
+            reply = f"Model is now **{s.state.model}**."
+        else:
+            reply = _help(self.deps)
+        await self._emit(s.id, ev.TextDelta(uuid.uuid4().hex, reply))
+        return acp.PromptResponse(stop_reason="end_turn")
+
+
+def _help(deps: AgentDeps) -> str:
+    lines = [
+        "Commands:",
+        *[f"- /{c.name}: {c.description}" for c in commands.COMMANDS],
+        "",
+        "Modes:",
+    ]
+    lines += [f"- {k}: {d}" for k, (_, d) in MODES.items()]
+    lines += [
+        "",
+        "Tools:",
+        *[f"- {t.name}: {t.description.split('.')[0]}" for t in deps.registry_factory()],
+    ]
+    return "\n".join(lines)
+
+
+def _absolute_dir(path: str, name: str) -> str:
+    if not os.path.isabs(path):
+        raise RpcError.invalid_params(f"{name} must be an absolute path, got {path!r}")
+    if not os.path.isdir(path):
+        raise RpcError.invalid_params(f"{name} {path!r} is not a directory")
+    return os.path.normpath(path)
+
+
+def _user_parts(blocks: list[acp.ContentBlock], images: bool) -> list[UserPart]:
+    parts: list[UserPart] = []
+    for i, b in enumerate(blocks):
+        if isinstance(b, acp.TextContent):
+            parts.append(TextPart(b.text))
+        elif isinstance(b, acp.ResourceLink):
+            parts.append(TextPart(f"[{b.name}]({b.uri})"))
+        elif isinstance(b, acp.EmbeddedResource):
+            parts.append(TextPart(_resource_text(b.resource)))
+        elif isinstance(b, acp.ImageContent) and images:
+            parts.append(ImagePart(b.data, b.mime_type))
+        else:
+            kind = "image" if isinstance(b, acp.ImageContent) else "audio"
+            raise RpcError.invalid_params(f"prompt[{i}]: this agent does not accept {kind} content")
+    return parts
+
+
+def _resource_text(r: acp.ResourceContents) -> str:
+    if isinstance(r.text, str):
+        return f"Context from {r.uri}:\n```\n{r.text}\n```"
+    if isinstance(r.blob, str):
+        return f"Context from {r.uri}: binary content ({len(r.blob) * 3 // 4} bytes) not shown"
+    raise RpcError.invalid_params(f"resource {r.uri} has neither text nor blob")
+
+
+def _encode_cursor(updated_at: str, session_id: str) -> str:
+    return base64.urlsafe_b64encode(msgspec.json.encode([updated_at, session_id])).decode()
+
+
+def _decode_cursor(cursor: str) -> tuple[str, str]:
+    try:
+        updated_at, session_id = msgspec.json.decode(
+            base64.urlsafe_b64decode(cursor), type=tuple[str, str]
+        )
+    except (ValueError, msgspec.DecodeError):
+        raise RpcError.invalid_params(f"invalid cursor {cursor!r}") from None
+    return updated_at, session_id
+
+
+__all__ = ["AcpAgent", "AgentDeps", "Any"]

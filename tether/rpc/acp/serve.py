@@ -1,0 +1,120 @@
+"""`tether acp`: serve the ACP agent on stdio (or any byte stream).
+
+The first `initialize` is answered synchronously, before the event loop, the engine and the
+provider stack are imported: editors wait on that answer at startup.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from tether.transports.framing import Frame, Framer, FramingName, make_framer
+
+
+@dataclass
+class ServeOptions:
+    framing: FramingName = "auto"
+    script: str | None = None  # a scripted-provider file: the default model when given
+
+
+def serve_stdio(options: ServeOptions) -> int:
+    from tether.transports.stdio_fds import claim_stdio
+
+    in_fd, out_fd = claim_stdio()
+    framer = make_framer(options.framing)
+    from tether.rpc.acp.handshake import Handshake
+
+    handshake = Handshake()
+    frames = _fast_initialize(in_fd, out_fd, framer, handshake)
+    if frames is None:
+        return 0  # input ended before anything arrived
+    import anyio
+
+    return anyio.run(_serve_async, in_fd, out_fd, framer, frames, handshake, options)
+
+
+def _fast_initialize(
+    in_fd: int, out_fd: int, framer: Framer, handshake: object
+) -> list[Frame] | None:
+    """Read until the first frame; answer it here when it is a well-formed `initialize`.
+    Returns the frames still to serve, or None at end of input."""
+    frames: list[Frame] = []
+    while not frames:
+        chunk = os.read(in_fd, 1 << 16)
+        if not chunk:
+            frames = framer.finish()
+            if not frames:
+                return None
+            break
+        frames = framer.feed(chunk)
+    answer = _answer_initialize(frames[0], handshake)
+    if answer is None:
+        return frames
+    data = framer.encode(answer)
+    while data:
+        data = data[os.write(out_fd, data) :]
+    return frames[1:]
+
+
+def _answer_initialize(frame: Frame, handshake: object) -> bytes | None:
+    if not isinstance(frame, bytes) or b'"initialize"' not in frame:
+        return None
+    import msgspec
+
+    from tether.rpc.acp.handshake import Handshake, InitializeMessage
+
+    try:
+        msg = msgspec.json.decode(frame, type=InitializeMessage)
+    except msgspec.DecodeError:
+        return None  # not a clean initialize: the full peer answers it with the right error
+    if msg.method != "initialize" or msg.jsonrpc != "2.0" or not isinstance(handshake, Handshake):
+        return None
+    result = handshake.initialize(msg.params)
+    enc = msgspec.json.encode
+    return b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (enc(msg.id), enc(result))
+
+
+async def _serve_async(
+    in_fd: int,
+    out_fd: int,
+    framer: Framer,
+    frames: list[Frame],
+    handshake: object,
+    options: ServeOptions,
+) -> int:
+    from tether.rpc.acp.handshake import Handshake
+    from tether.transports.stdio import StdioStream
+    from tether.transports.streams import FramedStream
+
+    assert isinstance(handshake, Handshake)
+    stream = FramedStream(StdioStream(in_fd, out_fd), framer)
+    stream.push_frames(frames)
+    await serve_stream(stream, handshake, options)
+    return 0
+
+
+async def serve_stream(stream: object, handshake: object, options: ServeOptions) -> None:
+    """Serve the agent on a framed stream until its input ends."""
+    from tether.engine.models import builtin_catalog
+    from tether.engine.registry import Registry
+    from tether.engine.store import Store, data_dir
+    from tether.rpc.acp.agent import AcpAgent, AgentDeps
+    from tether.rpc.acp.handshake import Handshake
+    from tether.rpc.peer import Peer
+    from tether.tools import catalog as tool_catalog
+    from tether.transports.streams import FramedStream
+
+    assert isinstance(stream, FramedStream) and isinstance(handshake, Handshake)
+    home = data_dir()
+    tools = tool_catalog()
+    deps = AgentDeps(
+        catalog=builtin_catalog(options.script),
+        registry_factory=lambda: Registry(tools),
+        store=Store(home / "tether.db"),
+        spill_root=Path(home) / "spill",
+    )
+    peer = Peer(stream, name="acp")
+    AcpAgent(peer, handshake, deps).register()
+    await peer.run()

@@ -1,0 +1,329 @@
+"""A JSON-RPC 2.0 peer usable in both directions over a FramedStream.
+
+Incoming requests run concurrently, each in its own cancel scope (so `$/cancel_request` can stop
+one and answer -32800); outgoing requests await their responses and send `$/cancel_request` when
+the caller is cancelled. All writes go through one writer task, in order, coalescing bursts.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from itertools import count
+from typing import Any, TypeVar
+
+import anyio
+import msgspec
+from anyio.abc import TaskGroup
+from msgspec import UNSET, Raw
+
+from tether.rpc.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    ConnectionClosed,
+    RpcError,
+)
+from tether.schemas.jsonrpc import CancelRequestParams, Envelope, ErrorObject, RequestId
+from tether.transports.framing import FrameTooLarge
+from tether.transports.streams import FramedStream
+
+log = logging.getLogger("tether.rpc")
+
+T = TypeVar("T")
+RequestHandler = Callable[[Any], Awaitable[Any]]
+NotificationHandler = Callable[[Any], Awaitable[None]]
+
+_encode = msgspec.json.Encoder().encode
+_envelope = msgspec.json.Decoder(Envelope)
+_NO_PARAMS = b"{}"
+
+
+class Reply:
+    """A handler result with work to do once the response is on its way (ACP wants some
+    notifications strictly after a response, e.g. available_commands_update)."""
+
+    __slots__ = ("after", "result")
+
+    def __init__(self, result: Any, after: Callable[[], Awaitable[None]]) -> None:
+        self.result = result
+        self.after = after
+
+
+class _Route:
+    __slots__ = ("decoder", "handler")
+
+    def __init__(self, handler: Callable[[Any], Awaitable[Any]], params_type: Any) -> None:
+        self.handler = handler
+        self.decoder = msgspec.json.Decoder(params_type) if params_type is not None else None
+
+    def decode(self, raw: Raw | None) -> Any:
+        data = bytes(raw) if raw is not None else _NO_PARAMS
+        if self.decoder is None:
+            return msgspec.json.decode(data)
+        return self.decoder.decode(data)
+
+
+class _Waiter:
+    __slots__ = ("done", "error", "result")
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.result: Raw | None = None
+        self.error: ErrorObject | Exception | None = None
+
+
+class Peer:
+    def __init__(self, stream: FramedStream, *, name: str = "peer") -> None:
+        self.stream = stream
+        self.name = name
+        self._requests: dict[str, _Route] = {}
+        self._notifications: dict[str, _Route] = {}
+        self._running: dict[RequestId, anyio.CancelScope] = {}
+        self._pending: dict[int, _Waiter] = {}
+        self._ids = count()
+        self._out_send, self._out_recv = anyio.create_memory_object_stream[bytes](4096)
+        self._closed = False
+        self._tg: TaskGroup | None = None
+        self.on_close: list[Callable[[], Awaitable[None]]] = []
+
+    # --- registration ---------------------------------------------------------------------
+
+    def on_request(self, method: str, handler: RequestHandler, params_type: Any = None) -> None:
+        """`params_type` (a msgspec type) decodes params; a mismatch answers -32602."""
+        self._requests[method] = _Route(handler, params_type)
+
+    def on_notification(
+        self, method: str, handler: NotificationHandler, params_type: Any = None
+    ) -> None:
+        self._notifications[method] = _Route(handler, params_type)
+
+    # --- outgoing -------------------------------------------------------------------------
+
+    async def notify(self, method: str, params: Any) -> None:
+        await self._write(
+            b'{"jsonrpc":"2.0","method":%s,"params":%s}' % (_encode(method), _encode(params))
+        )
+
+    async def request(self, method: str, params: Any, result_type: type[T] | Any = Any) -> T:
+        """Send a request and await its result. Raises RpcError for an error answer and
+        ConnectionClosed when the other side is gone; cancelling sends `$/cancel_request`."""
+        if self._closed:
+            raise ConnectionClosed(f"{self.name}: connection closed")
+        rid = next(self._ids)
+        waiter = self._pending[rid] = _Waiter()
+        try:
+            await self._write(
+                b'{"jsonrpc":"2.0","id":%d,"method":%s,"params":%s}'
+                % (rid, _encode(method), _encode(params))
+            )
+            await waiter.done.wait()
+        except anyio.get_cancelled_exc_class():
+            if not waiter.done.is_set() and not self._closed:
+                with anyio.CancelScope(shield=True):
+                    await self.notify("$/cancel_request", {"requestId": rid})
+            raise
+        finally:
+            self._pending.pop(rid, None)
+        return self._outcome(waiter, result_type)
+
+    @staticmethod
+    def _outcome(waiter: _Waiter, result_type: Any) -> Any:
+        if isinstance(waiter.error, ErrorObject):
+            raise RpcError(waiter.error.code, waiter.error.message, waiter.error.data)
+        if waiter.error is not None:
+            raise waiter.error
+        raw = bytes(waiter.result) if waiter.result is not None else b"null"
+        try:
+            return msgspec.json.decode(raw, type=result_type)
+        except msgspec.ValidationError as exc:
+            raise RpcError(INTERNAL_ERROR, f"peer sent an invalid result: {exc}") from None
+
+    async def _write(self, payload: bytes) -> None:
+        try:
+            await self._out_send.send(payload)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise ConnectionClosed(f"{self.name}: connection closed") from None
+
+    async def _writer(self) -> None:
+        async with self._out_recv:
+            async for payload in self._out_recv:
+                batch = [payload]
+                while len(batch) < 512:
+                    try:
+                        batch.append(self._out_recv.receive_nowait())
+                    except (anyio.WouldBlock, anyio.EndOfStream):
+                        break
+                try:
+                    await self.stream.send_payloads(batch)
+                except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    log.warning("%s: output closed; the client is gone", self.name)
+                    self._shutdown()
+                    return
+
+    # --- the read loop --------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Serve until the input ends or the output breaks, then cancel what is still running."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            tg.start_soon(self._writer)
+            try:
+                while (frame := await self.stream.receive_frame()) is not None:
+                    await self._receive(frame)
+            except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                log.warning("%s: input failed", self.name)
+            finally:
+                self._shutdown()
+                with anyio.CancelScope(shield=True):
+                    for hook in self.on_close:
+                        await hook()
+                tg.cancel_scope.cancel()
+
+    def _shutdown(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for scope in self._running.values():
+            scope.cancel()
+        for waiter in self._pending.values():
+            waiter.error = ConnectionClosed(f"{self.name}: connection closed")
+            waiter.done.set()
+        self._out_send.close()
+
+    async def _receive(self, frame: bytes | FrameTooLarge) -> None:
+        if isinstance(frame, FrameTooLarge):
+            await self._reply_error(
+                None, INVALID_REQUEST, f"Frame of {frame.size} bytes exceeds the size limit"
+            )
+            return
+        try:
+            msg = _envelope.decode(frame)
+        except msgspec.ValidationError as exc:
+            await self._reply_error(None, INVALID_REQUEST, _invalid_request_message(frame, exc))
+            return
+        except msgspec.DecodeError as exc:
+            await self._reply_error(None, PARSE_ERROR, f"Parse error: {exc}")
+            return
+        await self._dispatch(msg)
+
+    async def _dispatch(self, msg: Envelope) -> None:
+        if msg.jsonrpc != "2.0":
+            rid = msg.id if msg.id is not UNSET else None
+            await self._reply_error(
+                rid, INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"'
+            )
+        elif msg.method is not UNSET:
+            if msg.id is UNSET:
+                await self._notification(msg.method, msg.params or None)
+            else:
+                self._start_request(msg.id, msg.method, msg.params or None)
+        elif msg.id is not UNSET and (msg.result is not UNSET or msg.error is not UNSET):
+            self._resolve(msg)
+        else:
+            rid = msg.id if msg.id is not UNSET else None
+            await self._reply_error(rid, INVALID_REQUEST, "Invalid request: no method")
+
+    def _resolve(self, msg: Envelope) -> None:
+        waiter = self._pending.get(msg.id) if isinstance(msg.id, int) else None
+        if waiter is None:
+            log.warning("%s: response to unknown request id %r", self.name, msg.id)
+            return
+        if msg.error is not UNSET:
+            waiter.error = msg.error
+        else:
+            waiter.result = msg.result if msg.result is not UNSET else None
+        waiter.done.set()
+
+    async def _notification(self, method: str, params: Raw | None) -> None:
+        if method == "$/cancel_request":
+            self._cancel_incoming(params)
+            return
+        route = self._notifications.get(method)
+        if route is None:
+            log.debug("%s: ignoring notification %s", self.name, method)
+            return
+        try:
+            await route.handler(route.decode(params))
+        except (msgspec.ValidationError, RpcError) as exc:
+            log.warning("%s: bad %s notification: %s", self.name, method, exc)
+        except Exception:
+            log.exception("%s: %s notification handler failed", self.name, method)
+
+    def _cancel_incoming(self, params: Raw | None) -> None:
+        try:
+            target = msgspec.json.decode(bytes(params or b"{}"), type=CancelRequestParams)
+        except msgspec.DecodeError:
+            return
+        scope = self._running.get(target.request_id)
+        if scope is not None:
+            scope.cancel()
+
+    def _start_request(self, rid: RequestId, method: str, params: Raw | None) -> None:
+        assert self._tg is not None
+        if rid in self._running:
+            self._tg.start_soon(
+                self._reply_error, rid, INVALID_REQUEST, "Invalid request: duplicate id"
+            )
+            return
+        scope = self._running[rid] = anyio.CancelScope()
+        self._tg.start_soon(self._serve_request, rid, method, params, scope)
+
+    async def _serve_request(
+        self, rid: RequestId, method: str, params: Raw | None, scope: anyio.CancelScope
+    ) -> None:
+        try:
+            after = None
+            with scope:
+                payload, after = await self._call(rid, method, params)
+            if scope.cancelled_caught:
+                payload, after = _error_payload(rid, REQUEST_CANCELLED, "Request cancelled"), None
+            await self._write(payload)
+            if after is not None:
+                await after()
+        except ConnectionClosed:
+            pass
+        finally:
+            self._running.pop(rid, None)
+
+    async def _call(self, rid: RequestId, method: str, params: Raw | None) -> tuple[bytes, Any]:
+        route = self._requests.get(method)
+        if route is None:
+            return _error_payload(rid, METHOD_NOT_FOUND, f"Method not found: {method}"), None
+        try:
+            result = await route.handler(route.decode(params))
+        except msgspec.DecodeError as exc:  # includes ValidationError, which names the field
+            return _error_payload(rid, INVALID_PARAMS, f"Invalid params: {exc}"), None
+        except RpcError as exc:
+            return _error_payload(rid, exc.code, exc.message, exc.data), None
+        except ConnectionClosed:
+            raise
+        except Exception as exc:
+            log.exception("%s: %s handler failed", self.name, method)
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            message = f"Internal error: {type(exc).__name__}: {first}".rstrip(": ")
+            return _error_payload(rid, INTERNAL_ERROR, message), None
+        after = None
+        if isinstance(result, Reply):
+            result, after = result.result, result.after
+        return b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (_encode(rid), _encode(result)), after
+
+    async def _reply_error(self, rid: RequestId, code: int, message: str) -> None:
+        try:
+            await self._write(_error_payload(rid, code, message))
+        except ConnectionClosed:
+            pass
+
+
+def _error_payload(rid: RequestId, code: int, message: str, data: Any = None) -> bytes:
+    error = ErrorObject(code, message, data if data is not None else UNSET)
+    return b'{"jsonrpc":"2.0","id":%s,"error":%s}' % (_encode(rid), _encode(error))
+
+
+def _invalid_request_message(frame: bytes, exc: msgspec.ValidationError) -> str:
+    if frame.lstrip()[:1] == b"[":
+        return "Invalid request: batch requests are not supported"
+    return f"Invalid request: {exc}"

@@ -1,0 +1,1 @@
+"""Wire types only: msgspec Structs for JSON-RPC, ACP and provider APIs. No behaviour."""

@@ -1,0 +1,1 @@
+"""Bytes <-> frames: NDJSON and Content-Length framing over stdio or in-memory streams."""
