@@ -143,7 +143,7 @@ class AgentCapabilities(Base):
 class InitializeResponse(Base):
     protocol_version: int
     agent_capabilities: AgentCapabilities
-    auth_methods: list[dict[str, Any]] = []
+    auth_methods: list[dict[str, Any]]
     agent_info: Implementation | UnsetType = UNSET
 
 

@@ -159,7 +159,8 @@ class _Call:
 
 
 class _ChatDecoder:
-    """One attempt's stream state: deltas pass straight through, calls and usage wait for the end."""
+    """One attempt's stream state: deltas pass straight through; calls, usage and the finish
+    reason are collected and emitted at the end."""
 
     __slots__ = (
         "_by_index",

@@ -54,7 +54,7 @@ _TERMINAL = frozenset({"response.completed", "response.incomplete"})
 
 
 class OpenAIResponses(HTTPProvider):
-    """One model behind the OpenAI Responses API (OpenAI itself, DeepSeek's responses convention)."""
+    """One model behind the OpenAI Responses API (OpenAI, or DeepSeek's responses convention)."""
 
     default_name = "openai"
 
@@ -223,9 +223,7 @@ class _ResponsesDecoder:
         if text and not streamed:
             out.append(ThoughtDelta(text))
         if text or item.encrypted_content:
-            reasoning = Reasoning(
-                text, item.id, item.encrypted_content, origin=self._provider
-            )
+            reasoning = Reasoning(text, item.id, item.encrypted_content, origin=self._provider)
             out.append(ReasoningBlock(reasoning))
         return out
 

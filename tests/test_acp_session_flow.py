@@ -1,0 +1,157 @@
+"""The ACP conversation through the real `tether acp` subprocess, frame by frame."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.golden_util import check_golden
+from tests.harness import spawn_agent
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_initialize_negotiates_version_1(home: Path) -> None:
+    async with spawn_agent(home) as agent:
+        for asked in (1, 2, 65535):
+            resp = await agent.request("initialize", {"protocolVersion": asked, "clientCapabilities": {}})
+            assert resp["result"]["protocolVersion"] == 1
+        result = resp["result"]
+        assert result["authMethods"] == []
+        assert result["agentInfo"]["name"] == "tether"
+        caps = result["agentCapabilities"]
+        assert caps["sessionCapabilities"] == {"list": {}, "close": {}}
+        assert not caps.get("loadSession", False)
+
+
+async def test_demo_turn_with_permission_matches_golden(home: Path, project: Path) -> None:
+    async with spawn_agent(home) as agent:
+        await agent.initialize()
+        sid = await agent.new_session(project)
+        resp = await agent.prompt(sid, "show me what you can do")
+        assert resp["result"] == {"stopReason": "end_turn"}
+        assert "reviewed by the tether demo" in (project / "README.md").read_text()
+        kinds = [u["sessionUpdate"] for u in agent.updates(sid)]
+        assert kinds[0] == "available_commands_update"
+        for k in ("agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "usage_update", "session_info_update"):
+            assert k in kinds, k
+        edit = next(u for u in agent.updates(sid) if u["sessionUpdate"] == "tool_call" and u["kind"] == "edit")
+        assert edit["content"][0]["type"] == "diff"
+        assert edit["locations"] == [{"path": str(project / "README.md")}]
+        check_golden("demo_turn_allowed", agent.frames, {str(project): "<project>", str(home): "<home>"})
+
+
+async def test_rejected_edit_leaves_file_alone(home: Path, project: Path) -> None:
+    before = (project / "README.md").read_text()
+    async with spawn_agent(home) as agent:
+        agent.permission_choice = "reject_once"
+        await agent.initialize()
+        sid = await agent.new_session(project)
+        resp = await agent.prompt(sid, "go")
+        assert resp["result"] == {"stopReason": "end_turn"}
+        failed = [u for u in agent.updates(sid) if u.get("status") == "failed"]
+        assert "REJECTED" in failed[0]["content"][0]["content"]["text"]
+    assert (project / "README.md").read_text() == before
+
+
+async def test_available_commands_come_after_the_new_session_response(home: Path, project: Path) -> None:
+    async with spawn_agent(home) as agent:
+        await agent.initialize()
+        rid = await agent.start_request("session/new", {"cwd": str(project), "mcpServers": []})
+        first = await agent.recv()
+        assert first.get("id") == rid and "result" in first
+        second = await agent.recv()
+        assert second["params"]["update"]["sessionUpdate"] == "available_commands_update"
+        names = [c["name"] for c in second["params"]["update"]["availableCommands"]]
+        assert names == ["mode", "model", "help"]
+
+
+async def test_modes_and_config_options_stay_in_sync(home: Path, project: Path) -> None:
+    async with spawn_agent(home) as agent:
+        await agent.initialize()
+        resp = await agent.request("session/new", {"cwd": str(project), "mcpServers": []})
+        result = resp["result"]
+        sid = result["sessionId"]
+        assert result["modes"]["currentModeId"] == "ask"
+        cats = {o["id"]: o["category"] for o in result["configOptions"]}
+        assert cats == {"mode": "mode", "model": "model"}
+
+        resp = await agent.request("session/set_mode", {"sessionId": sid, "modeId": "code"})
+        assert resp["result"] == {}
+        update = (await agent.recv())["params"]["update"]
+        assert update["sessionUpdate"] == "config_option_update"
+        assert update["configOptions"][0]["currentValue"] == "code"
+
+        resp = await agent.request("session/set_config_option", {"sessionId": sid, "configId": "mode", "value": "ask"})
+        assert resp["result"]["configOptions"][0]["currentValue"] == "ask"
+        update = (await agent.recv())["params"]["update"]
+        assert update == {"sessionUpdate": "current_mode_update", "currentModeId": "ask"}
+
+        bad = await agent.request("session/set_mode", {"sessionId": sid, "modeId": "yolo"})
+        assert bad["error"]["code"] == -32602 and "yolo" in bad["error"]["message"]
+        bad = await agent.request("session/set_config_option", {"sessionId": sid, "configId": "model", "value": "nope"})
+        assert bad["error"]["code"] == -32602
+
+
+async def test_slash_commands_run(home: Path, project: Path) -> None:
+    async with spawn_agent(home) as agent:
+        await agent.initialize()
+        sid = await agent.new_session(project)
+        resp = await agent.prompt(sid, "/mode code")
+        assert resp["result"] == {"stopReason": "end_turn"}
+        kinds = [u["sessionUpdate"] for u in agent.updates(sid)]
+        assert "current_mode_update" in kinds and "config_option_update" in kinds
+        resp = await agent.prompt(sid, "/help")
+        text = "".join(u["content"]["text"] for u in agent.updates(sid) if u["sessionUpdate"] == "agent_message_chunk")
+        assert "/mode" in text and "read_file" in text
+
+
+async def test_list_sessions_filters_by_cwd_and_pages(home: Path, project: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    async with spawn_agent(home) as agent:
+        await agent.initialize()
+        mine = {await agent.new_session(project) for _ in range(3)}
+        await agent.new_session(other)
+        resp = await agent.request("session/list", {"cwd": str(project)})
+        listed = resp["result"]["sessions"]
+        assert {s["sessionId"] for s in listed} == mine
+        assert all(s["cwd"] == str(project) for s in listed)
+        assert "nextCursor" not in resp["result"]
+        everything = await agent.request("session/list", {})
+        assert len(everything["result"]["sessions"]) == 4
+        bad = await agent.request("session/list", {"cursor": "%%%"})
+        assert bad["error"]["code"] == -32602
+
+
+async def test_sessions_persist_across_processes(home: Path, project: Path) -> None:
+    async with spawn_agent(home) as agent:
+        await agent.initialize()
+        sid = await agent.new_session(project)
+        await agent.prompt(sid, "title me")
+        await agent.close_input()
+        assert await agent.wait_exit() == 0
+    async with spawn_agent(home) as agent:
+        await agent.initialize()
+        resp = await agent.request("session/list", {"cwd": str(project)})
+        [info] = resp["result"]["sessions"]
+        assert info["sessionId"] == sid and info["title"] == "title me"
+
+
+async def test_close_session(home: Path, project: Path) -> None:
+    async with spawn_agent(home) as agent:
+        await agent.initialize()
+        sid = await agent.new_session(project)
+        assert (await agent.request("session/close", {"sessionId": sid}))["result"] == {}
+        again = await agent.prompt(sid, "hello?")
+        assert again["error"]["code"] == -32002
+
+
+async def test_content_length_framing_is_detected(home: Path, project: Path) -> None:
+    async with spawn_agent(home, framing="content-length") as agent:
+        resp = await agent.initialize()
+        assert resp["result"]["protocolVersion"] == 1
+        sid = await agent.new_session(project)
+        resp = await agent.prompt(sid, "hi")
+        assert resp["result"]["stopReason"] == "end_turn"
