@@ -41,6 +41,9 @@ def _server_flags(p) -> None:  # type: ignore[no-untyped-def]
         help="wire framing (default: detected from the client's first byte)",
     )
     p.add_argument("--script", help="a scripted-provider file to use as the model")
+    p.add_argument(
+        "--max-frame-bytes", type=int, default=64 * 1024 * 1024, help="largest accepted frame"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
         from tether.rpc.peer_logging import configure_logging
 
         configure_logging(args.log_level)
-        return serve_stdio(ServeOptions(framing=args.framing, script=args.script))
+        return serve_stdio(
+            ServeOptions(framing=args.framing, script=args.script, max_frame=args.max_frame_bytes)
+        )
     from tether.rpc.acp.headless import AskOptions, run_ask
 
     return run_ask(

@@ -445,14 +445,14 @@ class WriteTextFileRequest(Base):
 
 
 class BooleanProperty(Base):
-    type: Literal["boolean"] = "boolean"
+    type: Literal["boolean"]
     title: str | UnsetType = UNSET
     description: str | UnsetType = UNSET
     default: bool | UnsetType = UNSET
 
 
 class ElicitationSchema(Base):
-    type: Literal["object"] = "object"
+    type: Literal["object"]
     title: str | UnsetType = UNSET
     properties: dict[str, BooleanProperty] = {}
     required: list[str] | UnsetType = UNSET
@@ -462,7 +462,7 @@ class CreateFormElicitationRequest(Base):
     session_id: str
     message: str
     requested_schema: ElicitationSchema
-    mode: Literal["form"] = "form"
+    mode: Literal["form"]
     tool_call_id: str | UnsetType = UNSET
 
 

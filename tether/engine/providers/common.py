@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -92,8 +92,9 @@ class HTTPProvider:
             await self._client.aclose()
             self._client = None
 
-    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
-        """Stream one round. Errors (images refused included) surface while iterating."""
+    def stream(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
+        """Stream one round. Errors (images refused included) surface while iterating; closing
+        the generator (`contextlib.aclosing`) or cancelling the task closes the connection."""
         return stream_with_retry(
             lambda: self._sender(request), self._decoder, provider=self.name, policy=self.retry
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import email.utils
 import random
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
@@ -77,7 +77,7 @@ async def stream_with_retry(
     *,
     provider: str,
     policy: RetryPolicy,
-) -> AsyncIterator[StreamEvent]:
+) -> AsyncGenerator[StreamEvent, None]:
     """Build the request with `prepare`, then send it until one attempt streams to completion,
     yielding its events as they arrive. `prepare` runs on the first iteration, so a request the
     adapter refuses (images to a text-only model) fails where the consumer reads the stream."""

@@ -10,20 +10,21 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from tether.transports.framing import Frame, Framer, FramingName, make_framer
+from tether.transports.framing import MAX_FRAME_BYTES, Frame, Framer, FramingName, make_framer
 
 
 @dataclass
 class ServeOptions:
     framing: FramingName = "auto"
     script: str | None = None  # a scripted-provider file: the default model when given
+    max_frame: int = MAX_FRAME_BYTES
 
 
 def serve_stdio(options: ServeOptions) -> int:
     from tether.transports.stdio_fds import claim_stdio
 
     in_fd, out_fd = claim_stdio()
-    framer = make_framer(options.framing)
+    framer = make_framer(options.framing, options.max_frame)
     from tether.rpc.acp.handshake import Handshake
 
     handshake = Handshake()

@@ -1,0 +1,79 @@
+"""The ACP agent in this process over an in-memory pipe pair, for tests that need to hand it
+their own tools (a slow one, a huge one) or tune its limits. Everything else is the real code."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from tether.engine.models import ModelCatalog
+from tether.engine.providers.scripted import Script, ScriptedModel
+from tether.engine.registry import Registry, ToolDef
+from tether.engine.store import Store
+from tether.engine.turn import TurnConfig
+from tether.rpc.acp.agent import SYSTEM_PROMPT, AcpAgent, AgentDeps
+from tether.rpc.acp.handshake import Handshake
+from tether.rpc.peer import Peer
+from tether.transports.framing import NdjsonFramer
+from tether.transports.memory import memory_pair
+from tether.transports.streams import FramedStream
+
+
+@dataclass
+class Client:
+    peer: Peer
+    updates: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    permissions: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    choice: str = "allow"
+
+    async def on_update(self, params: dict[str, Any]) -> None:
+        self.updates.append(params["update"])
+
+    async def on_permission(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.permissions.append(params)
+        return {"outcome": {"outcome": "selected", "optionId": self.choice}}
+
+    async def start(self, cwd: Path) -> str:
+        await self.peer.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        result = await self.peer.request("session/new", {"cwd": str(cwd), "mcpServers": []})
+        return result["sessionId"]
+
+    async def prompt(self, sid: str, text: str) -> str:
+        params = {"sessionId": sid, "prompt": [{"type": "text", "text": text}]}
+        return (await self.peer.request("session/prompt", params))["stopReason"]
+
+
+@asynccontextmanager
+async def agent_in_memory(
+    home: Path, script: dict[str, Any], tools: list[ToolDef], turn: TurnConfig | None = None
+) -> AsyncIterator[Client]:
+    import msgspec
+
+    loaded = msgspec.convert(script, Script)
+    catalog = ModelCatalog(default="scripted")
+    catalog.add(ScriptedModel(loaded).info, lambda: ScriptedModel(loaded))
+    deps = AgentDeps(
+        catalog=catalog,
+        registry_factory=lambda: Registry(tools),
+        store=Store(home / "tether.db"),
+        spill_root=home / "spill",
+        turn=turn or TurnConfig(system=SYSTEM_PROMPT),
+    )
+    a, b = memory_pair()
+    agent_peer = Peer(FramedStream(a, NdjsonFramer()), name="agent")
+    AcpAgent(agent_peer, Handshake(), deps).register()
+    client_peer = Peer(FramedStream(b, NdjsonFramer()), name="client")
+    client = Client(client_peer)
+    client_peer.on_notification("session/update", client.on_update)
+    client_peer.on_request("session/request_permission", client.on_permission)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(agent_peer.run)
+        tg.start_soon(client_peer.run)
+        yield client
+        await b.aclose()
+        tg.cancel_scope.cancel()

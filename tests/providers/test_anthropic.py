@@ -1,0 +1,314 @@
+"""Anthropic Messages over the mock server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from tether.engine.history import (
+    AssistantMessage,
+    ImagePart,
+    Reasoning,
+    TextPart,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from tether.engine.providers.anthropic import AnthropicMessages
+from tether.engine.providers.base import (
+    Finish,
+    OpaqueBlock,
+    ProviderError,
+    ReasoningBlock,
+    RetryNotice,
+    TextDelta,
+    ThoughtDelta,
+    ToolCallDelta,
+    Usage,
+)
+
+from . import wire
+from .helpers import FAST_RETRY, collect, model_info, of_type, request
+from .mock_llm_server import MockLLMServer, Reply
+
+pytestmark = pytest.mark.anyio
+
+PATH = "/v1/messages"
+
+SEARCH_USE = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+SEARCH_RESULT = {
+    "type": "web_search_tool_result",
+    "tool_use_id": "srvtoolu_1",
+    "content": [
+        {
+            "type": "web_search_result",
+            "url": "https://example.com",
+            "title": "Example",
+            "encrypted_content": "EqgfCioIARgBIiQ3YTAwMjY1Mi1mZjM5",
+            "page_age": None,
+        }
+    ],
+}
+
+
+def make(server: MockLLMServer, client: httpx.AsyncClient, **kw: Any) -> AnthropicMessages:
+    kw.setdefault("info", model_info())
+    return AnthropicMessages(
+        server.url, "sk-ant", "claude-test", client=client, retry=FAST_RETRY, **kw
+    )
+
+
+def thinking_block(index: int, parts: list[str], signature: list[str]) -> wire.Chunks:
+    deltas = [{"type": "thinking_delta", "thinking": p} for p in parts]
+    deltas += [{"type": "signature_delta", "signature": s} for s in signature]
+    return wire.anthropic_block(
+        index, {"type": "thinking", "thinking": "", "signature": ""}, deltas
+    )
+
+
+def tool_block(index: int, call_id: str, pieces: list[str]) -> wire.Chunks:
+    start = {"type": "tool_use", "id": call_id, "name": "read_file", "input": {}}
+    deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces]
+    return wire.anthropic_block(index, start, deltas)
+
+
+async def test_thinking_and_text_stream_with_usage(
+    server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    chunks = [
+        wire.anthropic_start(input_tokens=50, cache_read=20),
+        *thinking_block(0, ["Let me ", "think."], ["EqQBCkYIBx", "gCKkA=="]),
+        wire.anthropic_event("ping"),
+        *wire.anthropic_text_block(1, ["Hello", "!"]),
+        *wire.anthropic_end("end_turn", output_tokens=33),
+    ]
+    server.script(PATH, Reply(chunks=chunks))
+    events = await collect(make(server, client), request(reasoning="low", max_output_tokens=1024))
+    assert events == [
+        ThoughtDelta("Let me "),
+        ThoughtDelta("think."),
+        ReasoningBlock(Reasoning("Let me think.", "EqQBCkYIBxgCKkA==", origin="anthropic")),
+        TextDelta("Hello"),
+        TextDelta("!"),
+        Usage(input_tokens=75, output_tokens=33, cached_tokens=20),
+        Finish("stop"),
+    ]
+    sent = server.requests[0]
+    assert sent.headers["x-api-key"] == "sk-ant"
+    assert sent.headers["anthropic-version"] == "2023-06-01"
+    assert "authorization" not in sent.headers
+    body = sent.json()
+    assert body["model"] == "claude-test"
+    assert body["system"] == "You are terse."
+    assert body["stream"] is True
+    assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+    assert body["tools"] == [
+        {
+            "name": "read_file",
+            "description": "Read a text file",
+            "input_schema": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"],
+            },
+        }
+    ]
+    # low = 2048 budget; max_tokens grows so the answer still has its 1024 tokens.
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert body["max_tokens"] == 2048 + 1024
+
+
+@pytest.mark.parametrize(("level", "budget"), [("low", 2048), ("medium", 8192), ("high", 24576)])
+async def test_thinking_budget_levels(
+    server: MockLLMServer, client: httpx.AsyncClient, level: str, budget: int
+) -> None:
+    server.script(PATH, Reply(chunks=wire.anthropic_text(["ok"])))
+    await collect(make(server, client), request(reasoning=level, max_output_tokens=32000))
+    body = server.requests[0].json()
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": budget}
+    assert body["max_tokens"] == 32000  # already room for the answer
+
+
+async def test_no_thinking_without_a_level(
+    server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    server.script(PATH, Reply(chunks=wire.anthropic_text(["ok"])))
+    await collect(make(server, client), request())
+    body = server.requests[0].json()
+    assert "thinking" not in body and body["max_tokens"] == 4096
+
+
+async def test_tool_use_input_assembles_from_fragments(
+    server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    chunks = [
+        wire.anthropic_start(),
+        *wire.anthropic_text_block(0, ["Reading."]),
+        *tool_block(1, "toolu_1", wire.split_json({"path": "src/app.py"}, 3)),
+        *tool_block(2, "toolu_2", []),
+        *wire.anthropic_end("tool_use"),
+    ]
+    server.script(PATH, Reply(chunks=chunks))
+    events = await collect(make(server, client), request())
+    assert of_type(events, ToolCallDelta) == [
+        ToolCallDelta("toolu_1", "read_file", '{"path": "src/app.py"}'),
+        ToolCallDelta("toolu_2", "read_file", "{}"),
+    ]
+    assert events[-1] == Finish("tool_calls")
+
+
+async def test_server_tool_and_redacted_blocks_are_kept(
+    server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    deltas = [
+        {"type": "input_json_delta", "partial_json": p} for p in ['{"query": ', '"acp spec"}']
+    ]
+    chunks = [
+        wire.anthropic_start(),
+        *wire.anthropic_block(0, {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va"}, []),
+        *wire.anthropic_block(1, SEARCH_USE, deltas),
+        *wire.anthropic_block(2, SEARCH_RESULT, []),
+        *wire.anthropic_text_block(3, ["Found it."]),
+        *wire.anthropic_end(),
+    ]
+    server.script(PATH, Reply(chunks=chunks))
+    events = await collect(make(server, client), request())
+    assert of_type(events, ReasoningBlock) == [
+        ReasoningBlock(Reasoning("", redacted="EmwKAhgBEgy3va", origin="anthropic"))
+    ]
+    assert of_type(events, OpaqueBlock) == [
+        OpaqueBlock({**SEARCH_USE, "input": {"query": "acp spec"}}),
+        OpaqueBlock(SEARCH_RESULT),
+    ]
+    assert not of_type(events, ToolCallDelta)  # nothing local to run
+    assert events[-1] == Finish("stop")
+
+
+async def test_second_round_sends_blocks_back_in_order(
+    server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    server.script(PATH, Reply(chunks=wire.anthropic_text(["ok"])))
+    search_use = {**SEARCH_USE, "input": {"query": "acp spec"}}
+    history = [
+        UserMessage([TextPart("read a and b")]),
+        AssistantMessage(
+            text="Reading both.",
+            reasoning=[
+                Reasoning("Plan.", "sig-1", origin="anthropic"),
+                Reasoning("", redacted="EmwK", origin="anthropic"),
+                Reasoning("foreign", "rs_1", "enc", origin="openai"),  # not ours: dropped
+                Reasoning("unsigned"),  # refused by the API: dropped
+            ],
+            tool_calls=[
+                ToolCall("toolu_a", "read_file", '{"path":"a"}'),
+                ToolCall("toolu_b", "read_file", "not json"),
+            ],
+            opaque=[search_use, SEARCH_RESULT],
+        ),
+        ToolResultMessage("toolu_a", "read_file", "A"),
+        ToolResultMessage("toolu_b", "read_file", "bad arguments", is_error=True),
+        UserMessage([TextPart("also c")]),
+    ]
+    await collect(make(server, client), request(history))
+    messages = server.requests[0].json()["messages"]
+    assert messages == [
+        {"role": "user", "content": [{"type": "text", "text": "read a and b"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "Plan.", "signature": "sig-1"},
+                {"type": "redacted_thinking", "data": "EmwK"},
+                search_use,
+                SEARCH_RESULT,
+                {"type": "text", "text": "Reading both."},
+                {"type": "tool_use", "id": "toolu_a", "name": "read_file", "input": {"path": "a"}},
+                {"type": "tool_use", "id": "toolu_b", "name": "read_file", "input": {}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_a", "content": "A"},
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_b",
+                    "content": "bad arguments",
+                    "is_error": True,
+                },
+                {"type": "text", "text": "also c"},
+            ],
+        },
+    ]
+
+
+@pytest.mark.parametrize(
+    ("stop_reason", "reason"),
+    [
+        ("end_turn", "stop"),
+        ("stop_sequence", "stop"),
+        ("tool_use", "tool_calls"),
+        ("max_tokens", "length"),
+        ("refusal", "refusal"),
+    ],
+)
+async def test_stop_reasons(
+    server: MockLLMServer, client: httpx.AsyncClient, stop_reason: str, reason: str
+) -> None:
+    chunks = [
+        wire.anthropic_start(),
+        *wire.anthropic_text_block(0, ["x"]),
+        *wire.anthropic_end(stop_reason),
+    ]
+    server.script(PATH, Reply(chunks=chunks))
+    events = await collect(make(server, client), request())
+    assert events[-1] == Finish(reason)  # type: ignore[arg-type]
+
+
+def overloaded() -> bytes:
+    return wire.anthropic_event(
+        "error", error={"type": "overloaded_error", "message": "Overloaded"}
+    )
+
+
+async def test_overloaded_before_output_is_retried(
+    server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    server.script(PATH, Reply(chunks=[wire.anthropic_start(), overloaded()]))
+    server.script(PATH, Reply(chunks=wire.anthropic_text(["ok"])))
+    events = await collect(make(server, client), request())
+    assert "overloaded_error: Overloaded" in of_type(events, RetryNotice)[0].reason
+    assert of_type(events, TextDelta) == [TextDelta("ok")]
+
+
+async def test_overloaded_after_output_raises(
+    server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    server.script(PATH, Reply(chunks=[*wire.anthropic_prefix(["par"]), overloaded()]), Reply())
+    with pytest.raises(ProviderError, match="overloaded_error") as info:
+        await collect(make(server, client), request())
+    assert info.value.retryable  # the caller may retry the round; we did not, output was shown
+    assert len(server.requests) == 1
+
+
+async def test_invalid_request_error_event_is_not_retried(
+    server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    bad = wire.anthropic_event("error", error={"type": "invalid_request_error", "message": "nope"})
+    server.script(PATH, Reply(chunks=[wire.anthropic_start(), bad]), Reply())
+    with pytest.raises(ProviderError, match="anthropic stream error: invalid_request_error: nope"):
+        await collect(make(server, client), request())
+    assert len(server.requests) == 1
+
+
+async def test_images_become_base64_blocks(
+    server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    server.script(PATH, Reply(chunks=wire.anthropic_text(["a cat"])))
+    req = request([UserMessage([ImagePart("AAAA", "image/webp"), TextPart("what?")])])
+    await collect(make(server, client, info=model_info(images=True)), req)
+    assert server.requests[0].json()["messages"][0]["content"] == [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/webp", "data": "AAAA"}},
+        {"type": "text", "text": "what?"},
+    ]
