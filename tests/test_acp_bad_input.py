@@ -55,7 +55,9 @@ async def test_unknown_methods(home: Path) -> None:
         await agent.notify("_vendor/ping", {})
         await agent.notify("session/unknown_notification", {})
         await _still_serving(agent)
-        assert len(agent.frames) == 3  # the two errors and one initialize answer: no reply to notifications
+        assert (
+            len(agent.frames) == 3
+        )  # the two errors and one initialize answer: no reply to notifications
 
 
 async def test_wrong_param_types_name_the_field(home: Path, project: Path) -> None:
@@ -68,7 +70,9 @@ async def test_wrong_param_types_name_the_field(home: Path, project: Path) -> No
         resp = await agent.request("session/new", {"cwd": "relative/dir", "mcpServers": []})
         assert resp["error"]["code"] == -32602 and "absolute" in resp["error"]["message"]
         sid = await agent.new_session(project)
-        resp = await agent.request("session/prompt", {"sessionId": sid, "prompt": [{"type": "video"}]})
+        resp = await agent.request(
+            "session/prompt", {"sessionId": sid, "prompt": [{"type": "video"}]}
+        )
         assert resp["error"]["code"] == -32602 and "prompt[0]" in resp["error"]["message"]
         image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
         resp = await agent.request("session/prompt", {"sessionId": sid, "prompt": [image]})
@@ -106,19 +110,25 @@ async def test_embedded_resources_and_links_are_accepted(home: Path, project: Pa
 
 async def test_oversized_frame_is_refused_cleanly(home: Path) -> None:
     async with spawn_agent(home, "--max-frame-bytes", "4096") as agent:
-        await agent.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"x","params":"' + b"a" * 10000 + b'"}\n')
+        await agent.send_raw(
+            b'{"jsonrpc":"2.0","id":1,"method":"x","params":"' + b"a" * 10000 + b'"}\n'
+        )
         frame = await agent.recv()
         assert frame["id"] is None and frame["error"]["code"] == -32600
         assert "exceeds" in frame["error"]["message"]
         await _still_serving(agent)
 
 
-async def test_prompt_while_a_turn_runs_is_refused(home: Path, project: Path, tmp_path: Path) -> None:
+async def test_prompt_while_a_turn_runs_is_refused(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
     slow = script(tmp_path / "slow.json", [[{"text": "thinking..."}, {"delay": 30}]])
     async with spawn_agent(home, "--script", str(slow)) as agent:
         await agent.initialize()
         sid = await agent.new_session(project)
-        first = await agent.start_request("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "a"}]})
+        first = await agent.start_request(
+            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "a"}]}
+        )
         while not any(u["sessionUpdate"] == "agent_message_chunk" for u in agent.updates(sid)):
             await agent.recv()
         second = await agent.prompt(sid, "b")
@@ -137,12 +147,16 @@ async def test_cancel_when_idle_is_harmless(home: Path, project: Path) -> None:
         assert resp["result"]["stopReason"] == "end_turn"
 
 
-async def test_stdin_closed_mid_turn_exits_cleanly(home: Path, project: Path, tmp_path: Path) -> None:
+async def test_stdin_closed_mid_turn_exits_cleanly(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
     slow = script(tmp_path / "slow.json", [[{"text": "working"}, {"delay": 60}]])
     async with spawn_agent(home, "--script", str(slow)) as agent:
         await agent.initialize()
         sid = await agent.new_session(project)
-        await agent.start_request("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "a"}]})
+        await agent.start_request(
+            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "a"}]}
+        )
         while not agent.updates(sid)[1:]:
             await agent.recv()
         start = anyio.current_time()
@@ -157,12 +171,16 @@ async def test_stdin_closed_mid_turn_exits_cleanly(home: Path, project: Path, tm
         assert [s["sessionId"] for s in listed["result"]["sessions"]] == [sid]
 
 
-async def test_cancel_request_cancels_a_running_prompt(home: Path, project: Path, tmp_path: Path) -> None:
+async def test_cancel_request_cancels_a_running_prompt(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
     slow = script(tmp_path / "slow.json", [[{"text": "working"}, {"delay": 60}]])
     async with spawn_agent(home, "--script", str(slow)) as agent:
         await agent.initialize()
         sid = await agent.new_session(project)
-        rid = await agent.start_request("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "a"}]})
+        rid = await agent.start_request(
+            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "a"}]}
+        )
         while not agent.updates(sid)[1:]:
             await agent.recv()
         await agent.notify("$/cancel_request", {"requestId": rid})
@@ -170,8 +188,13 @@ async def test_cancel_request_cancels_a_running_prompt(home: Path, project: Path
         assert resp["error"]["code"] == -32800
 
 
-async def test_provider_error_is_a_clear_rpc_error(home: Path, project: Path, tmp_path: Path) -> None:
-    failing = script(tmp_path / "fail.json", [[{"error": {"message": "HTTP 401: invalid api key", "status": 401}}]])
+async def test_provider_error_is_a_clear_rpc_error(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    failing = script(
+        tmp_path / "fail.json",
+        [[{"error": {"message": "HTTP 401: invalid api key", "status": 401}}]],
+    )
     async with spawn_agent(home, "--script", str(failing)) as agent:
         await agent.initialize()
         sid = await agent.new_session(project)

@@ -15,7 +15,9 @@ pytestmark = pytest.mark.anyio
 async def test_initialize_negotiates_version_1(home: Path) -> None:
     async with spawn_agent(home) as agent:
         for asked in (1, 2, 65535):
-            resp = await agent.request("initialize", {"protocolVersion": asked, "clientCapabilities": {}})
+            resp = await agent.request(
+                "initialize", {"protocolVersion": asked, "clientCapabilities": {}}
+            )
             assert resp["result"]["protocolVersion"] == 1
         result = resp["result"]
         assert result["authMethods"] == []
@@ -34,12 +36,25 @@ async def test_demo_turn_with_permission_matches_golden(home: Path, project: Pat
         assert "reviewed by the tether demo" in (project / "README.md").read_text()
         kinds = [u["sessionUpdate"] for u in agent.updates(sid)]
         assert kinds[0] == "available_commands_update"
-        for k in ("agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "usage_update", "session_info_update"):
+        for k in (
+            "agent_message_chunk",
+            "agent_thought_chunk",
+            "tool_call",
+            "tool_call_update",
+            "usage_update",
+            "session_info_update",
+        ):
             assert k in kinds, k
-        edit = next(u for u in agent.updates(sid) if u["sessionUpdate"] == "tool_call" and u["kind"] == "edit")
+        edit = next(
+            u
+            for u in agent.updates(sid)
+            if u["sessionUpdate"] == "tool_call" and u["kind"] == "edit"
+        )
         assert edit["content"][0]["type"] == "diff"
         assert edit["locations"] == [{"path": str(project / "README.md")}]
-        check_golden("demo_turn_allowed", agent.frames, {str(project): "<project>", str(home): "<home>"})
+        check_golden(
+            "demo_turn_allowed", agent.frames, {str(project): "<project>", str(home): "<home>"}
+        )
 
 
 async def test_rejected_edit_leaves_file_alone(home: Path, project: Path) -> None:
@@ -55,7 +70,9 @@ async def test_rejected_edit_leaves_file_alone(home: Path, project: Path) -> Non
     assert (project / "README.md").read_text() == before
 
 
-async def test_available_commands_come_after_the_new_session_response(home: Path, project: Path) -> None:
+async def test_available_commands_come_after_the_new_session_response(
+    home: Path, project: Path
+) -> None:
     async with spawn_agent(home) as agent:
         await agent.initialize()
         rid = await agent.start_request("session/new", {"cwd": str(project), "mcpServers": []})
@@ -83,14 +100,18 @@ async def test_modes_and_config_options_stay_in_sync(home: Path, project: Path) 
         assert update["sessionUpdate"] == "config_option_update"
         assert update["configOptions"][0]["currentValue"] == "code"
 
-        resp = await agent.request("session/set_config_option", {"sessionId": sid, "configId": "mode", "value": "ask"})
+        resp = await agent.request(
+            "session/set_config_option", {"sessionId": sid, "configId": "mode", "value": "ask"}
+        )
         assert resp["result"]["configOptions"][0]["currentValue"] == "ask"
         update = (await agent.recv())["params"]["update"]
         assert update == {"sessionUpdate": "current_mode_update", "currentModeId": "ask"}
 
         bad = await agent.request("session/set_mode", {"sessionId": sid, "modeId": "yolo"})
         assert bad["error"]["code"] == -32602 and "yolo" in bad["error"]["message"]
-        bad = await agent.request("session/set_config_option", {"sessionId": sid, "configId": "model", "value": "nope"})
+        bad = await agent.request(
+            "session/set_config_option", {"sessionId": sid, "configId": "model", "value": "nope"}
+        )
         assert bad["error"]["code"] == -32602
 
 
@@ -103,11 +124,17 @@ async def test_slash_commands_run(home: Path, project: Path) -> None:
         kinds = [u["sessionUpdate"] for u in agent.updates(sid)]
         assert "current_mode_update" in kinds and "config_option_update" in kinds
         resp = await agent.prompt(sid, "/help")
-        text = "".join(u["content"]["text"] for u in agent.updates(sid) if u["sessionUpdate"] == "agent_message_chunk")
+        text = "".join(
+            u["content"]["text"]
+            for u in agent.updates(sid)
+            if u["sessionUpdate"] == "agent_message_chunk"
+        )
         assert "/mode" in text and "read_file" in text
 
 
-async def test_list_sessions_filters_by_cwd_and_pages(home: Path, project: Path, tmp_path: Path) -> None:
+async def test_list_sessions_filters_by_cwd_and_pages(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
     other = tmp_path / "other"
     other.mkdir()
     async with spawn_agent(home) as agent:

@@ -15,11 +15,20 @@ pytestmark = pytest.mark.anyio
 
 
 def _write(name: str, call_id: str) -> dict[str, Any]:
-    return {"tool_call": {"id": call_id, "name": "write_file", "arguments": {"path": name, "content": f"{name}\n"}}}
+    return {
+        "tool_call": {
+            "id": call_id,
+            "name": "write_file",
+            "arguments": {"path": name, "content": f"{name}\n"},
+        }
+    }
 
 
 def _two_writes(tmp_path: Path, *extra_rounds: list[dict[str, Any]]) -> Path:
-    rounds = [[{"text": "Writing two files."}, _write("a.txt", "c1"), _write("b.txt", "c2")], [{"text": "done"}]]
+    rounds = [
+        [{"text": "Writing two files."}, _write("a.txt", "c1"), _write("b.txt", "c2")],
+        [{"text": "done"}],
+    ]
     return script(tmp_path / "two.json", [*rounds, *extra_rounds])
 
 
@@ -29,7 +38,9 @@ def _permission_requests(agent: AgentProcess) -> list[dict[str, Any]]:
 
 def _tool_results(home: Path, session_id: str) -> list[str]:
     db = apsw.Connection(str(home / "tether.db"))
-    rows = db.execute("SELECT body FROM messages WHERE session_id=? ORDER BY seq", (session_id,)).fetchall()
+    rows = db.execute(
+        "SELECT body FROM messages WHERE session_id=? ORDER BY seq", (session_id,)
+    ).fetchall()
     return [m["content"] for (b,) in rows if (m := json.loads(b)).get("type") == "tool"]
 
 
@@ -63,7 +74,9 @@ async def test_reject_all(home: Path, project: Path, tmp_path: Path) -> None:
     assert all("REJECTED" in r for r in _tool_results(home, sid))
 
 
-async def test_per_call_choice_uses_form_elicitation(home: Path, project: Path, tmp_path: Path) -> None:
+async def test_per_call_choice_uses_form_elicitation(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
     asked: list[dict[str, Any]] = []
     async with spawn_agent(home, "--script", str(_two_writes(tmp_path))) as agent:
         default = agent.handler
@@ -88,7 +101,9 @@ async def test_per_call_choice_uses_form_elicitation(home: Path, project: Path, 
     assert (project / "a.txt").exists() and not (project / "b.txt").exists()
 
 
-async def test_per_call_choice_without_forms_asks_one_by_one(home: Path, project: Path, tmp_path: Path) -> None:
+async def test_per_call_choice_without_forms_asks_one_by_one(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
     async with spawn_agent(home, "--script", str(_two_writes(tmp_path))) as agent:
         default = agent.handler
         answers = iter(["choose", "allow", "reject"])
@@ -122,12 +137,20 @@ async def test_always_allow_records_a_grant(home: Path, project: Path, tmp_path:
     assert _tool_results(home, sid)[-1].endswith("(approved by grant)")
 
 
-async def test_calls_that_cannot_run_are_never_shown_for_approval(home: Path, project: Path, tmp_path: Path) -> None:
+async def test_calls_that_cannot_run_are_never_shown_for_approval(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
     bad_round = [
         {"tool_call": {"id": "u1", "name": "launch_rockets", "arguments": {}}},
         {"tool_call": {"id": "u2", "name": "write_file", "arguments": "{not json"}},
         {"tool_call": {"id": "u3", "name": "write_file", "arguments": {"content": "no path"}}},
-        {"tool_call": {"id": "u4", "name": "write_file", "arguments": {"path": "README.md", "content": "x"}}},
+        {
+            "tool_call": {
+                "id": "u4",
+                "name": "write_file",
+                "arguments": {"path": "README.md", "content": "x"},
+            }
+        },
         _write("ok.txt", "u5"),
     ]
     path = script(tmp_path / "bad.json", [bad_round, [{"text": "done"}]])
@@ -145,7 +168,9 @@ async def test_calls_that_cannot_run_are_never_shown_for_approval(home: Path, pr
     assert results[4].startswith("created ok.txt")
 
 
-async def test_code_mode_creates_new_files_without_asking(home: Path, project: Path, tmp_path: Path) -> None:
+async def test_code_mode_creates_new_files_without_asking(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
     async with spawn_agent(home, "--script", str(_two_writes(tmp_path))) as agent:
         await agent.initialize()
         sid = await agent.new_session(project)
@@ -155,17 +180,25 @@ async def test_code_mode_creates_new_files_without_asking(home: Path, project: P
     assert (project / "a.txt").exists() and (project / "b.txt").exists()
 
 
-async def test_cancel_answers_pending_permission_as_cancelled(home: Path, project: Path, tmp_path: Path) -> None:
+async def test_cancel_answers_pending_permission_as_cancelled(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
     async with spawn_agent(home, "--script", str(_two_writes(tmp_path))) as agent:
         await agent.initialize()
         sid = await agent.new_session(project)
-        rid = await agent.start_request("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]})
+        rid = await agent.start_request(
+            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
+        )
         while not (req := _permission_requests(agent)):
             await agent.recv()
         await agent.notify("session/cancel", {"sessionId": sid})
         frame = await agent.recv()
         # The agent withdraws its own pending request, then ends the turn as cancelled.
-        assert frame == {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": req[0]["id"]}}
+        assert frame == {
+            "jsonrpc": "2.0",
+            "method": "$/cancel_request",
+            "params": {"requestId": req[0]["id"]},
+        }
         resp = await agent.until_response(rid)
         assert resp["result"] == {"stopReason": "cancelled"}
     assert not (project / "a.txt").exists()

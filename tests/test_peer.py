@@ -55,6 +55,7 @@ async def _read(stream: MemoryByteStream) -> dict[str, Any]:
 
 async def test_requests_both_ways_and_typed_params() -> None:
     async with pair() as (left, right, _):
+
         async def double(p: Params) -> dict[str, int]:
             return {"n": p.count * 2}
 
@@ -80,6 +81,7 @@ async def test_concurrent_requests_are_served_concurrently() -> None:
         right.on_request("slow", slow)
         results: dict[str, str] = {}
         async with anyio.create_task_group() as tg:
+
             async def call(name: str, delay: float) -> None:
                 results[name] = await left.request("slow", {"name": name, "delay": delay})
 
@@ -90,6 +92,7 @@ async def test_concurrent_requests_are_served_concurrently() -> None:
 
 async def test_errors_and_their_codes() -> None:
     async with pair() as (left, right, _):
+
         async def boom(p: Any) -> None:
             raise ValueError("kaput\nsecret traceback line")
 
@@ -128,6 +131,7 @@ async def test_cancel_request_both_ways() -> None:
         right.on_request("forever", forever)
         with anyio.move_on_after(10):
             async with anyio.create_task_group() as tg:
+
                 async def call() -> None:
                     await left.request("forever", {})
 
@@ -143,9 +147,15 @@ async def test_cancelled_handler_answers_32800() -> None:
         server.on_request("forever", lambda p: anyio.sleep_forever())
         await raw.send(b'{"jsonrpc":"2.0","id":"r1","method":"forever","params":{}}\n')
         await anyio.sleep(0.05)
-        await raw.send(b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"r1"}}\n')
+        await raw.send(
+            b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"r1"}}\n'
+        )
         reply = await _read(raw)
-        assert reply == {"jsonrpc": "2.0", "id": "r1", "error": {"code": -32800, "message": "Request cancelled"}}
+        assert reply == {
+            "jsonrpc": "2.0",
+            "id": "r1",
+            "error": {"code": -32800, "message": "Request cancelled"},
+        }
 
 
 async def test_garbage_in_keeps_serving() -> None:

@@ -27,7 +27,9 @@ def _call(name: str, args: dict[str, Any], cid: str) -> dict[str, Any]:
 
 def _results(home: Path, sid: str) -> list[str]:
     db = apsw.Connection(str(home / "tether.db"))
-    rows = db.execute("SELECT body FROM messages WHERE session_id=? ORDER BY seq", (sid,)).fetchall()
+    rows = db.execute(
+        "SELECT body FROM messages WHERE session_id=? ORDER BY seq", (sid,)
+    ).fetchall()
     return [m["content"] for (b,) in rows if (m := json.loads(b)).get("type") == "tool"]
 
 
@@ -46,7 +48,12 @@ def _slow_tool() -> ToolDef:
 
 
 async def test_a_late_tool_becomes_tool_timeout(home: Path, project: Path) -> None:
-    script = {"rounds": [{"events": [_call("nap", {"seconds": 5}, "n1"), _call("nap", {"seconds": 0}, "n2")]}, {"events": [{"text": "ok"}]}]}
+    script = {
+        "rounds": [
+            {"events": [_call("nap", {"seconds": 5}, "n1"), _call("nap", {"seconds": 0}, "n2")]},
+            {"events": [{"text": "ok"}]},
+        ]
+    }
     async with agent_in_memory(home, script, [_slow_tool()]) as client:
         sid = await client.start(project)
         start = anyio.current_time()
@@ -107,7 +114,9 @@ def _big_tool() -> ToolDef:
 
 
 async def test_oversized_results_spill_to_a_private_file(home: Path, project: Path) -> None:
-    script = {"rounds": [{"events": [_call("dump", {"lines": 5000}, "d1")]}, {"events": [{"text": "ok"}]}]}
+    script = {
+        "rounds": [{"events": [_call("dump", {"lines": 5000}, "d1")]}, {"events": [{"text": "ok"}]}]
+    }
     async with agent_in_memory(home, script, [_big_tool(), *catalog()]) as client:
         sid = await client.start(project)
         await client.prompt(sid, "go")
@@ -123,7 +132,9 @@ async def test_oversized_results_spill_to_a_private_file(home: Path, project: Pa
 
 async def test_max_rounds_ends_the_turn(home: Path, project: Path) -> None:
     rounds = [{"events": [_call("list_dir", {}, f"l{i}")]} for i in range(5)]
-    async with agent_in_memory(home, {"rounds": rounds}, catalog(), TurnConfig(system="s", max_rounds=3)) as client:
+    async with agent_in_memory(
+        home, {"rounds": rounds}, catalog(), TurnConfig(system="s", max_rounds=3)
+    ) as client:
         sid = await client.start(project)
         assert await client.prompt(sid, "go") == "max_turn_requests"
     assert len(_results(home, sid)) == 3
@@ -135,7 +146,11 @@ async def test_output_limit_is_continued_then_reported(home: Path, project: Path
     async with agent_in_memory(home, script, catalog()) as client:
         sid = await client.start(project)
         assert await client.prompt(sid, "go") == "end_turn"
-        text = "".join(u["content"]["text"] for u in client.updates if u["sessionUpdate"] == "agent_message_chunk")
+        text = "".join(
+            u["content"]["text"]
+            for u in client.updates
+            if u["sessionUpdate"] == "agent_message_chunk"
+        )
         assert text == "partpart end"
     script = {"rounds": [cut, cut, cut, {"events": [{"text": "never"}]}]}
     async with agent_in_memory(home, script, catalog()) as client:

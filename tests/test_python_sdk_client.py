@@ -32,12 +32,16 @@ class SdkClient:
         if text == "Now waiting for a slow model.":
             self.waiting.set()
 
-    async def request_permission(self, options: Any, session_id: str, tool_call: Any, **kw: Any) -> Any:
+    async def request_permission(
+        self, options: Any, session_id: str, tool_call: Any, **kw: Any
+    ) -> Any:
         self.permissions.append((tool_call, options))
         allow_round = next(o for o in options if o.option_id == "allow_round")
         return {"outcome": {"outcome": "selected", "optionId": allow_round.option_id}}
 
-    async def read_text_file(self, path: str, session_id: str, line: Any = None, limit: Any = None, **kw: Any) -> Any:
+    async def read_text_file(
+        self, path: str, session_id: str, line: Any = None, limit: Any = None, **kw: Any
+    ) -> Any:
         return {"content": Path(path).read_text()}
 
     async def write_text_file(self, content: str, path: str, session_id: str, **kw: Any) -> Any:
@@ -45,12 +49,22 @@ class SdkClient:
         return {}
 
 
-async def test_python_sdk_drives_a_batch_permission_and_a_cancel(home: Path, project: Path, tmp_path: Path) -> None:
+async def test_python_sdk_drives_a_batch_permission_and_a_cancel(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
     writes = [
-        {"tool_call": {"id": f"w{i}", "name": "write_file", "arguments": {"path": f"{n}.txt", "content": n}}}
+        {
+            "tool_call": {
+                "id": f"w{i}",
+                "name": "write_file",
+                "arguments": {"path": f"{n}.txt", "content": n},
+            }
+        }
         for i, n in enumerate(["one", "two"])
     ]
-    path = script(tmp_path / "s.json", [writes, [{"text": "Now waiting for a slow model."}, {"delay": 60}]])
+    path = script(
+        tmp_path / "s.json", [writes, [{"text": "Now waiting for a slow model."}, {"delay": 60}]]
+    )
     client = SdkClient()
     incoming: list[dict[str, Any]] = []
 
@@ -61,12 +75,24 @@ async def test_python_sdk_drives_a_batch_permission_and_a_cancel(home: Path, pro
 
     env = {**os.environ, "TETHER_HOME": str(home), "PYTHONPATH": str(REPO)}
     async with spawn_agent_process(
-        client, sys.executable, "-m", "tether", "acp", "--script", str(path),
-        env=env, cwd=REPO, transport_kwargs={"stderr": None}, observers=[observe],
+        client,
+        sys.executable,
+        "-m",
+        "tether",
+        "acp",
+        "--script",
+        str(path),
+        env=env,
+        cwd=REPO,
+        transport_kwargs={"stderr": None},
+        observers=[observe],
     ) as (conn, _proc):
-        caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True))
+        caps = ClientCapabilities(
+            fs=FileSystemCapabilities(read_text_file=True, write_text_file=True)
+        )
         init = await conn.initialize(
-            protocol_version=PROTOCOL_VERSION, client_capabilities=caps,
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=caps,
             client_info=Implementation(name="sdk-test", version="0"),
         )
         assert init.protocol_version == 1 and init.agent_info is not None
@@ -77,7 +103,9 @@ async def test_python_sdk_drives_a_batch_permission_and_a_cancel(home: Path, pro
             result: dict[str, Any] = {}
 
             async def run_prompt() -> None:
-                result["resp"] = await conn.prompt(session_id=session.session_id, prompt=[text_block("write")])
+                result["resp"] = await conn.prompt(
+                    session_id=session.session_id, prompt=[text_block("write")]
+                )
 
             tg.start_soon(run_prompt)
             with anyio.fail_after(15):
@@ -90,5 +118,7 @@ async def test_python_sdk_drives_a_batch_permission_and_a_cancel(home: Path, pro
     assert [o.kind for o in options][:2] == ["allow_once", "allow_always"]
     assert (project / "one.txt").read_text() == "one" and (project / "two.txt").read_text() == "two"
     kinds = [getattr(u, "session_update", None) for u in client.updates]
-    assert {"available_commands_update", "tool_call", "tool_call_update", "usage_update"} <= set(kinds)
+    assert {"available_commands_update", "tool_call", "tool_call_update", "usage_update"} <= set(
+        kinds
+    )
     assert incoming, "the observer saw the agent's frames"

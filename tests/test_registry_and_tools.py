@@ -7,7 +7,14 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from tether.engine.local import LocalFileSystem, LocalSpill, LocalTerminal, NoAsk, NoWeb, PolicyApproval
+from tether.engine.local import (
+    LocalFileSystem,
+    LocalSpill,
+    LocalTerminal,
+    NoAsk,
+    NoWeb,
+    PolicyApproval,
+)
 from tether.engine.registry import ToolError, parse_docstring, tool
 from tether.engine.seam import Capabilities
 from tether.tools.files import list_dir, read_file, write_file
@@ -17,7 +24,9 @@ pytestmark = pytest.mark.anyio
 
 def test_schema_is_inferred_from_hints_and_docstring() -> None:
     @tool(kind="search", read_only=True)
-    async def find(ctx: Capabilities, pattern: str, limit: int = 10, paths: list[str] | None = None) -> str:
+    async def find(
+        ctx: Capabilities, pattern: str, limit: int = 10, paths: list[str] | None = None
+    ) -> str:
         """Find things in files.
 
         Longer explanation.
@@ -38,7 +47,11 @@ def test_schema_is_inferred_from_hints_and_docstring() -> None:
         "type": "object",
         "properties": {
             "pattern": {"type": "string", "description": "A regular expression."},
-            "limit": {"type": "integer", "default": 10, "description": "At most this many matches are returned."},
+            "limit": {
+                "type": "integer",
+                "default": 10,
+                "description": "At most this many matches are returned.",
+            },
             "paths": {
                 "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}],
                 "default": None,
@@ -54,7 +67,11 @@ def test_schema_is_inferred_from_hints_and_docstring() -> None:
         find.decode('{"pattern": "x", "limit": "many"}')
     with pytest.raises(ToolError, match="unknown field `colour`"):
         find.decode('{"pattern": "x", "colour": 1}')
-    assert msgspec.structs.asdict(find.decode('{"pattern": "x"}')) == {"pattern": "x", "limit": 10, "paths": None}
+    assert msgspec.structs.asdict(find.decode('{"pattern": "x"}')) == {
+        "pattern": "x",
+        "limit": 10,
+        "paths": None,
+    }
 
 
 def test_docstring_without_args() -> None:
@@ -78,9 +95,13 @@ def _ctx(root: Path, spill: Path) -> Capabilities:
 async def test_read_file_ranges_and_numbers(project: Path, tmp_path: Path) -> None:
     (project / "f.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)))
     ctx = _ctx(project, tmp_path / "spill")
-    out = await read_file.invoke(ctx, read_file.decode('{"path": "f.txt", "start_line": 3, "end_line": 4}'))
+    out = await read_file.invoke(
+        ctx, read_file.decode('{"path": "f.txt", "start_line": 3, "end_line": 4}')
+    )
     assert out.text == "L3-4 of 10\nline 3\nline 4"
-    out = await read_file.invoke(ctx, read_file.decode('{"path": "f.txt", "end_line": 2, "line_numbers": true}'))
+    out = await read_file.invoke(
+        ctx, read_file.decode('{"path": "f.txt", "end_line": 2, "line_numbers": true}')
+    )
     assert out.text == "L1-2 of 10\n1\tline 1\n2\tline 2"
     out = await read_file.invoke(ctx, read_file.decode('{"path": "f.txt", "max_chars": 20}'))
     assert out.text == "L1-2 of 10 (truncated; continue with start_line=3)\nline 1\nline 2"

@@ -1,9 +1,18 @@
-"""`tether acp | ask`: the command line. Imports stay inside each command so `tether acp`
-reaches its first answer without loading what it does not need yet."""
+"""`tether acp | ask`: the command line. Imports stay inside each command, and `tether acp`
+parses its few flags without argparse, so it reaches its first answer without loading what it
+does not need yet."""
 
 from __future__ import annotations
 
 import sys
+
+_ACP_FLAGS = {
+    "--framing": "framing",
+    "--script": "script",
+    "--max-frame-bytes": "max_frame",
+    "--log-level": "log_level",
+}
+_FRAMINGS = ("auto", "ndjson", "content-length")
 
 
 def _parser():  # type: ignore[no-untyped-def]
@@ -20,6 +29,9 @@ def _parser():  # type: ignore[no-untyped-def]
     )
     _server_flags(acp)
     acp.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
+    acp.add_argument(
+        "--max-frame-bytes", type=int, default=64 * 1024 * 1024, help="largest accepted frame"
+    )
 
     ask = sub.add_parser("ask", help="run one prompt headlessly through a spawned `tether acp`")
     ask.add_argument("prompt", help="what to ask the agent")
@@ -36,25 +48,43 @@ def _parser():  # type: ignore[no-untyped-def]
 def _server_flags(p) -> None:  # type: ignore[no-untyped-def]
     p.add_argument(
         "--framing",
-        choices=["auto", "ndjson", "content-length"],
+        choices=list(_FRAMINGS),
         default="auto",
         help="wire framing (default: detected from the client's first byte)",
     )
     p.add_argument("--script", help="a scripted-provider file to use as the model")
-    p.add_argument(
-        "--max-frame-bytes", type=int, default=64 * 1024 * 1024, help="largest accepted frame"
-    )
+
+
+def _fast_acp_args(argv: list[str]) -> dict[str, str] | None:
+    """`tether acp --flag value ...` without argparse; None when argparse must decide."""
+    if not argv or argv[0] != "acp" or len(argv) % 2 == 0:
+        return None
+    found: dict[str, str] = {}
+    for flag, value in zip(argv[1::2], argv[2::2], strict=True):
+        if flag not in _ACP_FLAGS:
+            return None
+        found[_ACP_FLAGS[flag]] = value
+    if found.get("framing", "auto") not in _FRAMINGS or not found.get("max_frame", "1").isdigit():
+        return None
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    fast = _fast_acp_args(argv)
+    if fast is not None:
+        from tether.rpc.acp.serve import ServeOptions, serve_stdio
+
+        opts = ServeOptions(framing=fast.get("framing", "auto"), script=fast.get("script"))  # type: ignore[arg-type]
+        opts.max_frame = int(fast.get("max_frame", opts.max_frame))
+        opts.log_level = fast.get("log_level", opts.log_level)
+        return serve_stdio(opts)
+    args = _parser().parse_args(argv)
     if args.command == "acp":
         from tether.rpc.acp.serve import ServeOptions, serve_stdio
-        from tether.rpc.peer_logging import configure_logging
 
-        configure_logging(args.log_level)
         return serve_stdio(
-            ServeOptions(framing=args.framing, script=args.script, max_frame=args.max_frame_bytes)
+            ServeOptions(args.framing, args.script, args.max_frame_bytes, args.log_level)
         )
     from tether.rpc.acp.headless import AskOptions, run_ask
 

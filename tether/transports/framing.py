@@ -6,11 +6,23 @@ as Neovim's `vim.lsp.rpc` and `vscode-jsonrpc`. `AutoFramer` picks one from the 
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (startup time)
+if TYPE_CHECKING:
+    from typing import Literal, Protocol
+
+    FramingName = Literal["auto", "ndjson", "content-length"]
+
+    class Framer(Protocol):
+        def feed(self, data: bytes) -> list[Frame]: ...
+
+        def finish(self) -> list[Frame]:
+            """Frames left when the input ends (a final line without its newline)."""
+            ...
+
+        def encode(self, payload: bytes) -> bytes: ...
+
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
-
-FramingName = Literal["auto", "ndjson", "content-length"]
 
 
 class FrameTooLarge:
@@ -21,16 +33,6 @@ class FrameTooLarge:
 
 
 Frame = bytes | FrameTooLarge
-
-
-class Framer(Protocol):
-    def feed(self, data: bytes) -> list[Frame]: ...
-
-    def finish(self) -> list[Frame]:
-        """Frames left when the input ends (a final line without its newline)."""
-        ...
-
-    def encode(self, payload: bytes) -> bytes: ...
 
 
 class NdjsonFramer:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from tether.transports.framing import Frame, Framer
+from tether.transports.framing import Frame
+
+if TYPE_CHECKING:
+    from tether.transports.framing import Framer
 
 
 class ByteStream(Protocol):

@@ -111,22 +111,35 @@ async def stream_with_retry(
             for event in closing:
                 yield event
             return
-        except ProviderError as exc:
-            if emitted or not exc.retryable or attempt >= policy.max_attempts:
-                raise
-            retry_after = exc.retry_after if isinstance(exc, ProviderHTTPError) else None
-            reason = str(exc)
-        except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-            failure = _transport_error(provider, exc, emitted)
-            if emitted or attempt >= policy.max_attempts:
-                raise failure from exc
-            retry_after, reason = None, str(failure)
-        except httpx.HTTPError as exc:  # a bad URL, a local protocol error: retrying won't help
-            raise ProviderError(f"{provider}: request failed: {exc}") from exc
+        except (ProviderError, httpx.HTTPError, httpx.InvalidURL) as exc:
+            last = attempt >= policy.max_attempts
+            retry_after, reason = _retry_or_raise(exc, provider, emitted=emitted, last=last)
         delay = policy.delay(attempt, retry_after)
         attempt += 1
         yield RetryNotice(attempt=attempt, delay=delay, reason=reason)
         await anyio.sleep(delay)
+
+
+def _retry_or_raise(
+    exc: ProviderError | httpx.HTTPError | httpx.InvalidURL,
+    provider: str,
+    *,
+    emitted: bool,
+    last: bool,
+) -> tuple[float | None, str]:
+    """Classify a failed attempt: raise what the consumer should see, or return the server's
+    wait hint and the reason to show while waiting."""
+    if isinstance(exc, ProviderError):
+        if emitted or last or not exc.retryable:
+            raise exc
+        return (exc.retry_after if isinstance(exc, ProviderHTTPError) else None), str(exc)
+    if isinstance(exc, httpx.TimeoutException | httpx.NetworkError | httpx.RemoteProtocolError):
+        failure = _transport_error(provider, exc, emitted)
+        if emitted or last:
+            raise failure from exc
+        return None, str(failure)
+    # A bad URL, an unsupported scheme, a local protocol error: another attempt won't help.
+    raise ProviderError(f"{provider}: request failed: {exc}") from exc
 
 
 def _decode(sses: list[SSEEvent], decoder: StreamDecoder) -> list[StreamEvent]:

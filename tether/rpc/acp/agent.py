@@ -97,8 +97,8 @@ class AcpAgent:
 
     # --- initialize / sessions --------------------------------------------------------------
 
-    async def initialize(self, params: acp.InitializeRequest) -> acp.InitializeResponse:
-        return self.handshake.initialize(params)
+    async def initialize(self, params: acp.InitializeRequest) -> dict[str, Any]:
+        return self.handshake.answer(msgspec.to_builtins(params))
 
     async def new_session(self, params: acp.NewSessionRequest) -> Reply:
         self._ready()

@@ -87,14 +87,18 @@ class AcpApproval:
         if not self._forms:
             return [await self._one(req) for req in batch]
         props = {
-            f"call_{i}": acp.BooleanProperty(type="boolean", title=req.title, description=_scope(req), default=True)
+            f"call_{i}": acp.BooleanProperty(
+                type="boolean", title=req.title, description=_scope(req), default=True
+            )
             for i, req in enumerate(batch)
         }
         params = acp.CreateFormElicitationRequest(
             session_id=self._session,
             message="Choose which of this round's tool calls may run",
             mode="form",
-            requested_schema=acp.ElicitationSchema(type="object", title="Approve tool calls", properties=props),
+            requested_schema=acp.ElicitationSchema(
+                type="object", title="Approve tool calls", properties=props
+            ),
         )
         resp = await self._peer.request("elicitation/create", params, acp.CreateElicitationResponse)
         if resp.action != "accept" or not isinstance(resp.content, dict):

@@ -1,56 +1,108 @@
-"""`initialize`: version negotiation and capabilities. Kept free of the engine and the event loop
-so the first answer can go out before anything heavy is imported."""
+"""`initialize`: version negotiation and capabilities.
+
+Plain JSON in, plain JSON out, and no heavy imports: the first `initialize` is answered before
+the event loop, msgspec or the engine are loaded (editors wait on it at startup). The client's
+capabilities are typed lazily, leniently: a malformed optional capability counts as absent.
+"""
 
 from __future__ import annotations
 
-import msgspec
-
 from tether import __version__
-from tether.schemas import acp
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (startup time)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from tether.schemas import acp
 
 PROTOCOL_VERSION = 1
 
-
-class InitializeMessage(msgspec.Struct):
-    """A whole `initialize` request, for answering it before the JSON-RPC peer exists."""
-
-    jsonrpc: str
-    id: int | str
-    method: str
-    params: acp.InitializeRequest
+AGENT_CAPABILITIES: dict[str, Any] = {
+    "loadSession": False,
+    "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+    "mcpCapabilities": {"http": False, "sse": False},
+    "sessionCapabilities": {"list": {}, "close": {}},
+}
 
 
 class Handshake:
     def __init__(self) -> None:
-        self.client: acp.ClientCapabilities | None = None
-        self.client_info: acp.Implementation | None = None
+        self.raw_caps: dict[str, Any] | None = None
+        self.client_info: dict[str, Any] | None = None
+        self._typed: acp.ClientCapabilities | None = None
 
     @property
     def done(self) -> bool:
-        return self.client is not None
+        return self.raw_caps is not None
 
-    def initialize(self, params: acp.InitializeRequest) -> acp.InitializeResponse:
-        self.client = params.client_capabilities
-        info = params.client_info
-        self.client_info = info if isinstance(info, acp.Implementation) else None
-        return acp.InitializeResponse(
+    def answer(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The `initialize` result for already-validated params (wire names)."""
+        caps = params.get("clientCapabilities")
+        info = params.get("clientInfo")
+        self.raw_caps = caps if isinstance(caps, dict) else {}
+        self.client_info = info if isinstance(info, dict) else None
+        self._typed = None
+        return {
             # We speak only v1: any other requested version is answered with ours.
-            protocol_version=PROTOCOL_VERSION,
-            agent_capabilities=acp.AgentCapabilities(
-                load_session=False,
-                prompt_capabilities=acp.PromptCapabilities(embedded_context=True),
-                session_capabilities=acp.SessionCapabilities(list={}, close={}),
-            ),
-            auth_methods=[],
-            agent_info=acp.Implementation(name="tether", version=__version__, title="tether"),
-        )
+            "protocolVersion": PROTOCOL_VERSION,
+            "agentCapabilities": AGENT_CAPABILITIES,
+            "authMethods": [],
+            "agentInfo": {"name": "tether", "title": "tether", "version": __version__},
+        }
+
+    @property
+    def client(self) -> acp.ClientCapabilities | None:
+        if self.raw_caps is None:
+            return None
+        if self._typed is None:
+            import msgspec
+
+            from tether.schemas import acp
+
+            try:
+                self._typed = msgspec.convert(self.raw_caps, acp.ClientCapabilities)
+            except msgspec.ValidationError as exc:
+                import logging
+
+                logging.getLogger("tether.acp").warning(
+                    "ignoring malformed client capabilities: %s", exc
+                )
+                self._typed = acp.ClientCapabilities()
+        return self._typed
 
     @property
     def notices(self) -> bool:
-        return bool(self.client and self.client.session and self.client.session.notices is not None)
+        c = self.client
+        return bool(c and c.session and c.session.notices is not None)
 
     @property
     def form_elicitation(self) -> bool:
-        return bool(
-            self.client and self.client.elicitation and self.client.elicitation.form is not None
-        )
+        c = self.client
+        return bool(c and c.elicitation and c.elicitation.form is not None)
+
+
+def fast_answer(frame: bytes) -> tuple[Any, dict[str, Any]] | None:
+    """(id, params) when `frame` is a clean `initialize` request we can answer without the
+    JSON-RPC peer; None sends it down the normal path (which also reports any error)."""
+    import json
+
+    try:
+        msg = json.loads(frame)
+    except ValueError:
+        return None
+    if (
+        not isinstance(msg, dict)
+        or msg.get("jsonrpc") != "2.0"
+        or msg.get("method") != "initialize"
+    ):
+        return None
+    rid, params = msg.get("id"), msg.get("params")
+    if isinstance(rid, bool) or not isinstance(rid, int | str) or not isinstance(params, dict):
+        return None
+    version = params.get("protocolVersion")
+    if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version <= 65535:
+        return None
+    for key in ("clientCapabilities", "clientInfo"):
+        if params.get(key) is not None and not isinstance(params[key], dict):
+            return None
+    return rid, params

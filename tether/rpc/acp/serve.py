@@ -7,17 +7,31 @@ provider stack are imported: editors wait on that answer at startup.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from pathlib import Path
 
-from tether.transports.framing import MAX_FRAME_BYTES, Frame, Framer, FramingName, make_framer
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (startup time)
+
+from tether.transports.framing import MAX_FRAME_BYTES, make_framer
+
+if TYPE_CHECKING:
+    from tether.rpc.acp.handshake import Handshake
+    from tether.transports.framing import Frame, Framer, FramingName
+    from tether.transports.streams import FramedStream
 
 
-@dataclass
 class ServeOptions:
-    framing: FramingName = "auto"
-    script: str | None = None  # a scripted-provider file: the default model when given
-    max_frame: int = MAX_FRAME_BYTES
+    """How `tether acp` serves (a plain class: dataclasses cost startup time)."""
+
+    def __init__(
+        self,
+        framing: FramingName = "auto",
+        script: str | None = None,
+        max_frame: int = MAX_FRAME_BYTES,
+        log_level: str = "WARNING",
+    ) -> None:
+        self.framing: FramingName = framing
+        self.script = script  # a scripted-provider file: the default model when given
+        self.max_frame = max_frame
+        self.log_level = log_level
 
 
 def serve_stdio(options: ServeOptions) -> int:
@@ -59,22 +73,19 @@ def _fast_initialize(
     return frames[1:]
 
 
-def _answer_initialize(frame: Frame, handshake: object) -> bytes | None:
+def _answer_initialize(frame: Frame, handshake: Handshake) -> bytes | None:
     if not isinstance(frame, bytes) or b'"initialize"' not in frame:
         return None
-    import msgspec
+    import json
 
-    from tether.rpc.acp.handshake import Handshake, InitializeMessage
+    from tether.rpc.acp.handshake import fast_answer
 
-    try:
-        msg = msgspec.json.decode(frame, type=InitializeMessage)
-    except msgspec.DecodeError:
-        return None  # not a clean initialize: the full peer answers it with the right error
-    if msg.method != "initialize" or msg.jsonrpc != "2.0" or not isinstance(handshake, Handshake):
+    clean = fast_answer(frame)
+    if clean is None:
         return None
-    result = handshake.initialize(msg.params)
-    enc = msgspec.json.encode
-    return b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (enc(msg.id), enc(result))
+    rid, params = clean
+    reply = {"jsonrpc": "2.0", "id": rid, "result": handshake.answer(params)}
+    return json.dumps(reply, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 async def _serve_async(
@@ -85,36 +96,31 @@ async def _serve_async(
     handshake: object,
     options: ServeOptions,
 ) -> int:
-    from tether.rpc.acp.handshake import Handshake
     from tether.transports.stdio import StdioStream
     from tether.transports.streams import FramedStream
 
-    assert isinstance(handshake, Handshake)
     stream = FramedStream(StdioStream(in_fd, out_fd), framer)
     stream.push_frames(frames)
     await serve_stream(stream, handshake, options)
     return 0
 
 
-async def serve_stream(stream: object, handshake: object, options: ServeOptions) -> None:
+async def serve_stream(stream: FramedStream, handshake: Handshake, options: ServeOptions) -> None:
     """Serve the agent on a framed stream until its input ends."""
     from tether.engine.models import builtin_catalog
     from tether.engine.registry import Registry
     from tether.engine.store import Store, data_dir
     from tether.rpc.acp.agent import AcpAgent, AgentDeps
-    from tether.rpc.acp.handshake import Handshake
     from tether.rpc.peer import Peer
     from tether.tools import catalog as tool_catalog
-    from tether.transports.streams import FramedStream
 
-    assert isinstance(stream, FramedStream) and isinstance(handshake, Handshake)
     home = data_dir()
     tools = tool_catalog()
     deps = AgentDeps(
         catalog=builtin_catalog(options.script),
         registry_factory=lambda: Registry(tools),
         store=Store(home / "tether.db"),
-        spill_root=Path(home) / "spill",
+        spill_root=home / "spill",
     )
     peer = Peer(stream, name="acp")
     AcpAgent(peer, handshake, deps).register()
