@@ -15,7 +15,17 @@ import sys
 import tempfile
 import time
 
-INIT = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}}).encode() + b"\n"
+INIT = (
+    json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {"protocolVersion": 1, "clientCapabilities": {}},
+        }
+    ).encode()
+    + b"\n"
+)
 
 
 def bare() -> float:
@@ -28,7 +38,10 @@ def tether(home: str) -> float:
     env = {**os.environ, "TETHER_HOME": home}
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tether", "acp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+        [sys.executable, "-m", "tether", "acp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
     )
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(INIT)

@@ -113,7 +113,11 @@ class AgentProcess:
             await self.send({"jsonrpc": "2.0", "id": frame["id"], "result": result})
         except LookupError as exc:
             await self.send(
-                {"jsonrpc": "2.0", "id": frame["id"], "error": {"code": -32002, "message": str(exc)}}
+                {
+                    "jsonrpc": "2.0",
+                    "id": frame["id"],
+                    "error": {"code": -32002, "message": str(exc)},
+                }
             )
 
     async def _default_handler(self, method: str, params: Any) -> Any:
@@ -145,7 +149,11 @@ class AgentProcess:
 
     async def initialize(self, **caps: Any) -> Frame:
         client_caps = {"fs": {"readTextFile": True, "writeTextFile": True}, **caps}
-        params = {"protocolVersion": 1, "clientCapabilities": client_caps, "clientInfo": {"name": "harness", "version": "1"}}
+        params = {
+            "protocolVersion": 1,
+            "clientCapabilities": client_caps,
+            "clientInfo": {"name": "harness", "version": "1"},
+        }
         return await self.request("initialize", params)
 
     async def new_session(self, cwd: Path) -> str:
@@ -178,8 +186,10 @@ def agent_command(*args: str) -> list[str]:
 
 
 @asynccontextmanager
-async def spawn_agent(home: Path, *args: str, framing: str = "ndjson") -> AsyncIterator[AgentProcess]:
-    env = {**os.environ, "TETHER_HOME": str(home), "PYTHONPATH": str(REPO)}
+async def spawn_agent(
+    home: Path, *args: str, framing: str = "ndjson", env: dict[str, str] | None = None
+) -> AsyncIterator[AgentProcess]:
+    env = {**os.environ, "TETHER_HOME": str(home), "PYTHONPATH": str(REPO), **(env or {})}
     proc = await anyio.open_process(agent_command(*args), env=env, cwd=REPO, stderr=None)
     agent = AgentProcess(proc, framing)
     try:

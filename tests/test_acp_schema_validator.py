@@ -490,6 +490,7 @@ def _values(node: Any) -> Iterator[Any]:
             yield from _values(value)
 
 
+@pytest.mark.slow
 def test_prepared_schema_accepts_exactly_what_the_raw_schema_accepts() -> None:
     """The rewrites (inlined refs, enums, tag dispatch) change speed and messages, not
     meaning: compare every $defs type, prepared vs raw, on every value of the samples."""

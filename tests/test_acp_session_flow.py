@@ -182,3 +182,39 @@ async def test_content_length_framing_is_detected(home: Path, project: Path) -> 
         sid = await agent.new_session(project)
         resp = await agent.prompt(sid, "hi")
         assert resp["result"]["stopReason"] == "end_turn"
+
+
+async def test_reader_thread_transport(home: Path, project: Path) -> None:
+    # The Windows path (a daemon thread reading stdin), forced on here.
+    async with spawn_agent(home, env={"TETHER_STDIO_THREAD": "1"}) as agent:
+        await agent.initialize()
+        sid = await agent.new_session(project)
+        resp = await agent.prompt(sid, "hi")
+        assert resp["result"]["stopReason"] == "end_turn"
+        await agent.close_input()
+        await agent.drain()
+        assert await agent.wait_exit() == 0
+
+
+async def test_tether_ask_runs_the_demo_headlessly(home: Path, project: Path) -> None:
+    import os
+    import sys
+
+    import anyio
+
+    from tests.harness import REPO
+
+    env = {**os.environ, "TETHER_HOME": str(home), "PYTHONPATH": str(REPO)}
+    cmd = [sys.executable, "-m", "tether", "ask", "--yes", "--cwd", str(project), "show me"]
+    done = await anyio.run_process(cmd, env=env, check=False)
+    out = done.stdout.decode()
+    assert done.returncode == 0, done.stderr.decode()
+    assert "▸ Replace README.md  [edit]" in out and "[stop: end_turn]" in out
+    assert "reviewed by the tether demo" in (project / "README.md").read_text()
+    cmd = [sys.executable, "-m", "tether", "ask", "--no", "--json", "--cwd", str(project), "again"]
+    done = await anyio.run_process(cmd, env=env, check=False)
+    frames = [__import__("json").loads(line) for line in done.stdout.decode().splitlines()]
+    assert frames[-1]["result"] == {"stopReason": "end_turn"}
+    assert (
+        "reviewed by the tether demo" in (project / "README.md").read_text()
+    )  # rejected: unchanged

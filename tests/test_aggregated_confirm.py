@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import apsw
 import pytest
@@ -41,7 +41,9 @@ def _tool_results(home: Path, session_id: str) -> list[str]:
     rows = db.execute(
         "SELECT body FROM messages WHERE session_id=? ORDER BY seq", (session_id,)
     ).fetchall()
-    return [m["content"] for (b,) in rows if (m := json.loads(b)).get("type") == "tool"]
+    return [
+        m["content"] for (b,) in rows if (m := json.loads(cast(bytes, b))).get("type") == "tool"
+    ]
 
 
 async def test_two_calls_ask_once_for_the_round(home: Path, project: Path, tmp_path: Path) -> None:

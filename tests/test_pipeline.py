@@ -6,17 +6,17 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import apsw
 import pytest
 
+from tests.inprocess import agent_in_memory
 from tether.engine.registry import CallPlan, ToolDef, tool
 from tether.engine.seam import Capabilities
 from tether.engine.turn import TurnConfig
 from tether.tools import catalog
-from tests.inprocess import agent_in_memory
 
 pytestmark = pytest.mark.anyio
 
@@ -30,7 +30,9 @@ def _results(home: Path, sid: str) -> list[str]:
     rows = db.execute(
         "SELECT body FROM messages WHERE session_id=? ORDER BY seq", (sid,)
     ).fetchall()
-    return [m["content"] for (b,) in rows if (m := json.loads(b)).get("type") == "tool"]
+    return [
+        m["content"] for (b,) in rows if (m := json.loads(cast(bytes, b))).get("type") == "tool"
+    ]
 
 
 def _slow_tool() -> ToolDef:

@@ -74,8 +74,9 @@ async def test_python_sdk_drives_a_batch_permission_and_a_cancel(
             incoming.append(event.message)
 
     env = {**os.environ, "TETHER_HOME": str(home), "PYTHONPATH": str(REPO)}
+    result: dict[str, Any] = {}
     async with spawn_agent_process(
-        client,
+        client,  # pyright: ignore[reportArgumentType]  # structurally a Client
         sys.executable,
         "-m",
         "tether",
@@ -100,7 +101,6 @@ async def test_python_sdk_drives_a_batch_permission_and_a_cancel(
         assert session.modes is not None and session.modes.current_mode_id == "ask"
 
         async with anyio.create_task_group() as tg:
-            result: dict[str, Any] = {}
 
             async def run_prompt() -> None:
                 result["resp"] = await conn.prompt(

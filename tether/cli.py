@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import sys
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (startup time)
+if TYPE_CHECKING:
+    import argparse
+
 _ACP_FLAGS = {
     "--framing": "framing",
     "--script": "script",
@@ -15,7 +19,7 @@ _ACP_FLAGS = {
 _FRAMINGS = ("auto", "ndjson", "content-length")
 
 
-def _parser():  # type: ignore[no-untyped-def]
+def _parser() -> argparse.ArgumentParser:
     import argparse
 
     from tether import __version__
@@ -45,7 +49,7 @@ def _parser():  # type: ignore[no-untyped-def]
     return p
 
 
-def _server_flags(p) -> None:  # type: ignore[no-untyped-def]
+def _server_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--framing",
         choices=list(_FRAMINGS),
@@ -75,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     if fast is not None:
         from tether.rpc.acp.serve import ServeOptions, serve_stdio
 
-        opts = ServeOptions(framing=fast.get("framing", "auto"), script=fast.get("script"))  # type: ignore[arg-type]
+        opts = ServeOptions(script=fast.get("script"))
+        opts.framing = fast.get("framing", "auto")  # type: ignore[assignment]  # checked above
         opts.max_frame = int(fast.get("max_frame", opts.max_frame))
         opts.log_level = fast.get("log_level", opts.log_level)
         return serve_stdio(opts)

@@ -98,10 +98,13 @@ class MockLLMServer:
         return self
 
     def stop(self) -> None:
+        """Stop listening and drop every connection; calling it again does nothing."""
         if self._loop is not None and self._stop is not None:
             self._loop.call_soon_threadsafe(self._stop.set)
+            self._loop = None
         if self._thread is not None:
             self._thread.join(5)
+            self._thread = None
 
     def __enter__(self) -> MockLLMServer:
         return self.start()
@@ -193,7 +196,7 @@ class MockLLMServer:
             self._status_line(reply) + _headers({**headers, "transfer-encoding": "chunked"})
         )
         for piece in reply.chunks:
-            if isinstance(piece, float):
+            if not isinstance(piece, bytes):  # a pause
                 await writer.drain()
                 await asyncio.sleep(piece)
                 continue

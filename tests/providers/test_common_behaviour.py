@@ -197,3 +197,36 @@ async def test_images_sent_to_an_image_model(
     req = request([UserMessage([TextPart("what is this?"), IMAGE])])
     await collect(kit.adapter(server, client, info=model_info(images=True)), req)
     assert IMAGE.data in server.requests[0].body.decode()
+
+
+async def test_crlf_stream_cut_at_arbitrary_bytes(
+    kit: Kit, server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    body = b"".join(c for c in kit.text(["Hel", "lo"]) if isinstance(c, bytes))
+    body = b": keep-alive\r\n\r\n" + body.replace(b"\n", b"\r\n")
+    server.script(kit.path, Reply(chunks=[body[i : i + 7] for i in range(0, len(body), 7)]))
+    events = await collect(kit.adapter(server, client), request())
+    assert "".join(e.text for e in of_type(events, TextDelta)) == "Hello"
+    assert of_type(events, Finish) == [Finish("stop")]
+
+
+async def test_connection_refused_is_retried_then_surfaces(
+    kit: Kit, server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    server.stop()  # nothing listens on the port any more
+    events: list[object] = []
+    with pytest.raises(ProviderError, match="connection failed") as info:
+        async for event in kit.adapter(server, client).stream(request()):
+            events.append(event)
+    assert info.value.retryable
+    assert [type(e) for e in events] == [RetryNotice] * 3  # four attempts in all
+
+
+async def test_adapter_owns_a_client_when_given_none(kit: Kit, server: MockLLMServer) -> None:
+    server.script(kit.path, Reply(chunks=kit.text(["own client"])))
+    llm = kit.make(server.url + kit.base, "sk-test", "test-model", model_info())
+    try:
+        events = await collect(llm, request())
+    finally:
+        await llm.aclose()
+    assert of_type(events, Finish) == [Finish("stop")]

@@ -32,7 +32,7 @@ class ToolCall(msgspec.Struct, frozen=True):
 
 
 class Reasoning(msgspec.Struct, frozen=True):
-    """Model reasoning kept for the round trip (Anthropic signatures, DeepSeek reasoning_content)."""
+    """Model reasoning kept for the round trip (Anthropic signatures, DeepSeek reasoning)."""
 
     text: str
     signature: str | None = None

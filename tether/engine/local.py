@@ -35,11 +35,12 @@ class LocalTerminal:
     async def run(
         self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, output_limit: int
     ) -> CommandResult:
-        with anyio.move_on_after(timeout) as scope:
+        result = None
+        with anyio.move_on_after(timeout):
             result = await anyio.run_process(
                 argv, cwd=cwd, env={**os.environ, **env}, check=False, stdin=None
             )
-        if scope.cancelled_caught:
+        if result is None:
             raise SeamError("COMMAND_TIMEOUT", f"{argv[0]} ran longer than {timeout:g} s")
         text = (result.stdout + result.stderr).decode("utf-8", "replace")
         truncated = len(text) > output_limit

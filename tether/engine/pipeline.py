@@ -1,5 +1,5 @@
-"""The tool execution pipeline for one round's batch of calls:
-decode -> validate -> plan -> confirm (one batch) -> per-file locks -> timeout -> invoke -> spill."""
+"""The tool execution pipeline for one round's batch of calls: decode -> validate -> plan ->
+confirm (one batch) -> per-file locks -> timeout -> invoke -> spill."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Annotated, Any, get_type_hints
 
@@ -70,7 +70,7 @@ class ToolDef:
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.parameters)
 
-    def decode(self, arguments: str) -> msgspec.Struct:
+    def decode(self, arguments: str | bytes) -> msgspec.Struct:
         """Parse and validate the model's arguments; raises ToolError(INVALID_ARGS)."""
         try:
             return msgspec.json.decode(arguments or "{}", type=self.args_type)
@@ -143,8 +143,9 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
             continue
         m = re.match(r"^\s{2,}(\w+)(?:\s*\([^)]*\))?:\s*(.*)$", line)
         if m and (current is None or len(line) - len(line.lstrip()) <= 4):
-            current = m.group(1)
-            args[current] = m.group(2).strip()
+            name = m.group(1)
+            args[name] = m.group(2).strip()
+            current = name
         elif current is not None and line.startswith(" "):
             args[current] = f"{args[current]} {line.strip()}".strip()
         else:
@@ -194,5 +195,5 @@ class Registry:
     def specs(self) -> list[ToolSpec]:
         return [t.spec for t in self._tools.values()]
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[ToolDef]:
         return iter(self._tools.values())

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
+from contextlib import aclosing
 from dataclasses import dataclass
 
 import anyio
@@ -138,8 +139,10 @@ class Turn:
         )
         acc = _Accumulator(uuid.uuid4().hex)
         try:
-            async for item in self.model.stream(request):
-                await acc.take(item, self.emit)
+            # aclosing: a cancelled round closes the provider's HTTP stream at once, not at GC.
+            async with aclosing(self.model.stream(request)) as stream:
+                async for item in stream:
+                    await acc.take(item, self.emit)
         except llm.ProviderError as exc:
             raise TurnFailed(str(exc)) from exc
         except anyio.get_cancelled_exc_class():

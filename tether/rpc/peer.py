@@ -276,12 +276,10 @@ class Peer:
         self, rid: RequestId, method: str, params: Raw | None, scope: anyio.CancelScope
     ) -> None:
         try:
-            after = None
+            payload, after = _error_payload(rid, REQUEST_CANCELLED, "Request cancelled"), None
             with scope:
                 payload, after = await self._call(rid, method, params)
-            if scope.cancelled_caught:
-                payload, after = _error_payload(rid, REQUEST_CANCELLED, "Request cancelled"), None
-            await self._write(payload)
+            await self._write(payload)  # a cancelled handler leaves the -32800 answer in place
             if after is not None:
                 await after()
         except ConnectionClosed:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any, Protocol
 
 import msgspec
@@ -113,4 +113,4 @@ class LLM(Protocol):
     @property
     def info(self) -> ModelInfo: ...
 
-    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]: ...
+    def stream(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]: ...

@@ -7,7 +7,7 @@ from the conversation alone, like a real model, so a newcomer can repeat the flo
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import PurePosixPath
 
 import msgspec
@@ -46,12 +46,9 @@ class DemoModel:
     def info(self) -> llm.ModelInfo:
         return INFO
 
-    async def stream(self, request: llm.ChatRequest) -> AsyncIterator[llm.StreamEvent]:
+    async def stream(self, request: llm.ChatRequest) -> AsyncGenerator[llm.StreamEvent, None]:
         last = request.messages[-1] if request.messages else None
-        if isinstance(last, ToolResultMessage):
-            steps = _after_tool(last, request)
-        else:
-            steps = _start()
+        steps = _after_tool(last, request) if isinstance(last, ToolResultMessage) else _start()
         called = False
         for item in steps:
             called = called or isinstance(item, llm.ToolCallDelta)

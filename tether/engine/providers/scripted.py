@@ -13,7 +13,7 @@ Each provider request consumes the next round; running out of rounds is a provid
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -87,7 +87,7 @@ class ScriptedModel:
     def info(self) -> llm.ModelInfo:
         return self._info
 
-    async def stream(self, request: llm.ChatRequest) -> AsyncIterator[llm.StreamEvent]:
+    async def stream(self, request: llm.ChatRequest) -> AsyncGenerator[llm.StreamEvent, None]:
         if self._next >= len(self.script.rounds):
             raise llm.ProviderError(
                 f"scripted provider: the script has no round {self._next + 1} "

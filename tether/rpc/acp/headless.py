@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal, TextIO
 
 import anyio
@@ -61,6 +60,7 @@ class ProcessStream:
 
 
 def run_ask(options: AskOptions) -> int:
+    options.cwd = os.path.abspath(options.cwd)
     return anyio.run(_ask, options)
 
 
@@ -70,7 +70,7 @@ def _server_command(options: AskOptions) -> list[str]:
 
 
 async def _ask(options: AskOptions) -> int:
-    cwd = str(Path(options.cwd).resolve())
+    cwd = options.cwd
     out = sys.stdout
     transcript = Transcript(out if not options.json else None)
     async with await anyio.open_process(_server_command(options), stderr=None) as proc:
@@ -78,6 +78,7 @@ async def _ask(options: AskOptions) -> int:
         peer = Peer(stream, name="ask")
         client = _Client(peer, transcript, options.policy)
         client.register()
+        code = 3  # the agent went away before answering
         async with anyio.create_task_group() as tg:
             tg.start_soon(peer.run)
             try:
@@ -173,7 +174,7 @@ class _Client:
 
     async def read_file(self, params: acp.ReadTextFileRequest) -> acp.ReadTextFileResponse:
         try:
-            text = Path(params.path).read_text(encoding="utf-8")
+            text = await anyio.Path(params.path).read_text(encoding="utf-8")
         except FileNotFoundError:
             raise RpcError.not_found(params.path, {"uri": params.path}) from None
         lines = text.splitlines(keepends=True)
@@ -182,9 +183,9 @@ class _Client:
         return acp.ReadTextFileResponse(content="".join(lines[start:end]))
 
     async def write_file(self, params: acp.WriteTextFileRequest) -> acp.Empty:
-        path = Path(params.path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(params.content, encoding="utf-8")
+        path = anyio.Path(params.path)
+        await path.parent.mkdir(parents=True, exist_ok=True)
+        await path.write_text(params.content, encoding="utf-8")
         return acp.Empty()
 
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import os
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (startup time)
-
 from tether.transports.framing import MAX_FRAME_BYTES, make_framer
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (startup time)
 if TYPE_CHECKING:
     from tether.rpc.acp.handshake import Handshake
     from tether.transports.framing import Frame, Framer, FramingName
@@ -51,7 +50,7 @@ def serve_stdio(options: ServeOptions) -> int:
 
 
 def _fast_initialize(
-    in_fd: int, out_fd: int, framer: Framer, handshake: object
+    in_fd: int, out_fd: int, framer: Framer, handshake: Handshake
 ) -> list[Frame] | None:
     """Read until the first frame; answer it here when it is a well-formed `initialize`.
     Returns the frames still to serve, or None at end of input."""
@@ -93,7 +92,7 @@ async def _serve_async(
     out_fd: int,
     framer: Framer,
     frames: list[Frame],
-    handshake: object,
+    handshake: Handshake,
     options: ServeOptions,
 ) -> int:
     from tether.transports.stdio import StdioStream

@@ -1,0 +1,227 @@
+"""The official ACP TypeScript SDK (@agentclientprotocol/sdk 2.4.0, tests/ts/drive.mjs) drives
+the real `python -m tether acp` through one editor-like session with the demo model:
+initialize -> session/new -> a prompt that reads README.md and proposes an edit needing
+permission (answered "allow") -> session/list -> session/close -> stdin closed.
+Every frame the agent writes is checked against the ACP schema (tests/acp_schema.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.acp_schema import (
+    validate_agent_frame,
+    validate_agent_response,
+    validate_client_response,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+TS_DIR = REPO / "tests" / "ts"
+SDK_PACKAGE = TS_DIR / "node_modules" / "@agentclientprotocol" / "sdk" / "package.json"
+
+Frame = dict[str, Any]
+
+
+def _node() -> str:
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node (>= 20) is required for the TypeScript SDK client test: not on PATH")
+    return node
+
+
+def _ensure_sdk_installed() -> None:
+    if SDK_PACKAGE.exists():
+        return
+    done = subprocess.run(
+        ["sh", str(TS_DIR / "install.sh")], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, f"tests/ts/install.sh failed:\n{done.stdout}\n{done.stderr}"
+    assert SDK_PACKAGE.exists(), "tests/ts/install.sh did not install @agentclientprotocol/sdk"
+
+
+@dataclass
+class Transcript:
+    events: list[dict[str, Any]]
+    received: list[Frame] = field(default_factory=list)  # agent -> client, in order
+    sent: list[Frame] = field(default_factory=list)  # client -> agent, in order
+    our_methods: dict[str, str] = field(default_factory=dict)  # our request id -> method
+    agent_methods: dict[str, str] = field(default_factory=dict)  # agent request id -> method
+
+    def __post_init__(self) -> None:
+        for event in self.events:
+            if event["event"] != "frame":
+                continue
+            frame = event["frame"]
+            if event["dir"] == "recv":
+                self.received.append(frame)
+                if "method" in frame and "id" in frame:
+                    self.agent_methods[_key(frame["id"])] = frame["method"]
+            else:
+                self.sent.append(frame)
+                if "method" in frame and "id" in frame:
+                    self.our_methods[_key(frame["id"])] = frame["method"]
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["event"] == kind]
+
+    def response_to(self, method: str) -> Frame:
+        """The agent's response frame to our (single) request ``method``."""
+        found = [
+            f
+            for f in self.received
+            if "method" not in f and self.our_methods.get(_key(f.get("id"))) == method
+        ]
+        assert len(found) == 1, f"expected one response to {method}, got {found}"
+        return found[0]
+
+    def updates(self) -> list[dict[str, Any]]:
+        return [f["params"] for f in self.received if f.get("method") == "session/update"]
+
+
+def _key(rid: Any) -> str:
+    return json.dumps(rid)
+
+
+def _drive(project: Path, home: Path) -> tuple[subprocess.CompletedProcess[str], Transcript]:
+    node = _node()
+    _ensure_sdk_installed()
+    env = {
+        **os.environ,
+        "TETHER_HOME": str(home),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    command = [sys.executable, "-m", "tether", "acp"]
+    done = subprocess.run(
+        [
+            node,
+            str(TS_DIR / "drive.mjs"),
+            "--cwd",
+            str(project),
+            "--timeout",
+            "120",
+            "--",
+            *command,
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    events: list[dict[str, Any]] = []
+    for number, line in enumerate(done.stdout.splitlines(), 1):
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:
+            pytest.fail(f"drive.mjs stdout line {number} is not JSON: {line!r}")
+    return done, Transcript(events)
+
+
+def test_typescript_sdk_drives_a_prompt_with_a_permission_and_an_edit(
+    project: Path, home: Path
+) -> None:
+    readme = project / "README.md"
+    original = readme.read_text()
+    done, t = _drive(project, home)
+    assert done.returncode == 0, (
+        f"drive.mjs exited {done.returncode}\n--- stderr (tail) ---\n{done.stderr[-6000:]}"
+        f"\n--- failures ---\n{[e.get('failures') for e in t.of('done')]}"
+    )
+    assert t.of("done") == [{"event": "done", "ok": True, "failures": []}]
+    assert not t.of("invalid_line"), t.of("invalid_line")
+    assert not t.of("sdk_rejected"), t.of("sdk_rejected")
+    assert t.of("agent_exit") == [
+        {"event": "agent_exit", "code": 0, "signal": None, "forced": False}
+    ]
+
+    # Every frame the agent wrote is schema-valid; responses against their method's type.
+    assert t.received, "the agent wrote nothing"
+    for frame in t.received:
+        method = None if "method" in frame else t.our_methods.get(_key(frame.get("id")))
+        validate_agent_frame(frame, method=method)
+    # ... and so is every answer the SDK gave to the agent's requests (our side of the test).
+    for frame in t.sent:
+        if "method" not in frame and "result" in frame:
+            validate_client_response(t.agent_methods[_key(frame["id"])], frame)
+
+    init = t.response_to("initialize")
+    validate_agent_response("initialize", init)
+    assert init["result"]["protocolVersion"] == 1
+    session_caps = init["result"].get("agentCapabilities", {}).get("sessionCapabilities", {})
+    assert session_caps.get("list") is not None and session_caps.get("close") is not None
+
+    created = t.response_to("session/new")
+    validate_agent_response("session/new", created)
+    session_id = created["result"]["sessionId"]
+
+    prompt = t.response_to("session/prompt")
+    validate_agent_response("session/prompt", prompt)
+    assert prompt["result"]["stopReason"] == "end_turn"
+
+    listed = t.response_to("session/list")
+    validate_agent_response("session/list", listed)
+    assert session_id in [s["sessionId"] for s in listed["result"]["sessions"]]
+    validate_agent_response("session/close", t.response_to("session/close"))
+
+    # Session updates: all for our session, the expected kinds, tool calls announced first.
+    updates = t.updates()
+    assert {u["sessionId"] for u in updates} == {session_id}
+    kinds = [u["update"]["sessionUpdate"] for u in updates]
+    for kind in ("agent_message_chunk", "tool_call", "tool_call_update"):
+        assert kind in kinds, f"no {kind} among {kinds}"
+    announced: set[str] = set()
+    for update in (u["update"] for u in updates):
+        if update["sessionUpdate"] == "tool_call":
+            announced.add(update["toolCallId"])
+        elif update["sessionUpdate"] == "tool_call_update":
+            assert update["toolCallId"] in announced, f"update of an unannounced call: {update}"
+
+    # available_commands_update goes out after the session/new response, never before.
+    positions = {id(f): i for i, f in enumerate(t.received)}
+    commands = [
+        positions[id(f)]
+        for f in t.received
+        if f.get("method") == "session/update"
+        and f["params"]["update"]["sessionUpdate"] == "available_commands_update"
+    ]
+    assert all(i > positions[id(created)] for i in commands)
+
+    # The permission request: on an announced call's card, answered with an "allow" option.
+    asked = [f for f in t.received if f.get("method") == "session/request_permission"]
+    assert asked, "the agent never asked for permission"
+    for request in asked:
+        assert request["params"]["sessionId"] == session_id
+        card = request["params"]["toolCall"]
+        # either an announced call's card, or a new card the client can render on its own
+        assert card["toolCallId"] in announced or card.get("title"), f"no card: {request}"
+        answers = [f for f in t.sent if "method" not in f and f.get("id") == request["id"]]
+        assert len(answers) == 1, f"permission request {request['id']} answered {answers}"
+        chosen = answers[0]["result"]["outcome"]
+        assert chosen["outcome"] == "selected"
+        kinds_by_id = {o["optionId"]: o["kind"] for o in request["params"]["options"]}
+        assert kinds_by_id[chosen["optionId"]].startswith("allow")
+
+    # The allowed edit went through the client's fs/write_text_file and matches its diff.
+    writes = [e for e in t.of("request") if e["method"] == "fs/write_text_file"]
+    assert writes, "the allowed edit was not written through the client's fs/write_text_file"
+    assert {Path(w["params"]["path"]).resolve() for w in writes} == {readme.resolve()}
+    assert not any(e.get("outsideCwd") for e in t.of("request"))
+    assert not any(e.get("unexpected") for e in t.of("request"))
+    assert readme.read_text() == writes[-1]["params"]["content"] != original
+    diffs = [
+        c
+        for u in updates
+        if u["update"]["sessionUpdate"] in ("tool_call", "tool_call_update")
+        for c in u["update"].get("content") or []
+        if c["type"] == "diff" and Path(c["path"]).resolve() == readme.resolve()
+    ]
+    assert diffs, "no diff for README.md was shown"
+    assert diffs[-1]["newText"] == readme.read_text()
