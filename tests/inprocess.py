@@ -11,6 +11,7 @@ from typing import Any
 
 import anyio
 
+from tests.acp_schema import validate_agent_frame
 from tether.engine.models import ModelCatalog
 from tether.engine.providers.scripted import Script, ScriptedModel
 from tether.engine.registry import Registry, ToolDef
@@ -30,16 +31,26 @@ class Client:
     updates: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     permissions: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     choice: str = "allow"
+    models: list[ScriptedModel] = field(default_factory=list[ScriptedModel])
 
     async def on_update(self, params: dict[str, Any]) -> None:
+        validate_agent_frame({"jsonrpc": "2.0", "method": "session/update", "params": params})
         self.updates.append(params["update"])
 
     async def on_permission(self, params: dict[str, Any]) -> dict[str, Any]:
+        frame = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "session/request_permission",
+            "params": params,
+        }
+        validate_agent_frame(frame)
         self.permissions.append(params)
         return {"outcome": {"outcome": "selected", "optionId": self.choice}}
 
-    async def start(self, cwd: Path) -> str:
-        await self.peer.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+    async def start(self, cwd: Path, caps: dict[str, Any] | None = None) -> str:
+        params = {"protocolVersion": 1, "clientCapabilities": caps or {}}
+        await self.peer.request("initialize", params)
         result = await self.peer.request("session/new", {"cwd": str(cwd), "mcpServers": []})
         return result["sessionId"]
 
@@ -56,7 +67,13 @@ async def agent_in_memory(
 
     loaded = msgspec.convert(script, Script)
     catalog = ModelCatalog(default="scripted")
-    catalog.add(ScriptedModel(loaded).info, lambda: ScriptedModel(loaded))
+    models: list[ScriptedModel] = []
+
+    def open_model() -> ScriptedModel:
+        models.append(ScriptedModel(loaded))
+        return models[-1]
+
+    catalog.add(ScriptedModel(loaded).info, open_model)
     deps = AgentDeps(
         catalog=catalog,
         registry_factory=lambda: Registry(tools),
@@ -68,7 +85,7 @@ async def agent_in_memory(
     agent_peer = Peer(FramedStream(a, NdjsonFramer()), name="agent")
     AcpAgent(agent_peer, Handshake(), deps).register()
     client_peer = Peer(FramedStream(b, NdjsonFramer()), name="client")
-    client = Client(client_peer)
+    client = Client(client_peer, models=models)
     client_peer.on_notification("session/update", client.on_update)
     client_peer.on_request("session/request_permission", client.on_permission)
     async with anyio.create_task_group() as tg:

@@ -27,6 +27,11 @@ class SessionState(msgspec.Struct):
     grants: Grants = msgspec.field(default_factory=Grants)
     mcp_servers: list[dict[str, Any]] = []
     roots: list[str] = []
+    reasoning: str | None = None  # the reasoning effort picked for this session's model
+    cost: float = 0.0  # what this session has cost so far, when prices are configured
+    # A summary standing in for history[:compacted_upto] in requests (the history keeps all).
+    summary: str | None = None
+    compacted_upto: int = 0
 
 
 def now_iso() -> str:

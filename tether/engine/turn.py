@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import anyio
 
+from tether.engine import compaction
 from tether.engine import events as ev
 from tether.engine.history import (
     AssistantMessage,
@@ -79,6 +80,7 @@ class Turn:
         self.emit = emit
         self.persist = persist
         self.config = config
+        self._told_shrink = False
 
     async def run(self, parts: list[UserPart]) -> ev.StopReason:
         """Run the turn to its stop reason. Cancellation of the caller's scope ends it with
@@ -131,12 +133,7 @@ class Turn:
         await self.persist(self.session)
 
     async def _stream_round(self) -> _Round:
-        request = llm.ChatRequest(
-            system=self.config.system,
-            messages=list(self.session.history),
-            tools=self.registry.specs(),
-            max_output_tokens=self.model.info.max_output_tokens,
-        )
+        request = await self._request()
         acc = _Accumulator(uuid.uuid4().hex)
         try:
             # aclosing: a cancelled round closes the provider's HTTP stream at once, not at GC.
@@ -149,32 +146,95 @@ class Turn:
             if acc.text:  # keep what the user already saw; drop half-streamed tool calls
                 self.session.history.append(AssistantMessage(acc.text))
             raise
-        await self.emit(self._usage(acc.usage, request, acc))
+        await self.emit(self._usage(acc.usage, request, acc.text))
         return _Round(acc.message(), acc.finish, acc.usage)
 
+    # --- the request and its context reduction ---------------------------------------------
+
+    async def _request(self) -> llm.ChatRequest:
+        info, state = self.model.info, self.session.state
+        system, tools = self.config.system, self.registry.specs()
+        messages = self._messages()
+        fits = compaction.budget(info)
+        if compaction.estimate_tokens(system, messages, tools) > fits:
+            messages, shrunk = compaction.shrink_tool_results(messages, fits, system, tools)
+            if compaction.estimate_tokens(system, messages, tools) > fits and await self._compact():
+                messages, shrunk = compaction.shrink_tool_results(
+                    self._messages(), fits, system, tools
+                )
+            if shrunk and not self._told_shrink:
+                self._told_shrink = True
+                await self.emit(
+                    ev.Notice(
+                        "info", f"Shortened {shrunk} old tool results to fit the context window"
+                    )
+                )
+        return llm.ChatRequest(
+            system=system,
+            messages=messages,
+            tools=tools,
+            max_output_tokens=info.max_output_tokens,
+            reasoning=state.reasoning,
+        )
+
+    def _messages(self) -> list[Message]:
+        state, history = self.session.state, self.session.history
+        if state.summary is None:
+            return list(history)
+        return compaction.with_summary(state.summary, history[state.compacted_upto :])
+
+    async def _compact(self) -> bool:
+        """Summarise the history before the current turn; False when there is nothing older."""
+        state, history = self.session.state, self.session.history
+        split = compaction.split_point(history)
+        if split <= state.compacted_upto:
+            return False
+        older = self._messages()[: split - state.compacted_upto + (1 if state.summary else 0)]
+        request = compaction.summary_request(older, self.model.info)
+        parts: list[str] = []
+        try:
+            async with aclosing(self.model.stream(request)) as stream:
+                async for item in stream:
+                    if isinstance(item, llm.TextDelta):
+                        parts.append(item.text)
+        except llm.ProviderError as exc:
+            raise TurnFailed(f"compacting the context failed: {exc}") from exc
+        state.summary, state.compacted_upto = "".join(parts).strip(), split
+        await self.persist(self.session)
+        await self.emit(
+            ev.Notice("info", f"Context compacted: {split} earlier messages summarised")
+        )
+        return True
+
     def _usage(
-        self, usage: llm.Usage | None, request: llm.ChatRequest, acc: _Accumulator
+        self, usage: llm.Usage | None, request: llm.ChatRequest, reply: str
     ) -> ev.UsageSampled:
-        size = self.model.info.context_window
-        if usage is not None:
-            return ev.UsageSampled(used=usage.input_tokens + usage.output_tokens, size=size)
-        return ev.UsageSampled(used=estimate_tokens(request, acc.text), size=size)
+        info = self.model.info
+        if usage is None:
+            used = compaction.estimate_tokens(request.system, request.messages, request.tools)
+            return ev.UsageSampled(used=used + len(reply) // 4, size=info.context_window)
+        cost = _cost(info, usage)
+        if cost is not None:
+            self.session.state.cost += cost
+        total = self.session.state.cost if cost is not None else None
+        used = usage.input_tokens + usage.output_tokens
+        return ev.UsageSampled(
+            used=used, size=info.context_window, cost=total, currency=info.currency
+        )
 
 
-def estimate_tokens(request: llm.ChatRequest, reply: str) -> int:
-    """A chars/4 estimate, for providers that report no usage."""
-    chars = len(request.system) + len(reply)
-    for m in request.messages:
-        chars += len(_message_text(m))
-    return chars // 4
-
-
-def _message_text(m: Message) -> str:
-    if isinstance(m, UserMessage):
-        return "".join(p.text for p in m.parts if isinstance(p, TextPart))
-    if isinstance(m, AssistantMessage):
-        return m.text + "".join(c.arguments for c in m.tool_calls)
-    return m.content
+def _cost(info: llm.ModelInfo, usage: llm.Usage) -> float | None:
+    if info.input_price is None or info.output_price is None:
+        return None
+    cached_price = (
+        info.cached_input_price if info.cached_input_price is not None else info.input_price
+    )
+    fresh = usage.input_tokens - usage.cached_tokens
+    return (
+        fresh * info.input_price
+        + usage.cached_tokens * cached_price
+        + usage.output_tokens * info.output_price
+    ) / 1e6
 
 
 class _Accumulator:

@@ -25,6 +25,12 @@ class ModelInfo(msgspec.Struct, frozen=True):
     max_output_tokens: int = 8_192
     images: bool = False
     reasoning_levels: tuple[str, ...] = ()
+    default_reasoning: str | None = None
+    # Prices per million tokens, when configured: usage_update then carries a cost.
+    input_price: float | None = None
+    output_price: float | None = None
+    cached_input_price: float | None = None
+    currency: str = "USD"
 
 
 class ChatRequest(msgspec.Struct, frozen=True):

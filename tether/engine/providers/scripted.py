@@ -55,11 +55,17 @@ class Round(msgspec.Struct):
     events: list[Step]
 
 
-class ModelSection(msgspec.Struct):
+class ModelSection(msgspec.Struct, forbid_unknown_fields=True):
     name: str = "scripted"
     context_window: int = 128_000
     max_output_tokens: int = 8_192
     images: bool = False
+    reasoning_levels: list[str] = []
+    default_reasoning: str | None = None
+    input_price: float | None = None
+    output_price: float | None = None
+    cached_input_price: float | None = None
+    currency: str = "USD"
 
 
 class Script(msgspec.Struct):
@@ -80,8 +86,19 @@ class ScriptedModel:
         self._next = 0
         m = script.model
         self._info = llm.ModelInfo(
-            model_id, m.name, m.context_window, m.max_output_tokens, images=m.images
+            model_id,
+            m.name,
+            m.context_window,
+            m.max_output_tokens,
+            images=m.images,
+            reasoning_levels=tuple(m.reasoning_levels),
+            default_reasoning=m.default_reasoning,
+            input_price=m.input_price,
+            output_price=m.output_price,
+            cached_input_price=m.cached_input_price,
+            currency=m.currency,
         )
+        self.requests: list[llm.ChatRequest] = []  # what the engine asked, for tests to inspect
 
     @property
     def info(self) -> llm.ModelInfo:
@@ -93,6 +110,7 @@ class ScriptedModel:
                 f"scripted provider: the script has no round {self._next + 1} "
                 f"(it holds {len(self.script.rounds)})"
             )
+        self.requests.append(request)
         rnd = self.script.rounds[self._next]
         self._next += 1
         finish: llm.FinishReason | None = None

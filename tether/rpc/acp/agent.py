@@ -106,8 +106,12 @@ class AcpAgent:
         for i, server in enumerate(params.mcp_servers):
             if not isinstance(server.get("name"), str):
                 raise RpcError.invalid_params(f"mcpServers[{i}] needs a string `name`")
+        catalog = self.deps.catalog
         state = SessionState(
-            model=self.deps.catalog.default, mcp_servers=params.mcp_servers, roots=[cwd]
+            model=catalog.default,
+            mcp_servers=params.mcp_servers,
+            roots=[cwd],
+            reasoning=options.reasoning_for(catalog.default, None, catalog),
         )
         s = Session(f"sess_{uuid.uuid4().hex}", cwd, state)
         self.sessions[s.id] = s
@@ -180,6 +184,9 @@ class AcpAgent:
         elif params.config_id == "model":
             await self._change_model(s, params.value)
             after = None
+        elif params.config_id == "reasoning" and options.has_reasoning(s, self.deps.catalog):
+            await self._change_reasoning(s, params.value)
+            after = None
         else:
             raise RpcError.invalid_params(f"unknown config option {params.config_id!r}")
         result = acp.SetConfigOptionResponse(
@@ -205,7 +212,18 @@ class AcpAgent:
             known = ", ".join(self.deps.catalog.infos)
             raise RpcError.invalid_params(f"unknown model {model!r}; choose one of {known}")
         s.state.model = model
+        s.state.reasoning = options.reasoning_for(model, s.state.reasoning, self.deps.catalog)
         self._models.pop(s.id, None)
+        await self.deps.store.save(s)
+
+    async def _change_reasoning(self, s: Session, level: str) -> None:
+        levels = self.deps.catalog.infos[s.state.model].reasoning_levels
+        if level not in levels:
+            known = ", ".join(levels)
+            raise RpcError.invalid_params(
+                f"unknown reasoning level {level!r}; choose one of {known}"
+            )
+        s.state.reasoning = level
         await self.deps.store.save(s)
 
     # --- prompt turns -----------------------------------------------------------------------

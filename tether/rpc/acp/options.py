@@ -17,6 +17,43 @@ def mode_state(session: Session) -> acp.SessionModeState:
 
 
 def config_options(session: Session, catalog: ModelCatalog) -> list[acp.SelectConfigOption]:
+    return [*_base_options(session, catalog), *_reasoning_option(session, catalog)]
+
+
+def _reasoning_option(session: Session, catalog: ModelCatalog) -> list[acp.SelectConfigOption]:
+    """A reasoning-effort option, for models that have effort levels."""
+    info = catalog.infos.get(session.state.model)
+    if info is None or not info.reasoning_levels:
+        return []
+    current = session.state.reasoning or info.default_reasoning or info.reasoning_levels[0]
+    return [
+        acp.SelectConfigOption(
+            id="reasoning",
+            name="Reasoning",
+            category="thought_level",
+            current_value=current,
+            options=[acp.SelectOption(value=v, name=v.capitalize()) for v in info.reasoning_levels],
+        )
+    ]
+
+
+def has_reasoning(session: Session, catalog: ModelCatalog) -> bool:
+    info = catalog.infos.get(session.state.model)
+    return info is not None and bool(info.reasoning_levels)
+
+
+def reasoning_for(model: str, wanted: str | None, catalog: ModelCatalog) -> str | None:
+    """The effort level a session keeps after picking `model`: its choice when the model has
+    that level, else the model's default (None for a model without levels)."""
+    info = catalog.infos.get(model)
+    if info is None or not info.reasoning_levels:
+        return None
+    if wanted in info.reasoning_levels:
+        return wanted
+    return info.default_reasoning or info.reasoning_levels[0]
+
+
+def _base_options(session: Session, catalog: ModelCatalog) -> list[acp.SelectConfigOption]:
     return [
         acp.SelectConfigOption(
             id="mode",

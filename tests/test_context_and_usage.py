@@ -1,0 +1,137 @@
+"""Context reduction (shrink old tool results, then summarise), reasoning effort, usage cost."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, cast
+
+import apsw
+import pytest
+
+from tether.engine.compaction import SUMMARY_HEADER, SUMMARY_PROMPT
+from tether.engine.history import TextPart, ToolResultMessage, UserMessage
+from tether.engine.registry import ToolDef, tool
+from tether.engine.seam import Capabilities
+from tether.tools import catalog
+from tests.inprocess import agent_in_memory
+
+pytestmark = pytest.mark.anyio
+
+
+def _dump_tool() -> ToolDef:
+    @tool(kind="read", read_only=True)
+    async def dump(ctx: Capabilities, n: int) -> str:
+        """Produce a long text.
+
+        Args:
+            n: Which dump.
+        """
+        return f"dump {n}: " + "x" * 1500
+
+    return dump
+
+
+def _dumps(count: int) -> dict[str, Any]:
+    return {
+        "events": [
+            {"tool_call": {"id": f"d{i}", "name": "dump", "arguments": {"n": i}}}
+            for i in range(count)
+        ]
+    }
+
+
+def _stored(home: Path, sid: str) -> list[dict[str, Any]]:
+    db = apsw.Connection(str(home / "tether.db"))
+    rows = db.execute(
+        "SELECT body FROM messages WHERE session_id=? ORDER BY seq", (sid,)
+    ).fetchall()
+    return [json.loads(cast(bytes, b)) for (b,) in rows]
+
+
+async def test_old_tool_results_shrink_then_the_past_is_summarised(
+    home: Path, project: Path
+) -> None:
+    script = {
+        "model": {"context_window": 3000, "max_output_tokens": 500},
+        "rounds": [
+            _dumps(6),
+            {"events": [{"text": "six dumps read"}]},
+            {"events": [{"text": "SUMMARY: the user asked for six dumps; all were read."}]},
+            {"events": [{"text": "continuing"}]},
+        ],
+    }
+    async with agent_in_memory(home, script, [_dump_tool(), *catalog()]) as client:
+        sid = await client.start(project, {"session": {"notices": {}}})
+        assert await client.prompt(sid, "read six dumps") == "end_turn"
+        assert await client.prompt(sid, "and now?") == "end_turn"
+        [model] = client.models
+    second_round = model.requests[1]
+    results = [m for m in second_round.messages if isinstance(m, ToolResultMessage)]
+    assert [len(r.content) < 500 for r in results] == [True, True, False, False, False, False]
+    summary_call, after = model.requests[2], model.requests[3]
+    assert summary_call.system == SUMMARY_PROMPT and summary_call.tools == []
+    first = after.messages[0]
+    assert isinstance(first, UserMessage) and isinstance(first.parts[0], TextPart)
+    assert (
+        first.parts[0].text
+        == SUMMARY_HEADER + "SUMMARY: the user asked for six dumps; all were read."
+    )
+    assert len(after.messages) == 2  # the summary, then the new prompt
+    notices = [u["title"] for u in client.updates if u["sessionUpdate"] == "notice"]
+    assert notices == [
+        "Shortened 2 old tool results to fit the context window",
+        "Context compacted: 9 earlier messages summarised",
+    ]
+    stored = _stored(home, sid)
+    assert all(len(m["content"]) > 1500 for m in stored if m["type"] == "tool")  # originals kept
+    assert len(stored) == 11
+
+
+async def test_reasoning_effort_is_a_thought_level_option(home: Path, project: Path) -> None:
+    script = {
+        "model": {"reasoning_levels": ["low", "medium", "high"], "default_reasoning": "medium"},
+        "rounds": [{"events": [{"text": "a"}]}, {"events": [{"text": "b"}]}],
+    }
+    async with agent_in_memory(home, script, catalog()) as client:
+        await client.peer.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        new = await client.peer.request("session/new", {"cwd": str(project), "mcpServers": []})
+        sid = new["sessionId"]
+        [reasoning] = [o for o in new["configOptions"] if o["id"] == "reasoning"]
+        assert reasoning["category"] == "thought_level" and reasoning["currentValue"] == "medium"
+        await client.prompt(sid, "one")
+        result = await client.peer.request(
+            "session/set_config_option",
+            {"sessionId": sid, "configId": "reasoning", "value": "high"},
+        )
+        assert [o["currentValue"] for o in result["configOptions"]][-1] == "high"
+        await client.prompt(sid, "two")
+        with pytest.raises(Exception, match="unknown reasoning level"):
+            await client.peer.request(
+                "session/set_config_option",
+                {"sessionId": sid, "configId": "reasoning", "value": "max"},
+            )
+        [model] = client.models
+    assert [r.reasoning for r in model.requests] == ["medium", "high"]
+
+
+async def test_usage_carries_the_session_cost_when_prices_are_known(
+    home: Path, project: Path
+) -> None:
+    usage = {"usage": {"input": 1000, "output": 500}}
+    script = {
+        "model": {"input_price": 2.0, "output_price": 8.0, "context_window": 100000},
+        "rounds": [
+            {"events": [{"tool_call": {"id": "l", "name": "list_dir", "arguments": {}}}, usage]},
+            {"events": [{"text": "done"}, usage]},
+        ],
+    }
+    async with agent_in_memory(home, script, catalog()) as client:
+        sid = await client.start(project)
+        await client.prompt(sid, "go")
+    usage_updates = [u for u in client.updates if u["sessionUpdate"] == "usage_update"]
+    assert [u["cost"] for u in usage_updates] == [
+        {"amount": pytest.approx(0.006), "currency": "USD"},
+        {"amount": pytest.approx(0.012), "currency": "USD"},
+    ]
+    assert all(u["used"] == 1500 and u["size"] == 100000 for u in usage_updates)
