@@ -76,7 +76,11 @@ async def test_wrong_param_types_name_the_field(home: Path, project: Path) -> No
         assert resp["error"]["code"] == -32602 and "prompt[0]" in resp["error"]["message"]
         image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
         resp = await agent.request("session/prompt", {"sessionId": sid, "prompt": [image]})
-        assert resp["error"]["code"] == -32602 and "image" in resp["error"]["message"]
+        assert resp["error"]["code"] == -32602
+        assert "the model demo does not accept images" in resp["error"]["message"]
+        audio = {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}
+        resp = await agent.request("session/prompt", {"sessionId": sid, "prompt": [audio]})
+        assert resp["error"]["code"] == -32602 and "audio" in resp["error"]["message"]
 
 
 async def test_requests_before_initialize_are_refused(home: Path, project: Path) -> None:

@@ -9,12 +9,12 @@ from typing import Any, cast
 import apsw
 import pytest
 
+from tests.inprocess import agent_in_memory
 from tether.engine.compaction import SUMMARY_HEADER, SUMMARY_PROMPT
 from tether.engine.history import TextPart, ToolResultMessage, UserMessage
 from tether.engine.registry import ToolDef, tool
 from tether.engine.seam import Capabilities
 from tether.tools import catalog
-from tests.inprocess import agent_in_memory
 
 pytestmark = pytest.mark.anyio
 
@@ -135,3 +135,18 @@ async def test_usage_carries_the_session_cost_when_prices_are_known(
         {"amount": pytest.approx(0.012), "currency": "USD"},
     ]
     assert all(u["used"] == 1500 and u["size"] == 100000 for u in usage_updates)
+
+
+async def test_images_reach_an_image_capable_model(home: Path, project: Path) -> None:
+    from tether.engine.history import ImagePart
+
+    script = {"model": {"images": True}, "rounds": [{"events": [{"text": "a cat"}]}]}
+    async with agent_in_memory(home, script, catalog()) as client:
+        sid = await client.start(project)
+        image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+        params = {"sessionId": sid, "prompt": [{"type": "text", "text": "what is it?"}, image]}
+        assert (await client.peer.request("session/prompt", params))["stopReason"] == "end_turn"
+        [model] = client.models
+    [message] = model.requests[0].messages
+    assert isinstance(message, UserMessage)
+    assert message.parts[1] == ImagePart("iVBORw0KGgo=", "image/png")

@@ -18,7 +18,7 @@ from tether.engine import events as ev
 from tether.engine.history import ImagePart, TextPart, UserPart
 from tether.engine.local import LocalSpill, LocalTerminal, NoAsk, NoWeb
 from tether.engine.models import ModelCatalog
-from tether.engine.providers.base import LLM
+from tether.engine.providers.base import LLM, ModelInfo
 from tether.engine.registry import Registry
 from tether.engine.seam import Capabilities
 from tether.engine.session import MODES, Session, SessionState, now_iso
@@ -235,7 +235,7 @@ class AcpAgent:
                 SESSION_BUSY, f"session {s.id} is already running a turn; cancel it first"
             )
         model = self._model(s)
-        parts = _user_parts(params.prompt, model.info.images)
+        parts = _user_parts(params.prompt, model.info)
         text = "".join(p.text for p in parts if isinstance(p, TextPart)).strip()
         command = commands.parse(text)
         if command is not None:
@@ -332,7 +332,7 @@ def _absolute_dir(path: str, name: str) -> str:
     return os.path.normpath(path)
 
 
-def _user_parts(blocks: list[acp.ContentBlock], images: bool) -> list[UserPart]:
+def _user_parts(blocks: list[acp.ContentBlock], model: ModelInfo) -> list[UserPart]:
     parts: list[UserPart] = []
     for i, b in enumerate(blocks):
         if isinstance(b, acp.TextContent):
@@ -341,11 +341,15 @@ def _user_parts(blocks: list[acp.ContentBlock], images: bool) -> list[UserPart]:
             parts.append(TextPart(f"[{b.name}]({b.uri})"))
         elif isinstance(b, acp.EmbeddedResource):
             parts.append(TextPart(_resource_text(b.resource)))
-        elif isinstance(b, acp.ImageContent) and images:
+        elif isinstance(b, acp.ImageContent):
+            if not model.images:
+                raise RpcError.invalid_params(
+                    f"prompt[{i}]: the model {model.id} does not accept images; "
+                    "pick an image-capable model (`images = true` in its config)"
+                )
             parts.append(ImagePart(b.data, b.mime_type))
         else:
-            kind = "image" if isinstance(b, acp.ImageContent) else "audio"
-            raise RpcError.invalid_params(f"prompt[{i}]: this agent does not accept {kind} content")
+            raise RpcError.invalid_params(f"prompt[{i}]: this agent does not accept audio content")
     return parts
 
 

@@ -19,7 +19,8 @@ PROTOCOL_VERSION = 1
 
 AGENT_CAPABILITIES: dict[str, Any] = {
     "loadSession": False,
-    "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+    # Images reach image-capable models; a session on another model refuses them with a reason.
+    "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
     "mcpCapabilities": {"http": False, "sse": False},
     "sessionCapabilities": {"list": {}, "close": {}},
 }
