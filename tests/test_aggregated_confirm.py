@@ -9,6 +9,7 @@ from typing import Any, cast
 import apsw
 import pytest
 
+from tests.golden_util import check_golden
 from tests.harness import AgentProcess, script, spawn_agent
 
 pytestmark = pytest.mark.anyio
@@ -61,6 +62,10 @@ async def test_two_calls_ask_once_for_the_round(home: Path, project: Path, tmp_p
         assert [c["type"] for c in card["content"][1:]] == ["diff", "diff"]
         kinds = [o["kind"] for o in req["params"]["options"]]
         assert kinds == ["allow_once", "allow_always", "allow_once", "reject_once"]
+        # The two calls then run in parallel, so the rest of the transcript has no fixed order.
+        paths = {str(project): "<project>", str(home): "<home>", str(tmp_path): "<tmp>"}
+        upto = agent.frames.index(req) + 1
+        check_golden("round_permission_asked", agent.frames[:upto], paths)
     assert (project / "a.txt").read_text() == "a.txt\n"
     assert (project / "b.txt").read_text() == "b.txt\n"
     assert all(r.endswith("(approved by user (round))") for r in _tool_results(home, sid))
@@ -203,5 +208,7 @@ async def test_cancel_answers_pending_permission_as_cancelled(
         }
         resp = await agent.until_response(rid)
         assert resp["result"] == {"stopReason": "cancelled"}
+        paths = {str(project): "<project>", str(home): "<home>", str(tmp_path): "<tmp>"}
+        check_golden("round_permission_cancelled", agent.frames, paths)
     assert not (project / "a.txt").exists()
     assert all("ABORTED" in r for r in _tool_results(home, sid))

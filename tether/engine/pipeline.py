@@ -10,7 +10,14 @@ from dataclasses import dataclass
 import anyio
 import msgspec
 
-from tether.engine.events import Event, TextOut, ToolFinished, ToolStarted, ToolUpdated
+from tether.engine.events import (
+    Event,
+    PlanChanged,
+    TextOut,
+    ToolFinished,
+    ToolStarted,
+    ToolUpdated,
+)
 from tether.engine.grants import Grant, Grants
 from tether.engine.history import ToolCall, ToolResultMessage
 from tether.engine.registry import CallPlan, Registry, ToolDef, ToolError, ToolOutput
@@ -177,6 +184,8 @@ class Batch:
             text = f"{text}\n(approved by {c.approved_by})"
         c.result = ToolResultMessage(c.call.id, c.call.name, text)
         await self._emit(ToolFinished(c.call.id, "completed", out.content, out.raw_output))
+        if out.plan is not None:
+            await self._emit(PlanChanged(out.plan))
 
     async def _spill(self, c: _Call, text: str) -> str:
         size = len(text.encode("utf-8"))

@@ -11,7 +11,7 @@ from typing import Annotated, Any, get_type_hints
 
 import msgspec
 
-from tether.engine.events import Location, TextOut, ToolContent
+from tether.engine.events import Location, PlanItem, TextOut, ToolContent
 from tether.engine.providers.base import ToolSpec
 from tether.engine.seam import Capabilities
 
@@ -34,6 +34,7 @@ class ToolOutput:
     text: str
     content: list[ToolContent] = field(default_factory=list[ToolContent])
     raw_output: Any = None
+    plan: list[PlanItem] | None = None  # the session's new plan, when the tool maintains it
 
 
 @dataclass
