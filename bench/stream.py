@@ -2,7 +2,12 @@
 provider emitting N deltas, read by a raw client over real pipes. The baseline, measured in the
 same run, is a bare Python child writing the same number of pre-encoded frames to the same pipe.
 
-    python bench/stream.py [--deltas 20000] [--runs 3]
+With `--adapter`, the deltas come instead from the OpenAI-compatible adapter reading a loopback
+server that speaks the chat-completions SSE format: the report adds the adapter's overhead per
+delta (its run less the scripted run, same N, same process) and the time from the server's first
+body byte to the client receiving the first agent_message_chunk.
+
+    python bench/stream.py [--deltas 20000] [--runs 3] [--adapter]
 """
 
 from __future__ import annotations
@@ -26,27 +31,38 @@ def _send(proc: subprocess.Popen[bytes], obj: dict[str, object]) -> None:
     proc.stdin.flush()
 
 
-def _until_id(proc: subprocess.Popen[bytes], rid: int) -> int:
-    """Read frames until the response with `rid`; returns how many message chunks came first."""
+def _until_id(proc: subprocess.Popen[bytes], rid: int) -> tuple[int, float]:
+    """Read frames until the response with `rid`: (message chunks before it, when the first came)."""
     assert proc.stdout is not None
-    chunks = 0
+    chunks, first = 0, 0.0
     for line in proc.stdout:
         if b'"agent_message_chunk"' in line:
+            if not chunks:
+                first = time.perf_counter()
             chunks += 1
         elif b'"id":%d' % rid in line and b'"method"' not in line:
-            return chunks
+            return chunks, first
     raise RuntimeError("agent exited")
 
 
-def tether_run(deltas: int, home: Path, project: Path) -> tuple[float, int]:
-    script = home / "stream.json"
-    script.write_text(json.dumps({"rounds": [{"events": [{"text": "tok ", "repeat": deltas}]}]}))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tether", "acp", "--script", str(script)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env={**os.environ, "TETHER_HOME": str(home)},
-    )
+def tether_run(
+    deltas: int, home: Path, project: Path, server_url: str | None = None
+) -> tuple[float, int, float]:
+    """(seconds for the prompt, chunks seen, perf_counter() when the first chunk arrived)."""
+    env = {**os.environ, "TETHER_HOME": str(home), "TETHER_CONFIG": str(home / "none.toml")}
+    if server_url is None:
+        script = home / "stream.json"
+        turn = {"rounds": [{"events": [{"text": "tok ", "repeat": deltas}]}]}
+        script.write_text(json.dumps(turn))
+        cmd = [sys.executable, "-m", "tether", "acp", "--script", str(script)]
+    else:
+        env |= {
+            "OPENAI_API_KEY": "sk-bench",
+            "OPENAI_BASE_URL": server_url,
+            "TETHER_MODEL": "openai:gpt-4.1",
+        }
+        cmd = [sys.executable, "-m", "tether", "acp"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
     _send(
         proc, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
     )
@@ -65,12 +81,12 @@ def tether_run(deltas: int, home: Path, project: Path) -> tuple[float, int]:
     prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
     start = time.perf_counter()
     _send(proc, {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": prompt})
-    chunks = _until_id(proc, 2)
+    chunks, first = _until_id(proc, 2)
     elapsed = time.perf_counter() - start
     assert proc.stdin is not None
     proc.stdin.close()
     proc.wait(timeout=10)
-    return elapsed, chunks
+    return elapsed, chunks, first
 
 
 def baseline_run(deltas: int) -> float:
@@ -84,18 +100,54 @@ def baseline_run(deltas: int) -> float:
     return time.perf_counter() - start
 
 
+def adapter_runs(deltas: int, runs: int, home: Path, project: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.providers.mock_llm_server import MockLLMServer, Reply
+    from tests.providers.wire import chat_chunk, chat_end
+
+    stream = chat_chunk({"role": "assistant", "content": ""})
+    stream += b"".join(chat_chunk({"content": "tok "}) for _ in range(deltas))
+    stream += b"".join(c for c in chat_end() if isinstance(c, bytes))
+    # 16 KiB HTTP chunks, so the server in this process is never what limits the rate.
+    body: list[bytes | float] = [stream[i : i + 16384] for i in range(0, len(stream), 16384)]
+    scripted, adapted, firsts = [], [], []
+    with MockLLMServer() as server:
+        for _ in range(runs):
+            scripted.append(tether_run(deltas, home, project)[0])
+            server.first_body_byte_at = None
+            server.script("/chat/completions", Reply(chunks=list(body)))
+            elapsed, chunks, first = tether_run(deltas, home, project, server.url)
+            assert chunks == deltas, (chunks, deltas)
+            assert server.first_body_byte_at is not None
+            adapted.append(elapsed)
+            firsts.append(first - server.first_body_byte_at)
+    s, a = statistics.median(scripted), statistics.median(adapted)
+    print(
+        f"through the OpenAI adapter: {deltas / a:,.0f} frames/s ({a / deltas * 1e6:.1f} us per delta)"
+    )
+    print(f"scripted provider, same run: {deltas / s:,.0f} frames/s")
+    print(f"adapter overhead per delta: {(a - s) / deltas * 1e6:.1f} us (target: under 50 us)")
+    print(
+        f"server's first byte -> first agent_message_chunk: {statistics.median(firsts) * 1000:.2f} ms"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--deltas", type=int, default=20_000)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--adapter", action="store_true", help="stream through the OpenAI adapter")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         home, project = Path(tmp) / "home", Path(tmp) / "project"
         home.mkdir()
         project.mkdir()
+        if args.adapter:
+            adapter_runs(args.deltas, args.runs, home, project)
+            return
         ours, base = [], []
         for _ in range(args.runs):
-            elapsed, chunks = tether_run(args.deltas, home, project)
+            elapsed, chunks, _ = tether_run(args.deltas, home, project)
             assert chunks == args.deltas, (chunks, args.deltas)
             ours.append(elapsed)
             base.append(baseline_run(args.deltas))

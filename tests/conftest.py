@@ -4,6 +4,25 @@ from pathlib import Path
 
 import pytest
 
+# What selects a real provider: a test must never reach the developer's keys or config file
+# (spawned agents inherit os.environ).
+_PROVIDER_ENV = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "DEEPSEEK_API_KEY",
+    "DEEPSEEK_BASE_URL",
+    "TETHER_MODEL",
+)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("TETHER_CONFIG", str(tmp_path / "absent-config.toml"))
+    for name in _PROVIDER_ENV:
+        monkeypatch.delenv(name, raising=False)
+
 
 @pytest.fixture
 def anyio_backend() -> str:

@@ -1,6 +1,6 @@
-"""`tether acp | ask`: the command line. Imports stay inside each command, and `tether acp`
-parses its few flags without argparse, so it reaches its first answer without loading what it
-does not need yet."""
+"""`tether acp | ask | config | doctor`: the command line. Imports stay inside each command,
+and `tether acp` parses its few flags without argparse, so it reaches its first answer without
+loading what it does not need yet."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 _ACP_FLAGS = {
     "--framing": "framing",
     "--script": "script",
+    "--model": "model",
     "--max-frame-bytes": "max_frame",
     "--log-level": "log_level",
 }
@@ -46,6 +47,21 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--json", action="store_true", help="print the agent's raw frames (NDJSON)")
     ask.add_argument("--mode", choices=["ask", "code"], help="session mode to use")
     _server_flags(ask)
+
+    config = sub.add_parser("config", help="show or create the config file")
+    config_sub = config.add_subparsers(dest="config_command", required=True)
+    config_sub.add_parser("path", help="print the config file's path (TETHER_CONFIG overrides it)")
+    init = config_sub.add_parser("init", help="write a commented example config file")
+    init.add_argument("--force", action="store_true", help="overwrite an existing file")
+
+    doctor = sub.add_parser(
+        "doctor", help="check the config file, list providers and models, optionally probe them"
+    )
+    doctor.add_argument(
+        "--probe", action="store_true", help="send one tiny streamed request to each provider"
+    )
+    doctor.add_argument("--json", action="store_true", help="print the report as JSON")
+    doctor.add_argument("--model", help="the default model to assume (as `tether acp --model`)")
     return p
 
 
@@ -57,6 +73,7 @@ def _server_flags(p: argparse.ArgumentParser) -> None:
         help="wire framing (default: detected from the client's first byte)",
     )
     p.add_argument("--script", help="a scripted-provider file to use as the model")
+    p.add_argument("--model", help="the default model, as provider:model (overrides TETHER_MODEL)")
 
 
 def _fast_acp_args(argv: list[str]) -> dict[str, str] | None:
@@ -79,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     if fast is not None:
         from tether.rpc.acp.serve import ServeOptions, serve_stdio
 
-        opts = ServeOptions(script=fast.get("script"))
+        opts = ServeOptions(script=fast.get("script"), model=fast.get("model"))
         opts.framing = fast.get("framing", "auto")  # type: ignore[assignment]  # checked above
         opts.max_frame = int(fast.get("max_frame", opts.max_frame))
         opts.log_level = fast.get("log_level", opts.log_level)
@@ -89,8 +106,22 @@ def main(argv: list[str] | None = None) -> int:
         from tether.rpc.acp.serve import ServeOptions, serve_stdio
 
         return serve_stdio(
-            ServeOptions(args.framing, args.script, args.max_frame_bytes, args.log_level)
+            ServeOptions(
+                args.framing, args.script, args.max_frame_bytes, args.log_level, args.model
+            )
         )
+    if args.command == "config":
+        return _config(args)
+    if args.command == "doctor":
+        from tether.engine.doctor import run_doctor
+
+        return run_doctor(
+            probe=args.probe, as_json=args.json, model_override=args.model, out=sys.stdout
+        )
+    return _ask(args)
+
+
+def _ask(args: argparse.Namespace) -> int:
     from tether.rpc.acp.headless import AskOptions, run_ask
 
     return run_ask(
@@ -102,5 +133,22 @@ def main(argv: list[str] | None = None) -> int:
             mode=args.mode,
             framing=args.framing,
             script=args.script,
+            model=args.model,
         )
     )
+
+
+def _config(args: argparse.Namespace) -> int:
+    from tether.engine.config import config_path, write_example
+
+    path = config_path()
+    if args.config_command == "path":
+        print(path)
+        return 0
+    try:
+        write_example(path, force=args.force)
+    except FileExistsError:
+        print(f"{path} already exists; `tether config init --force` overwrites it", file=sys.stderr)
+        return 1
+    print(f"wrote {path}")
+    return 0

@@ -15,6 +15,9 @@ class ModelCatalog:
     default: str
     factories: dict[str, Callable[[], LLM]] = field(default_factory=dict[str, Callable[[], LLM]])
     infos: dict[str, ModelInfo] = field(default_factory=dict[str, ModelInfo])
+    # Problems met while building it (a broken config file, an unknown TETHER_MODEL): tether
+    # still serves, and a front may show these to the user once.
+    warnings: list[str] = field(default_factory=list[str])
 
     def add(self, info: ModelInfo, factory: Callable[[], LLM]) -> None:
         self.infos[info.id] = info

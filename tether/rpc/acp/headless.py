@@ -31,6 +31,7 @@ class AskOptions:
     mode: str | None = None
     framing: str = "auto"
     script: str | None = None
+    model: str | None = None
 
 
 class ProcessStream:
@@ -66,7 +67,8 @@ def run_ask(options: AskOptions) -> int:
 
 def _server_command(options: AskOptions) -> list[str]:
     cmd = [sys.executable, "-m", "tether", "acp", "--framing", "ndjson"]
-    return cmd + (["--script", options.script] if options.script else [])
+    cmd += ["--script", options.script] if options.script else []
+    return cmd + (["--model", options.model] if options.model else [])
 
 
 async def _ask(options: AskOptions) -> int:

@@ -26,11 +26,13 @@ class ServeOptions:
         script: str | None = None,
         max_frame: int = MAX_FRAME_BYTES,
         log_level: str = "WARNING",
+        model: str | None = None,
     ) -> None:
         self.framing: FramingName = framing
         self.script = script  # a scripted-provider file: the default model when given
         self.max_frame = max_frame
         self.log_level = log_level
+        self.model = model  # "provider:model": the default model, over TETHER_MODEL and --script
 
 
 def serve_stdio(options: ServeOptions) -> int:
@@ -106,7 +108,7 @@ async def _serve_async(
 
 async def serve_stream(stream: FramedStream, handshake: Handshake, options: ServeOptions) -> None:
     """Serve the agent on a framed stream until its input ends."""
-    from tether.engine.models import builtin_catalog
+    from tether.engine.config import load_catalog
     from tether.engine.registry import Registry
     from tether.engine.store import Store, data_dir
     from tether.rpc.acp.agent import AcpAgent, AgentDeps
@@ -116,7 +118,8 @@ async def serve_stream(stream: FramedStream, handshake: Handshake, options: Serv
     home = data_dir()
     tools = tool_catalog()
     deps = AgentDeps(
-        catalog=builtin_catalog(options.script),
+        # The config file and the environment; a broken file is logged and left out.
+        catalog=load_catalog(script=options.script, model_override=options.model),
         registry_factory=lambda: Registry(tools),
         store=Store(home / "tether.db"),
         spill_root=home / "spill",

@@ -1,0 +1,317 @@
+"""`tether doctor`: can tether reach a model, and which?
+
+It validates the config file (each error with its key and line), lists the providers (never a
+key: only where it comes from, masked) and the models the editor's picker will offer, marks the
+default, and with `probe` sends each provider one tiny streamed request through the same adapter
+a session uses, reporting the latency or the provider's own error message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from contextlib import aclosing
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+import msgspec
+
+from tether.engine.config import (
+    ENV_PROVIDERS,
+    ConfigError,
+    ConfigIssue,
+    Provider,
+    Setup,
+    catalog_for,
+    config_path,
+    load_config,
+    make_adapter,
+    provider_of,
+    resolve,
+)
+from tether.engine.models import ModelCatalog
+from tether.engine.providers.base import ModelInfo
+
+PROBE_PROMPT = "Reply with the single word: ready"
+PROBE_TOKENS = 16  # small, and no lower than any API's floor (Responses refuses < 16)
+PROBE_TIMEOUT = 30.0  # seconds for the whole request; a provider may be slow, not stuck
+
+
+@dataclass
+class Probe:
+    provider: str
+    model: str
+    status: Literal["ok", "error", "skipped"] = "skipped"
+    total_ms: int | None = None
+    first_token_ms: int | None = None
+    reply: str = ""
+    error: str = ""
+
+
+@dataclass
+class Report:
+    path: Path
+    found: bool
+    issues: list[ConfigIssue]
+    setup: Setup
+    catalog: ModelCatalog
+    warnings: list[str] = field(default_factory=list[str])
+    probes: list[Probe] = field(default_factory=list[Probe])
+
+    @property
+    def healthy(self) -> bool:
+        return not self.issues and all(p.status != "error" for p in self.probes)
+
+
+def run_doctor(
+    *,
+    probe: bool = False,
+    as_json: bool = False,
+    model_override: str | None = None,
+    env: Mapping[str, str] | None = None,
+    out: TextIO,
+) -> int:
+    """Print the report; 1 when the config file has errors or a probe failed."""
+    report = check(env=os.environ if env is None else env, model_override=model_override)
+    if probe:
+        import anyio
+
+        report.probes = anyio.run(probe_all, report.setup, report.catalog)
+    out.write(render_json(report) if as_json else render_text(report))
+    return 0 if report.healthy else 1
+
+
+def check(*, env: Mapping[str, str], model_override: str | None = None) -> Report:
+    """What `tether acp` would serve with this environment (a broken file is left out)."""
+    path = config_path(env)
+    issues: list[ConfigIssue] = []
+    try:
+        setup = resolve(load_config(path), env=env)
+    except ConfigError as exc:
+        issues = exc.issues
+        setup = resolve(None, env=env)
+    catalog = catalog_for(setup, model_override=model_override, env=env)
+    warnings = [*catalog.warnings, *_key_warnings(setup)]
+    return Report(path, path.exists(), issues, setup, catalog, warnings)
+
+
+def _key_warnings(setup: Setup) -> list[str]:
+    return [
+        f"provider {p.name}: {p.key_source.removeprefix('env ')} is not set; "
+        "its requests carry no API key"
+        for p in setup.providers.values()
+        if p.key_source.startswith("env ") and not p.api_key
+    ]
+
+
+def key_description(p: Provider) -> str:
+    """Where the key comes from, never the key: `env OPENAI_API_KEY (set)`, `config (sk-…abcd)`."""
+    if p.key_source == "config":
+        return f"config ({mask(p.api_key)})"
+    if p.key_source.startswith("env "):
+        return f"{p.key_source} ({'set' if p.api_key else 'not set'})"
+    return "none"
+
+
+def mask(key: str) -> str:
+    """Enough of a key to tell two apart, too little to use: a prefix and the last four."""
+    if len(key) >= 16:
+        return f"{key[:3]}…{key[-4:]}"
+    return "…" if key else "empty"
+
+
+# --- probing ----------------------------------------------------------------------------------
+
+
+async def probe_all(setup: Setup, catalog: ModelCatalog) -> list[Probe]:
+    """One request per provider, all at once; results in provider order."""
+    import anyio
+
+    providers = list(setup.providers.values())
+    results = [Probe(p.name, "") for p in providers]
+
+    async def one(i: int) -> None:
+        info = _probe_model(providers[i].name, catalog)
+        if info is not None:
+            results[i] = await probe(providers[i], info)
+
+    async with anyio.create_task_group() as tg:
+        for i in range(len(providers)):
+            tg.start_soon(one, i)
+    return results
+
+
+def _probe_model(provider: str, catalog: ModelCatalog) -> ModelInfo | None:
+    """The provider's model that is the default, else its first."""
+    if provider_of(catalog.default) == provider and catalog.default in catalog.infos:
+        return catalog.infos[catalog.default]
+    return next((i for i in catalog.infos.values() if provider_of(i.id) == provider), None)
+
+
+async def probe(provider: Provider, info: ModelInfo) -> Probe:
+    """Stream one tiny request through the real adapter, without retries: a failure should be
+    reported as the provider said it, not waited out."""
+    import anyio
+    import httpx
+
+    from tether.engine.history import TextPart, UserMessage
+    from tether.engine.providers.base import ChatRequest, ProviderError, TextDelta, ThoughtDelta
+    from tether.engine.providers.retry import RetryPolicy
+
+    result = Probe(provider.name, info.id)
+    model = info.id.partition(":")[2]
+    timeout = httpx.Timeout(PROBE_TIMEOUT, connect=min(10.0, PROBE_TIMEOUT))
+    adapter = make_adapter(
+        provider, model, info, retry=RetryPolicy(max_attempts=1), timeout=timeout
+    )
+    request = ChatRequest(
+        system="",
+        messages=[UserMessage([TextPart(PROBE_PROMPT)])],
+        tools=[],
+        max_output_tokens=PROBE_TOKENS,
+    )
+    start = time.perf_counter()
+    reply: list[str] = []
+    try:
+        with anyio.fail_after(PROBE_TIMEOUT):
+            async with aclosing(adapter.stream(request)) as events:
+                async for event in events:
+                    if (
+                        isinstance(event, TextDelta | ThoughtDelta)
+                        and result.first_token_ms is None
+                    ):
+                        result.first_token_ms = _ms_since(start)
+                    if isinstance(event, TextDelta):
+                        reply.append(event.text)
+        result.status, result.total_ms, result.reply = "ok", _ms_since(start), "".join(reply)
+    except ProviderError as exc:
+        result.status, result.error = "error", str(exc)
+    except TimeoutError:
+        result.status, result.error = "error", f"no complete answer within {PROBE_TIMEOUT:g} s"
+    finally:
+        await adapter.aclose()
+    return result
+
+
+def _ms_since(start: float) -> int:
+    return round((time.perf_counter() - start) * 1000)
+
+
+# --- rendering --------------------------------------------------------------------------------
+
+
+def render_text(r: Report) -> str:
+    lines = [*_config_lines(r), "", *_provider_lines(r.setup), "", *_model_lines(r.catalog)]
+    if r.warnings:
+        lines += ["", "warnings", *(f"  {w}" for w in r.warnings)]
+    if r.probes:
+        lines += ["", "probe (one short streamed request per provider)", *_probe_lines(r.probes)]
+    return "\n".join(lines) + "\n"
+
+
+def _config_lines(r: Report) -> list[str]:
+    if r.issues:
+        n = len(r.issues)
+        head = (
+            f"config file  {r.path}  ({n} error{'s' if n > 1 else ''}: the file is ignored until "
+            "fixed; the environment's providers and the demo model still work)"
+        )
+        return [head, *(f"  error: {i.render(r.path)}" for i in r.issues)]
+    if not r.found:
+        return [f"config file  {r.path}  (none; `tether config init` writes an example)"]
+    return [f"config file  {r.path}  (ok)"]
+
+
+def _provider_lines(setup: Setup) -> list[str]:
+    if not setup.providers:
+        variables = ", ".join(key for _, key, _ in ENV_PROVIDERS)
+        return ["providers", f"  none: set one of {variables}, or add [providers.NAME]"]
+    rows = [
+        [p.name, p.kind, p.base_url, f"key {key_description(p)}", f"from {p.origin}"]
+        for p in setup.providers.values()
+    ]
+    return ["providers", *_table(rows)]
+
+
+def _model_lines(catalog: ModelCatalog) -> list[str]:
+    rows = [
+        [
+            "*" if info.id == catalog.default else " ",
+            info.id,
+            f"context {info.context_window:,}",
+            f"output {info.max_output_tokens:,}",
+            f"images {'yes' if info.images else 'no'}",
+            f"reasoning {_reasoning(info)}",
+            f"price {_price(info)}",
+        ]
+        for info in catalog.infos.values()
+    ]
+    return ["models (* = default)", *_table(rows)]
+
+
+def _reasoning(info: ModelInfo) -> str:
+    if not info.reasoning_levels:
+        return "-"
+    default = info.default_reasoning or info.reasoning_levels[0]
+    return f"{'/'.join(info.reasoning_levels)} (default {default})"
+
+
+def _price(info: ModelInfo) -> str:
+    if info.input_price is None or info.output_price is None:
+        return "-"
+    cached = "" if info.cached_input_price is None else f", cached {info.cached_input_price:g}"
+    per = f"{info.currency} per 1M tokens"
+    return f"in {info.input_price:g} / out {info.output_price:g}{cached} {per}"
+
+
+def _probe_lines(probes: list[Probe]) -> list[str]:
+    rows: list[list[str]] = []
+    for p in probes:
+        if p.status == "ok":
+            detail = f"{p.total_ms} ms (first token {p.first_token_ms} ms), reply {p.reply!r}"
+        elif p.status == "error":
+            detail = p.error
+        else:
+            detail = "no models to try"
+        rows.append([p.provider, p.model or "-", p.status, detail])
+    return _table(rows)
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    """Rows with every column but the last padded to its widest cell."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)] if rows else []
+    return [
+        "  " + "  ".join([*(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)), r[-1]])
+        for r in rows
+    ]
+
+
+def render_json(r: Report) -> str:
+    data: dict[str, Any] = {
+        "config": {
+            "path": str(r.path),
+            "found": r.found,
+            "errors": [{**msgspec.structs.asdict(i), "text": i.render(r.path)} for i in r.issues],
+        },
+        "providers": [
+            {
+                "name": p.name,
+                "kind": p.kind,
+                "base_url": p.base_url,
+                "key": key_description(p),
+                "origin": p.origin,
+            }
+            for p in r.setup.providers.values()
+        ],
+        "models": [
+            {**msgspec.to_builtins(info), "default": info.id == r.catalog.default}
+            for info in r.catalog.infos.values()
+        ],
+        "default": r.catalog.default,
+        "warnings": r.warnings,
+        "probes": [asdict(p) for p in r.probes],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

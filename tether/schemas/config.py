@@ -1,0 +1,71 @@
+"""The config file's shape (`config.toml`): providers, models, defaults. Wire types only.
+
+Every table forbids unknown keys, so a typo is an error that names the key instead of a setting
+silently ignored. Optional model fields are None when unset: a model entry may override only a
+few fields of a built-in model and keep the rest.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, get_args
+
+import msgspec
+
+ProviderKind = Literal[
+    "openai",
+    "openai-responses",
+    "anthropic",
+    "deepseek",
+    "deepseek-responses",
+    "deepseek-anthropic",
+]
+PROVIDER_KINDS: tuple[str, ...] = get_args(ProviderKind)
+
+# Thinking strengths the adapters understand ("none" turns thinking off where that exists).
+ReasoningLevel = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+REASONING_LEVELS: tuple[str, ...] = get_args(ReasoningLevel)
+
+Seconds = Annotated[float, msgspec.Meta(gt=0)]
+Tokens = Annotated[int, msgspec.Meta(ge=1)]
+Price = Annotated[float, msgspec.Meta(ge=0)]
+
+
+class Timeout(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """`timeout = { connect = 5, read = 300 }`: connecting should fail fast, a slow model may
+    think for minutes between deltas."""
+
+    connect: Seconds | None = None
+    read: Seconds | None = None
+
+
+class ProviderConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    kind: ProviderKind
+    base_url: str | None = None  # None: the kind's public endpoint
+    api_key: str | None = None
+    api_key_env: str | None = None  # the name of an environment variable holding the key
+    timeout: Seconds | Timeout | None = None
+    headers: dict[str, str] = {}
+    builtin_models: bool = True  # offer the kind's built-in model list too
+
+
+class ModelConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    name: str | None = None  # the display name in the editor's model picker
+    context_window: Tokens | None = None
+    max_output_tokens: Tokens | None = None
+    images: bool | None = None
+    reasoning: list[ReasoningLevel] | None = None
+    default_reasoning: ReasoningLevel | None = None
+    input_price: Price | None = None  # per million tokens
+    output_price: Price | None = None
+    cached_input_price: Price | None = None
+    currency: str | None = None
+
+
+class Defaults(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    model: str | None = None  # "provider:model", or "demo"
+
+
+class ConfigFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    providers: dict[str, ProviderConfig] = {}
+    models: dict[str, ModelConfig] = {}  # keyed "provider:model"
+    defaults: Defaults = msgspec.field(default_factory=Defaults)
