@@ -249,6 +249,7 @@ class AcpAgent:
             persist=self._persist,
             config=self.deps.turn,
         )
+        await self._tell_config_problems(s)
         first = s.title is None
         try:
             stop = await turn.run(parts)
@@ -260,6 +261,16 @@ class AcpAgent:
         s.updated_at = now_iso()
         await self.deps.store.save(s)
         return acp.PromptResponse(stop_reason=stop)
+
+    async def _tell_config_problems(self, s: Session) -> None:
+        """Configuration problems found at startup, shown once, in the first turn."""
+        warnings = self.deps.catalog.warnings
+        if warnings:
+            text = "\n".join(warnings)
+            await self._emit(
+                s.id, ev.Notice("warning", "tether's configuration has problems", text)
+            )
+            warnings.clear()
 
     async def _persist(self, s: Session) -> None:
         s.updated_at = now_iso()

@@ -63,8 +63,9 @@ def _other(event: ev.Event, notices: bool) -> list[acp.SessionUpdate]:
                     severity=event.severity, title=event.title, description=event.description
                 )
             ]
-        # A client without notices still sees why the agent is waiting, as a thought.
-        return [acp.AgentThoughtChunk(content=acp.TextContent(text=f"\n{event.title}\n"))]
+        # A client without notices still sees the notice, as a thought.
+        text = f"{event.title}: {event.description}" if event.description else event.title
+        return [acp.AgentThoughtChunk(content=acp.TextContent(text=f"\n{text}\n"))]
     if isinstance(event, ev.TitleChanged):
         return [acp.SessionInfoUpdate(title=event.title)]
     if isinstance(event, ev.UserPrompted):
