@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-import apsw
 import pytest
 
 from tests.golden_util import check_golden
 from tests.harness import AgentProcess, script, spawn_agent
+from tests.stored import tool_results
 
 pytestmark = pytest.mark.anyio
 
@@ -37,16 +36,6 @@ def _permission_requests(agent: AgentProcess) -> list[dict[str, Any]]:
     return [f for f in agent.frames if f.get("method") == "session/request_permission"]
 
 
-def _tool_results(home: Path, session_id: str) -> list[str]:
-    db = apsw.Connection(str(home / "tether.db"))
-    rows = db.execute(
-        "SELECT body FROM messages WHERE session_id=? ORDER BY seq", (session_id,)
-    ).fetchall()
-    return [
-        m["content"] for (b,) in rows if (m := json.loads(cast(bytes, b))).get("type") == "tool"
-    ]
-
-
 async def test_two_calls_ask_once_for_the_round(home: Path, project: Path, tmp_path: Path) -> None:
     async with spawn_agent(home, "--script", str(_two_writes(tmp_path))) as agent:
         await agent.initialize()
@@ -68,7 +57,7 @@ async def test_two_calls_ask_once_for_the_round(home: Path, project: Path, tmp_p
         check_golden("round_permission_asked", agent.frames[:upto], paths)
     assert (project / "a.txt").read_text() == "a.txt\n"
     assert (project / "b.txt").read_text() == "b.txt\n"
-    assert all(r.endswith("(approved by user (round))") for r in _tool_results(home, sid))
+    assert all(r.endswith("(approved by user (round))") for r in tool_results(home, sid))
 
 
 async def test_reject_all(home: Path, project: Path, tmp_path: Path) -> None:
@@ -78,7 +67,7 @@ async def test_reject_all(home: Path, project: Path, tmp_path: Path) -> None:
         sid = await agent.new_session(project)
         await agent.prompt(sid, "go")
     assert not (project / "a.txt").exists() and not (project / "b.txt").exists()
-    assert all("REJECTED" in r for r in _tool_results(home, sid))
+    assert all("REJECTED" in r for r in tool_results(home, sid))
 
 
 async def test_per_call_choice_uses_form_elicitation(
@@ -141,7 +130,7 @@ async def test_always_allow_records_a_grant(home: Path, project: Path, tmp_path:
         await agent.prompt(sid, "second")
         assert len(_permission_requests(agent)) == 1  # the grant covered c.txt
     assert (project / "c.txt").exists()
-    assert _tool_results(home, sid)[-1].endswith("(approved by grant)")
+    assert tool_results(home, sid)[-1].endswith("(approved by grant)")
 
 
 async def test_calls_that_cannot_run_are_never_shown_for_approval(
@@ -167,7 +156,7 @@ async def test_calls_that_cannot_run_are_never_shown_for_approval(
         await agent.prompt(sid, "go")
         [req] = _permission_requests(agent)
         assert req["params"]["toolCall"]["toolCallId"] == "u5"  # one call left: its own card
-    results = _tool_results(home, sid)
+    results = tool_results(home, sid)
     assert results[0].startswith("error [UNKNOWN_TOOL]")
     assert results[1].startswith("error [INVALID_ARGS]: arguments are not valid JSON")
     assert results[2] == "error [INVALID_ARGS]: missing required argument `path`"
@@ -211,4 +200,4 @@ async def test_cancel_answers_pending_permission_as_cancelled(
         paths = {str(project): "<project>", str(home): "<home>", str(tmp_path): "<tmp>"}
         check_golden("round_permission_cancelled", agent.frames, paths)
     assert not (project / "a.txt").exists()
-    assert all("ABORTED" in r for r in _tool_results(home, sid))
+    assert all("ABORTED" in r for r in tool_results(home, sid))

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-import apsw
 import pytest
 
 from tests.inprocess import agent_in_memory
+from tests.stored import stored_messages
 from tether.engine.compaction import SUMMARY_HEADER, SUMMARY_PROMPT
 from tether.engine.history import TextPart, ToolResultMessage, UserMessage
 from tether.engine.registry import ToolDef, tool
@@ -39,14 +38,6 @@ def _dumps(count: int) -> dict[str, Any]:
             for i in range(count)
         ]
     }
-
-
-def _stored(home: Path, sid: str) -> list[dict[str, Any]]:
-    db = apsw.Connection(str(home / "tether.db"))
-    rows = db.execute(
-        "SELECT body FROM messages WHERE session_id=? ORDER BY seq", (sid,)
-    ).fetchall()
-    return [json.loads(cast(bytes, b)) for (b,) in rows]
 
 
 async def test_old_tool_results_shrink_then_the_past_is_summarised(
@@ -83,7 +74,7 @@ async def test_old_tool_results_shrink_then_the_past_is_summarised(
         "Shortened 2 old tool results to fit the context window",
         "Context compacted: 9 earlier messages summarised",
     ]
-    stored = _stored(home, sid)
+    stored = stored_messages(home, sid)
     assert all(len(m["content"]) > 1500 for m in stored if m["type"] == "tool")  # originals kept
     assert len(stored) == 11
 

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import anyio
-import apsw
 import pytest
 
 from tests.inprocess import agent_in_memory
+from tests.stored import tool_results
 from tether.engine.registry import CallPlan, ToolDef, tool
 from tether.engine.seam import Capabilities
 from tether.engine.turn import TurnConfig
@@ -23,16 +22,6 @@ pytestmark = pytest.mark.anyio
 
 def _call(name: str, args: dict[str, Any], cid: str) -> dict[str, Any]:
     return {"tool_call": {"id": cid, "name": name, "arguments": args}}
-
-
-def _results(home: Path, sid: str) -> list[str]:
-    db = apsw.Connection(str(home / "tether.db"))
-    rows = db.execute(
-        "SELECT body FROM messages WHERE session_id=? ORDER BY seq", (sid,)
-    ).fetchall()
-    return [
-        m["content"] for (b,) in rows if (m := json.loads(cast(bytes, b))).get("type") == "tool"
-    ]
 
 
 def _slow_tool() -> ToolDef:
@@ -61,7 +50,7 @@ async def test_a_late_tool_becomes_tool_timeout(home: Path, project: Path) -> No
         start = anyio.current_time()
         assert await client.prompt(sid, "go") == "end_turn"
         assert anyio.current_time() - start < 3
-    results = _results(home, sid)
+    results = tool_results(home, sid)
     assert results[0] == "error [TOOL_TIMEOUT]: nap did not finish within 0.2 s"
     assert results[1] == "rested"
 
@@ -122,7 +111,7 @@ async def test_oversized_results_spill_to_a_private_file(home: Path, project: Pa
     async with agent_in_memory(home, script, [_big_tool(), *catalog()]) as client:
         sid = await client.start(project)
         await client.prompt(sid, "go")
-    [result] = _results(home, sid)
+    [result] = tool_results(home, sid)
     assert "result truncated" in result and len(result) < 6000
     spilled = Path(result.split("saved at ")[1].split(" — ")[0])
     assert spilled.read_text().startswith("line 000000 of the dump")
@@ -139,7 +128,7 @@ async def test_max_rounds_ends_the_turn(home: Path, project: Path) -> None:
     ) as client:
         sid = await client.start(project)
         assert await client.prompt(sid, "go") == "max_turn_requests"
-    assert len(_results(home, sid)) == 3
+    assert len(tool_results(home, sid)) == 3
 
 
 async def test_output_limit_is_continued_then_reported(home: Path, project: Path) -> None:
@@ -204,4 +193,4 @@ async def test_todo_write_sends_the_plan(home: Path, project: Path) -> None:
         {"content": "fix the bug", "priority": "high", "status": "in_progress"},
         {"content": "run the tests", "priority": "medium", "status": "pending"},
     ]
-    assert _results(home, sid)[0].startswith("plan updated: 1/3 done\n[x] read the code")
+    assert tool_results(home, sid)[0].startswith("plan updated: 1/3 done\n[x] read the code")

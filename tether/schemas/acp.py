@@ -285,19 +285,21 @@ class ToolCallFields(Base):
 # --- session/update -----------------------------------------------------------------------
 
 
-class UserMessageChunk(Base, tag_field="sessionUpdate", tag="user_message_chunk"):
+class ContentChunk(Base):
     content: ContentBlock
     message_id: str | UnsetType | None = UNSET
 
 
-class AgentMessageChunk(Base, tag_field="sessionUpdate", tag="agent_message_chunk"):
-    content: ContentBlock
-    message_id: str | UnsetType | None = UNSET
+class UserMessageChunk(ContentChunk, tag_field="sessionUpdate", tag="user_message_chunk"):
+    pass
 
 
-class AgentThoughtChunk(Base, tag_field="sessionUpdate", tag="agent_thought_chunk"):
-    content: ContentBlock
-    message_id: str | UnsetType | None = UNSET
+class AgentMessageChunk(ContentChunk, tag_field="sessionUpdate", tag="agent_message_chunk"):
+    pass
+
+
+class AgentThoughtChunk(ContentChunk, tag_field="sessionUpdate", tag="agent_thought_chunk"):
+    pass
 
 
 class ToolCallStart(Base, tag_field="sessionUpdate", tag="tool_call"):
@@ -312,15 +314,8 @@ class ToolCallStart(Base, tag_field="sessionUpdate", tag="tool_call"):
     name: str | UnsetType | None = UNSET
 
 
-class ToolCallProgress(Base, tag_field="sessionUpdate", tag="tool_call_update"):
-    tool_call_id: str
-    title: str | UnsetType | None = UNSET
-    kind: ToolKind | UnsetType | None = UNSET
-    status: ToolCallStatus | UnsetType | None = UNSET
-    content: list[ToolCallContent] | UnsetType | None = UNSET
-    locations: list[ToolCallLocation] | UnsetType | None = UNSET
-    raw_input: Any = UNSET
-    raw_output: Any = UNSET
+class ToolCallProgress(ToolCallFields, tag_field="sessionUpdate", tag="tool_call_update"):
+    pass
 
 
 class PlanEntry(Base):

@@ -8,10 +8,9 @@ ahead of any text the user added.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import httpx
 import msgspec
 from msgspec import UNSET
 
@@ -27,7 +26,6 @@ from tether.engine.history import (
 from tether.engine.providers.base import (
     ChatRequest,
     Finish,
-    ModelInfo,
     OpaqueBlock,
     ProviderError,
     ReasoningBlock,
@@ -38,7 +36,7 @@ from tether.engine.providers.base import (
     Usage,
 )
 from tether.engine.providers.common import HTTPProvider, encode, parse_arguments
-from tether.engine.providers.retry import RetryPolicy, looks_transient
+from tether.engine.providers.retry import looks_transient
 from tether.engine.providers.sse import SSEEvent, decode_data
 from tether.schemas import anthropic as wire
 
@@ -73,23 +71,6 @@ class AnthropicMessages(HTTPProvider):
     """One model behind the Anthropic Messages API."""
 
     default_name = "anthropic"
-
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str,
-        model: str,
-        info: ModelInfo,
-        timeout: float | httpx.Timeout = 600.0,
-        client: httpx.AsyncClient | None = None,
-        *,
-        retry: RetryPolicy | None = None,
-        name: str | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> None:
-        super().__init__(
-            base_url, api_key, model, info, timeout, client, retry=retry, name=name, headers=headers
-        )
 
     def _headers(self) -> dict[str, str]:
         headers = {"anthropic-version": API_VERSION}

@@ -68,6 +68,7 @@ class HTTPProvider:
         timeout: float | httpx.Timeout = 600.0,
         client: httpx.AsyncClient | None = None,
         *,
+        deepseek: bool = False,
         retry: RetryPolicy | None = None,
         name: str | None = None,
         headers: Mapping[str, str] | None = None,
@@ -75,7 +76,9 @@ class HTTPProvider:
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
         self.model = model
-        self.name = name or self.default_name
+        # DeepSeek speaks each API with its own conventions (reasoning round trips, stream end).
+        self.deepseek = deepseek
+        self.name = name or ("deepseek" if deepseek else self.default_name)
         self.retry = retry or RetryPolicy()
         self._info = info
         self._timeout = make_timeout(timeout)

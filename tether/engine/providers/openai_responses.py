@@ -14,9 +14,8 @@ round that kept none sends a blank line. DeepSeek ends the stream at the termina
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
-import httpx
 import msgspec
 from msgspec import UNSET
 
@@ -32,7 +31,6 @@ from tether.engine.history import (
 from tether.engine.providers.base import (
     ChatRequest,
     Finish,
-    ModelInfo,
     ProviderError,
     ReasoningBlock,
     StreamEvent,
@@ -42,7 +40,7 @@ from tether.engine.providers.base import (
     Usage,
 )
 from tether.engine.providers.common import HTTPProvider, data_url, encode
-from tether.engine.providers.retry import RetryPolicy, looks_transient
+from tether.engine.providers.retry import looks_transient
 from tether.engine.providers.sse import SSEEvent, decode_data
 from tether.schemas import openai_responses as wire
 
@@ -57,26 +55,6 @@ class OpenAIResponses(HTTPProvider):
     """One model behind the OpenAI Responses API (OpenAI, or DeepSeek's responses convention)."""
 
     default_name = "openai"
-
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str,
-        model: str,
-        info: ModelInfo,
-        timeout: float | httpx.Timeout = 600.0,
-        client: httpx.AsyncClient | None = None,
-        *,
-        deepseek: bool = False,
-        retry: RetryPolicy | None = None,
-        name: str | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> None:
-        name = name or ("deepseek" if deepseek else None)
-        super().__init__(
-            base_url, api_key, model, info, timeout, client, retry=retry, name=name, headers=headers
-        )
-        self.deepseek = deepseek
 
     def _prepare(self, request: ChatRequest) -> tuple[str, bytes]:
         items: list[wire.InputItem] = []
