@@ -27,6 +27,7 @@ from tether.rpc.errors import (
     ConnectionClosed,
     RpcError,
 )
+from tether.rpc.outbox import Outbox, OutboxClosed
 from tether.schemas.jsonrpc import CancelRequestParams, Envelope, ErrorObject, RequestId
 from tether.transports.framing import FrameTooLarge
 from tether.transports.streams import FramedStream
@@ -85,7 +86,7 @@ class Peer:
         self._running: dict[RequestId, anyio.CancelScope] = {}
         self._pending: dict[int, _Waiter] = {}
         self._ids = count()
-        self._out_send, self._out_recv = anyio.create_memory_object_stream[bytes](4096)
+        self._outbox = Outbox()
         self._closed = False
         self._tg: TaskGroup | None = None
         self.on_close: list[Callable[[], Awaitable[None]]] = []
@@ -144,25 +145,15 @@ class Peer:
 
     async def _write(self, payload: bytes) -> None:
         try:
-            await self._out_send.send(payload)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await self._outbox.put(payload)
+        except OutboxClosed:
             raise ConnectionClosed(f"{self.name}: connection closed") from None
 
     async def _writer(self) -> None:
-        async with self._out_recv:
-            async for payload in self._out_recv:
-                batch = [payload]
-                while len(batch) < 512:
-                    try:
-                        batch.append(self._out_recv.receive_nowait())
-                    except (anyio.WouldBlock, anyio.EndOfStream):
-                        break
-                try:
-                    await self.stream.send_payloads(batch)
-                except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    log.warning("%s: output closed; the client is gone", self.name)
-                    self._shutdown()
-                    return
+        await self._outbox.run(self.stream.send_payloads)
+        if self._outbox.broken:
+            log.warning("%s: output closed; the client is gone", self.name)
+            self._shutdown()
 
     # --- the read loop --------------------------------------------------------------------
 
@@ -192,7 +183,7 @@ class Peer:
         for waiter in self._pending.values():
             waiter.error = ConnectionClosed(f"{self.name}: connection closed")
             waiter.done.set()
-        self._out_send.close()
+        self._outbox.close()
 
     async def _receive(self, frame: bytes | FrameTooLarge) -> None:
         if isinstance(frame, FrameTooLarge):
