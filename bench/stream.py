@@ -100,16 +100,21 @@ def baseline_run(deltas: int) -> float:
     return time.perf_counter() - start
 
 
+PAUSE = 0.05
+
+
 def adapter_runs(deltas: int, runs: int, home: Path, project: Path) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from tests.providers.mock_llm_server import MockLLMServer, Reply
     from tests.providers.wire import chat_chunk, chat_end
 
-    stream = chat_chunk({"role": "assistant", "content": ""})
-    stream += b"".join(chat_chunk({"content": "tok "}) for _ in range(deltas))
-    stream += b"".join(c for c in chat_end() if isinstance(c, bytes))
+    first = chat_chunk({"role": "assistant", "content": ""}) + chat_chunk({"content": "tok "})
+    rest = b"".join(chat_chunk({"content": "tok "}) for _ in range(deltas - 1))
+    rest += b"".join(c for c in chat_end() if isinstance(c, bytes))
+    # The first delta alone, then a pause, so its latency is measured on its own; the rest in
     # 16 KiB HTTP chunks, so the server in this process is never what limits the rate.
-    body: list[bytes | float] = [stream[i : i + 16384] for i in range(0, len(stream), 16384)]
+    body: list[bytes | float] = [first, PAUSE]
+    body += [rest[i : i + 16384] for i in range(0, len(rest), 16384)]
     scripted, adapted, firsts = [], [], []
     with MockLLMServer() as server:
         for _ in range(runs):
@@ -119,7 +124,7 @@ def adapter_runs(deltas: int, runs: int, home: Path, project: Path) -> None:
             elapsed, chunks, first = tether_run(deltas, home, project, server.url)
             assert chunks == deltas, (chunks, deltas)
             assert server.first_body_byte_at is not None
-            adapted.append(elapsed)
+            adapted.append(elapsed - PAUSE)
             firsts.append(first - server.first_body_byte_at)
     s, a = statistics.median(scripted), statistics.median(adapted)
     print(
