@@ -43,7 +43,7 @@ def test_permission_is_asked_on_the_terminal(home: Path, project: Path) -> None:
         if proc.poll() is None:
             proc.kill()
         os.close(master)
-    assert b"? permission for" in screen
+    assert b"? permission for Replace README.md: Allow" in screen
     assert "reviewed by the tether demo" in (project / "README.md").read_text()
 
 

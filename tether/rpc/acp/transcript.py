@@ -12,6 +12,7 @@ class Transcript:
     def __init__(self, out: TextIO | None) -> None:
         self.out = out
         self._in_text = False
+        self._titles: dict[str, str] = {}  # tool call id -> title, for permission lines
 
     def _w(self, text: str) -> None:
         if self.out is not None:
@@ -31,6 +32,7 @@ class Transcript:
         elif isinstance(u, acp.AgentThoughtChunk) and isinstance(u.content, acp.TextContent):
             self._line(f"  (thinking) {u.content.text.strip()}")
         elif isinstance(u, acp.ToolCallStart):
+            self._titles[u.tool_call_id] = u.title
             self._line(f"▸ {u.title}  [{u.kind or 'other'}]")
             self._contents(u.content or [])
         elif isinstance(u, acp.ToolCallProgress) and u.status in ("completed", "failed"):
@@ -57,11 +59,9 @@ class Transcript:
                 self._line("\n".join(f"    {line}" for line in diff))
 
     def permission(self, params: acp.RequestPermissionRequest, choice: str | None) -> None:
-        title = (
-            params.tool_call.title
-            if isinstance(params.tool_call.title, str)
-            else params.tool_call.tool_call_id
-        )
+        card = params.tool_call
+        title = card.title if isinstance(card.title, str) else None
+        title = title or self._titles.get(card.tool_call_id, card.tool_call_id)
         names = {o.option_id: o.name for o in params.options}
         self._line(f"? permission for {title}: {names.get(choice or '', 'cancelled')}")
 
