@@ -110,6 +110,20 @@ CASES: list[Case] = [
         anthropic_text(["Two ", "entries."]),
         anthropic_result,
     ),
+    (
+        "deepseek-responses",
+        "/responses",
+        responses_call,
+        responses_text(["Two ", "entries."]),
+        responses_result,
+    ),
+    (
+        "deepseek-anthropic",
+        "/v1/messages",
+        anthropic_call,
+        anthropic_text(["Two ", "entries."]),
+        anthropic_result,
+    ),
 ]
 
 
