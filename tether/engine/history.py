@@ -66,4 +66,3 @@ Message = UserMessage | AssistantMessage | ToolResultMessage
 FinishReason = Literal["stop", "tool_calls", "length", "refusal"]
 
 history_encoder = msgspec.json.Encoder()
-history_decoder = msgspec.json.Decoder(list[Message])

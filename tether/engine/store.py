@@ -13,10 +13,9 @@ from typing import Any
 import anyio
 import msgspec
 
-from tether.engine.history import Message, history_decoder
+from tether.engine.history import Message
 from tether.engine.session import Session, SessionState
 
-SCHEMA_VERSION = 1
 _MIGRATIONS = [
     """
     CREATE TABLE sessions(
@@ -38,6 +37,7 @@ _MIGRATIONS = [
     """,
 ]
 
+SCHEMA_VERSION = len(_MIGRATIONS)
 _encode = msgspec.json.Encoder().encode
 _state = msgspec.json.Decoder(SessionState)
 _message = msgspec.json.Decoder(Message)
@@ -147,10 +147,9 @@ class Store:
 
 def _migrate(db: Any) -> None:
     version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise RuntimeError(f"the session store is from a newer tether (schema {version})")
     for v in range(version, len(_MIGRATIONS)):
         with db:
             db.execute(_MIGRATIONS[v])
             db.execute(f"PRAGMA user_version={v + 1}")
-
-
-__all__ = ["SCHEMA_VERSION", "SessionRow", "Store", "data_dir", "history_decoder"]

@@ -12,7 +12,7 @@ from pathlib import PurePosixPath
 
 import msgspec
 
-from tether.engine.history import AssistantMessage, ToolResultMessage, UserMessage
+from tether.engine.history import AssistantMessage, ToolResultMessage
 from tether.engine.providers import base as llm
 
 INFO = llm.ModelInfo("demo", "tether demo (scripted, offline)", context_window=32_000)
@@ -138,6 +138,3 @@ def _estimate(request: llm.ChatRequest) -> int:
     return (
         sum(len(msgspec.json.encode(m)) for m in request.messages) // 4 + len(request.system) // 4
     )
-
-
-__all__ = ["INFO", "DemoModel", "UserMessage"]

@@ -384,6 +384,3 @@ def _decode_cursor(cursor: str) -> tuple[str, str]:
     except (ValueError, msgspec.DecodeError):
         raise RpcError.invalid_params(f"invalid cursor {cursor!r}") from None
     return updated_at, session_id
-
-
-__all__ = ["AcpAgent", "AgentDeps", "Any"]

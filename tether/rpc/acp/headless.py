@@ -10,7 +10,6 @@ from typing import Any, Literal, TextIO
 
 import anyio
 import anyio.abc
-import msgspec
 
 from tether.rpc.acp.transcript import Transcript
 from tether.rpc.errors import ConnectionClosed, RpcError
@@ -223,6 +222,3 @@ def _prompt_checkboxes(props: dict[str, Any]) -> dict[str, bool]:
             answer = "n"
         answers[key] = answer in ("", "y", "yes")
     return answers
-
-
-__all__ = ["AskOptions", "msgspec", "run_ask"]
