@@ -117,3 +117,34 @@ Event = (
     | TitleChanged
     | TurnEnded
 )
+
+
+def coalesce(events: list[Event]) -> list[Event]:
+    """Merge consecutive deltas of one message, so a stored message is one event, not
+    thousands of fragments (and the replay sends one chunk per message)."""
+    out: list[Event] = []
+    run: list[str] = []
+    for e in events:
+        last = out[-1] if out else None
+        if (
+            isinstance(e, TextDelta | ThoughtDelta)
+            and type(last) is type(e)
+            and _same_message(last, e)
+        ):
+            run.append(e.text)
+            continue
+        _close_run(out, run)
+        out.append(e)
+        run = [e.text] if isinstance(e, TextDelta | ThoughtDelta) else []
+    _close_run(out, run)
+    return out
+
+
+def _same_message(a: Event | None, b: TextDelta | ThoughtDelta) -> bool:
+    return isinstance(a, TextDelta | ThoughtDelta) and a.message_id == b.message_id
+
+
+def _close_run(out: list[Event], run: list[str]) -> None:
+    last = out[-1] if out else None
+    if len(run) > 1 and isinstance(last, TextDelta | ThoughtDelta):
+        out[-1] = type(last)(last.message_id, "".join(run))

@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 import msgspec
 
+from tether.engine.events import Event, Notice
 from tether.engine.grants import Grants
 from tether.engine.history import Message
 
@@ -49,10 +50,17 @@ class Session:
     # A running turn's scope, so session/cancel and session/close can stop it.
     turn_scope: anyio.CancelScope | None = None
     saved_messages: int = 0  # how many history entries the store already has
+    # Events not yet stored, kept for replay.
+    pending_events: list[Event] = field(default_factory=list[Event])
 
     @property
     def busy(self) -> bool:
         return self.turn_scope is not None
+
+    def record(self, event: Event) -> None:
+        """Keep an event for replay (notices are live only)."""
+        if not isinstance(event, Notice):
+            self.pending_events.append(event)
 
     def cancel_turn(self) -> None:
         if self.turn_scope is not None:

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import msgspec
 
+from tether.engine.events import Event, coalesce
 from tether.engine.history import Message
 from tether.engine.session import Session, SessionState
 
@@ -35,12 +36,21 @@ _MIGRATIONS = [
         PRIMARY KEY(session_id, seq)
     );
     """,
+    """
+    CREATE TABLE events(
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        body BLOB NOT NULL,
+        PRIMARY KEY(session_id, seq)
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(_MIGRATIONS)
 _encode = msgspec.json.Encoder().encode
 _state = msgspec.json.Decoder(SessionState)
 _message = msgspec.json.Decoder(Message)
+_event = msgspec.json.Decoder(Event)
 
 
 def data_dir() -> Path:
@@ -85,10 +95,15 @@ class Store:
         """Write the session row and any history entries not yet stored."""
         new = session.history[session.saved_messages :]
         start = session.saved_messages
-        await self._run(self._save, session, new, start)
+        events, session.pending_events = session.pending_events, []
+        try:
+            await self._run(self._save, session, new, start, coalesce(events))
+        except BaseException:
+            session.pending_events[:0] = events  # not stored: keep them for the next save
+            raise
         session.saved_messages = start + len(new)
 
-    def _save(self, s: Session, new: list[Message], start: int) -> None:
+    def _save(self, s: Session, new: list[Message], start: int, events: list[Event]) -> None:
         db = self._conn()
         with db:
             db.execute(
@@ -101,6 +116,14 @@ class Store:
                 "INSERT OR REPLACE INTO messages(session_id, seq, body) VALUES(?, ?, ?)",
                 [(s.id, start + i, _encode(m)) for i, m in enumerate(new)],
             )
+            if events:
+                row = db.execute(
+                    "SELECT COALESCE(MAX(seq) + 1, 0) FROM events WHERE session_id=?", (s.id,)
+                ).fetchone()
+                db.executemany(
+                    "INSERT INTO events(session_id, seq, body) VALUES(?, ?, ?)",
+                    [(s.id, row[0] + i, _encode(e)) for i, e in enumerate(events)],
+                )
 
     async def load(self, session_id: str) -> Session | None:
         return await self._run(self._load, session_id)
@@ -119,6 +142,18 @@ class Store:
         s = Session(session_id, row[0], _state.decode(row[3]), history, row[1], row[2])
         s.saved_messages = len(history)
         return s
+
+    async def events(self, session_id: str) -> list[Event]:
+        """Everything a client was shown in this session, in order, for replay."""
+        return await self._run(self._events, session_id)
+
+    def _events(self, session_id: str) -> list[Event]:
+        rows = (
+            self._conn()
+            .execute("SELECT body FROM events WHERE session_id=? ORDER BY seq", (session_id,))
+            .fetchall()
+        )
+        return [_event.decode(b) for (b,) in rows]
 
     async def list(
         self, cwd: str | None, after: tuple[str, str] | None, limit: int

@@ -77,15 +77,21 @@ class Turn:
         self.model = model
         self.registry = registry
         self.ctx = ctx
-        self.emit = emit
+        self._front = emit
         self.persist = persist
         self.config = config
         self._told_shrink = False
+
+    async def emit(self, event: ev.Event) -> None:
+        """Every event goes to the front (live) and into the session's record (replay)."""
+        self.session.record(event)
+        await self._front(event)
 
     async def run(self, parts: list[UserPart]) -> ev.StopReason:
         """Run the turn to its stop reason. Cancellation of the caller's scope ends it with
         `cancelled`; a provider failure raises TurnFailed."""
         self.session.history.append(UserMessage(parts))
+        self.session.record(ev.UserPrompted(parts))  # the client showed it already: replay only
         await self.persist(self.session)
         with anyio.CancelScope() as scope:
             self.session.turn_scope = scope

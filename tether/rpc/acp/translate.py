@@ -12,6 +12,11 @@ from tether.engine.history import ImagePart, TextPart
 from tether.schemas import acp
 
 
+def replay(events: list[ev.Event], *, notices: bool) -> list[acp.SessionUpdate]:
+    """A stored session as the updates a client sees, through the same translation as live."""
+    return [u for e in events for u in to_updates(e, notices=notices)]
+
+
 def to_updates(event: ev.Event, *, notices: bool) -> list[acp.SessionUpdate]:
     """The updates an event becomes (one, except a user prompt: one chunk per part)."""
     if isinstance(event, ev.TextDelta):
