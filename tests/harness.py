@@ -164,6 +164,16 @@ class AgentProcess:
         params = {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
         return await self.request("session/prompt", params, timeout)
 
+    async def start_turn(self, session_id: str, text: str = "go") -> int:
+        """Start a prompt and read until its first message chunk; returns the request id."""
+        params = {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
+        rid = await self.start_request("session/prompt", params)
+        while not any(
+            u["sessionUpdate"] == "agent_message_chunk" for u in self.updates(session_id)
+        ):
+            await self.recv()
+        return rid
+
     async def close_input(self) -> None:
         assert self.proc.stdin is not None
         await self.proc.stdin.aclose()
@@ -209,3 +219,8 @@ def script(path: Path, rounds: list[list[dict[str, Any]]], **model: Any) -> Path
         doc["model"] = model
     path.write_text(json.dumps(doc))
     return path
+
+
+def slow_script(path: Path) -> Path:
+    """A model that says one thing, then takes a minute: a turn to cancel or abandon."""
+    return script(path, [[{"text": "working"}, {"delay": 60}]])

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import anyio
 import pytest
 
-from tests.harness import AgentProcess, script, spawn_agent
+from tests.harness import AgentProcess, script, slow_script, spawn_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -126,15 +125,10 @@ async def test_oversized_frame_is_refused_cleanly(home: Path) -> None:
 async def test_prompt_while_a_turn_runs_is_refused(
     home: Path, project: Path, tmp_path: Path
 ) -> None:
-    slow = script(tmp_path / "slow.json", [[{"text": "thinking..."}, {"delay": 30}]])
-    async with spawn_agent(home, "--script", str(slow)) as agent:
+    async with spawn_agent(home, "--script", str(slow_script(tmp_path / "s.json"))) as agent:
         await agent.initialize()
         sid = await agent.new_session(project)
-        first = await agent.start_request(
-            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "a"}]}
-        )
-        while not any(u["sessionUpdate"] == "agent_message_chunk" for u in agent.updates(sid)):
-            await agent.recv()
+        first = await agent.start_turn(sid)
         second = await agent.prompt(sid, "b")
         assert second["error"]["code"] == -32001 and "already running" in second["error"]["message"]
         await agent.notify("session/cancel", {"sessionId": sid})
@@ -154,15 +148,10 @@ async def test_cancel_when_idle_is_harmless(home: Path, project: Path) -> None:
 async def test_stdin_closed_mid_turn_exits_cleanly(
     home: Path, project: Path, tmp_path: Path
 ) -> None:
-    slow = script(tmp_path / "slow.json", [[{"text": "working"}, {"delay": 60}]])
-    async with spawn_agent(home, "--script", str(slow)) as agent:
+    async with spawn_agent(home, "--script", str(slow_script(tmp_path / "s.json"))) as agent:
         await agent.initialize()
         sid = await agent.new_session(project)
-        await agent.start_request(
-            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "a"}]}
-        )
-        while not agent.updates(sid)[1:]:
-            await agent.recv()
+        await agent.start_turn(sid)
         start = anyio.current_time()
         await agent.close_input()
         await agent.drain()
@@ -178,15 +167,10 @@ async def test_stdin_closed_mid_turn_exits_cleanly(
 async def test_cancel_request_cancels_a_running_prompt(
     home: Path, project: Path, tmp_path: Path
 ) -> None:
-    slow = script(tmp_path / "slow.json", [[{"text": "working"}, {"delay": 60}]])
-    async with spawn_agent(home, "--script", str(slow)) as agent:
+    async with spawn_agent(home, "--script", str(slow_script(tmp_path / "s.json"))) as agent:
         await agent.initialize()
         sid = await agent.new_session(project)
-        rid = await agent.start_request(
-            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "a"}]}
-        )
-        while not agent.updates(sid)[1:]:
-            await agent.recv()
+        rid = await agent.start_turn(sid)
         await agent.notify("$/cancel_request", {"requestId": rid})
         resp = await agent.until_response(rid)
         assert resp["error"]["code"] == -32800
@@ -206,8 +190,3 @@ async def test_provider_error_is_a_clear_rpc_error(
         assert resp["error"]["code"] == -32010
         assert resp["error"]["message"] == "The model provider failed: HTTP 401: invalid api key"
         await _still_serving(agent)
-
-
-def test_frames_are_single_lines() -> None:
-    # A sanity check on the harness itself: NDJSON frames never embed newlines.
-    assert "\n" not in json.dumps({"text": "a\nb"})

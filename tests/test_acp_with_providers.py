@@ -221,11 +221,7 @@ async def test_cancel_closes_the_provider_stream(home: Path, project: Path, tmp_
         async with spawn_agent(home, env={"TETHER_CONFIG": str(tmp_path / "config.toml")}) as agent:
             await agent.initialize()
             sid = await agent.new_session(project)
-            rid = await agent.start_request(
-                "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-            )
-            while not any(u["sessionUpdate"] == "agent_message_chunk" for u in agent.updates(sid)):
-                await agent.recv()
+            rid = await agent.start_turn(sid)
             await agent.notify("session/cancel", {"sessionId": sid})
             resp = await agent.until_response(rid)
             assert resp["result"] == {"stopReason": "cancelled"}
