@@ -171,12 +171,34 @@ def _args_struct(fn: Callable[..., Any], docs: dict[str, str]) -> type[msgspec.S
 
 
 def _json_schema(args_type: type[msgspec.Struct]) -> dict[str, Any]:
+    """The arguments' JSON schema, self-contained: providers reject a whole request for one
+    `$ref` they cannot resolve, so nested definitions are inlined where they are used."""
     full = msgspec.json.schema(args_type)
-    schema = dict(full["$defs"][args_type.__name__])
-    schema.pop("title", None)
+    defs: dict[str, Any] = full.get("$defs", {})
+    schema = _inline(defs[args_type.__name__], defs, ())
     schema.setdefault("required", [])
     schema["additionalProperties"] = False
     return schema
+
+
+def _inline(node: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:
+    if isinstance(node, list):
+        return [_inline(v, defs, seen) for v in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        name = ref.removeprefix("#/$defs/")
+        if name in seen:
+            raise TypeError(f"tool argument type {name} is recursive; tools need flat types")
+        target = _inline(defs[name], defs, (*seen, name))
+        return {**target, **{k: _inline(v, defs, seen) for k, v in node.items() if k != "$ref"}}
+    out = {k: _inline(v, defs, seen) for k, v in node.items() if k not in ("title", "properties")}
+    if isinstance(node.get("properties"), dict):  # a property may be called "title"
+        out["properties"] = {k: _inline(v, defs, seen) for k, v in node["properties"].items()}
+    if out.get("type") == "object" and "properties" in out:
+        out.setdefault("additionalProperties", False)  # our Structs forbid unknown fields
+    return out
 
 
 class Registry:
