@@ -72,7 +72,8 @@ def _sample(prop: dict[str, Any]) -> Any:
         return [_sample(prop["items"])] if "items" in prop else []
     if kind == "object":
         return {k: _sample(prop["properties"][k]) for k in prop.get("required", [])}
-    return {"string": "x", "integer": 1, "number": 1.0, "boolean": True}.get(kind, "x")
+    samples: dict[str, Any] = {"string": "x", "integer": 1, "number": 1.0, "boolean": True}
+    return samples.get(str(kind), "x")
 
 
 class _Item(msgspec.Struct, forbid_unknown_fields=True):

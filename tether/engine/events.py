@@ -51,7 +51,7 @@ class ThoughtDelta(msgspec.Struct, tag="thought_delta", frozen=True):
 
 class ToolStarted(msgspec.Struct, tag="tool_started", frozen=True):
     call_id: str
-    name: str
+    name: str | None  # the tool's name; None for a card that is not one call (a round)
     title: str
     kind: str
     raw_input: Any

@@ -12,6 +12,7 @@ from tether.engine.seam import (
     CommandResult,
     ConfirmDecision,
     ConfirmRequest,
+    RoundCard,
     SeamError,
 )
 
@@ -53,7 +54,9 @@ class PolicyApproval:
     def __init__(self, allow: bool) -> None:
         self.allow = allow
 
-    async def confirm(self, batch: list[ConfirmRequest]) -> list[ConfirmDecision]:
+    async def confirm(
+        self, batch: list[ConfirmRequest], card: RoundCard | None = None
+    ) -> list[ConfirmDecision]:
         verdict = "allow" if self.allow else "reject"
         return [ConfirmDecision(verdict, by="policy") for _ in batch]
 

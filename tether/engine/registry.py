@@ -49,9 +49,13 @@ class CallPlan:
     confirm: bool = False
     scope: str = ""
     writes: list[str] = field(default_factory=list[str])
+    target: str = ""  # the call's short object (a path, a command line) for round titles
 
 
 Planner = Callable[[Capabilities, Any, str], Awaitable[CallPlan]]
+# How a call looks before anything is checked (no I/O, may raise): the card a call keeps when
+# its plan refuses it (FILE_EXISTS, OUTSIDE_ROOTS, ...).
+Describer = Callable[[Capabilities, Any], CallPlan]
 
 
 @dataclass
@@ -66,6 +70,7 @@ class ToolDef:
     timeout: float = DEFAULT_TIMEOUT
     spill: bool = True  # oversized results go to a spill file (reads opt out: they page instead)
     planner: Planner | None = None
+    describer: Describer | None = None
 
     @property
     def spec(self) -> ToolSpec:
@@ -83,9 +88,18 @@ class ToolDef:
     async def plan(self, ctx: Capabilities, args: msgspec.Struct, mode: str) -> CallPlan:
         if self.planner is not None:
             return await self.planner(ctx, args, mode)
-        return CallPlan(
-            title=self.name, kind=self.kind, confirm=not self.read_only, scope=self.name
-        )
+        plan = self.describe(ctx, args)
+        plan.confirm, plan.scope = not self.read_only, self.name
+        return plan
+
+    def describe(self, ctx: Capabilities, args: msgspec.Struct | None) -> CallPlan:
+        """The call's card without checks; never raises (falls back to the tool's name)."""
+        if self.describer is not None and args is not None:
+            try:
+                return self.describer(ctx, args)
+            except Exception:  # a describer sees unchecked arguments: any failure is tolerated
+                pass
+        return CallPlan(title=self.name, kind=self.kind)
 
     async def invoke(self, ctx: Capabilities, args: msgspec.Struct) -> ToolOutput:
         values = {f: getattr(args, f) for f in args.__struct_fields__}
@@ -96,6 +110,11 @@ class ToolDef:
         """Decorator: attach the function that builds this tool's CallPlan."""
         self.planner = planner
         return planner
+
+    def described_by(self, describer: Describer) -> Describer:
+        """Decorator: attach the function that names a call before it is checked."""
+        self.describer = describer
+        return describer
 
 
 def _args_message(text: str) -> str:

@@ -76,7 +76,20 @@ async def _plan_read(ctx: Capabilities, args: object, mode: str) -> CallPlan:
         kind="read",
         locations=[Location(str(full), line)],
         scope=str(full),
+        target=display(ctx, full),
     )
+
+
+@read_file.described_by
+def _describe_read(ctx: Capabilities, args: object) -> CallPlan:
+    return _named("Read", "read", ctx, args)
+
+
+def _named(verb: str, kind: str, ctx: Capabilities, args: object) -> CallPlan:
+    """A card naming the call's path as written, before any check (for refused calls)."""
+    path = str(getattr(args, "path", ""))
+    full = ctx.cwd / path
+    return CallPlan(title=f"{verb} {path}", kind=kind, locations=[Location(str(full))], target=path)
 
 
 @tool(kind="edit")
@@ -94,6 +107,8 @@ async def write_file(
     """
     full = resolve(ctx, path)
     old = await _existing_text(ctx, full)
+    if old == content:
+        return ToolOutput(f"{display(ctx, full)} already has this content; nothing written")
     if old is not None and not overwrite:
         raise ToolError("FILE_EXISTS", f"{path} exists; pass overwrite=true to replace it")
     await ctx.fs.write_text(full, content)
@@ -112,16 +127,24 @@ async def _plan_write(ctx: Capabilities, args: object, mode: str) -> CallPlan:
     old = await _existing_text(ctx, full)
     if old is not None and not getattr(args, "overwrite", False):
         raise ToolError("FILE_EXISTS", f"{path} exists; pass overwrite=true to replace it")
-    verb = "Replace" if old is not None else "Create"
+    unchanged = old == content
+    verb = "Rewrite (unchanged)" if unchanged else "Replace" if old is not None else "Create"
     return CallPlan(
         title=f"{verb} {display(ctx, full)}",
         kind="edit",
         locations=[Location(str(full))],
         content=[DiffOut(str(full), content, old)],
-        confirm=old is not None or mode != "code",
+        # Writing what is already there changes nothing: nobody needs to be asked.
+        confirm=not unchanged and (old is not None or mode != "code"),
         scope=str(full.parent),
         writes=[str(full)],
+        target=display(ctx, full),
     )
+
+
+@write_file.described_by
+def _describe_write(ctx: Capabilities, args: object) -> CallPlan:
+    return _named("Write", "edit", ctx, args)
 
 
 async def _existing_text(ctx: Capabilities, full: Path) -> str | None:
@@ -171,4 +194,10 @@ async def _plan_list(ctx: Capabilities, args: object, mode: str) -> CallPlan:
         kind="read",
         locations=[Location(str(full))],
         scope=str(full),
+        target=display(ctx, full) or ".",
     )
+
+
+@list_dir.described_by
+def _describe_list(ctx: Capabilities, args: object) -> CallPlan:
+    return _named("List", "read", ctx, args)
