@@ -37,6 +37,9 @@ class Location(msgspec.Struct, frozen=True):
 
 class UserPrompted(msgspec.Struct, tag="user", frozen=True):
     parts: list[UserPart]
+    # The history index of the same prompt as a UserMessage, when there is one: the store then
+    # keeps the parts once, in the message.
+    message: int | None = None
 
 
 class TextDelta(msgspec.Struct, tag="text_delta", frozen=True):

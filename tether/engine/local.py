@@ -8,6 +8,7 @@ from pathlib import Path
 
 import anyio
 
+from tether.engine.private import private_dir
 from tether.engine.seam import (
     CommandResult,
     ConfirmDecision,
@@ -87,8 +88,8 @@ class LocalSpill:
         return await anyio.to_thread.run_sync(self._save, name, text)
 
     def _save(self, name: str, text: str) -> Path:
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(self.directory, 0o700)
+        private_dir(self.directory.parent)  # the spill root: other sessions' files are there
+        private_dir(self.directory)
         stem = _SAFE_NAME.sub("_", name).strip("._") or "result"
         for n in range(1000):
             path = self.directory / (f"{stem}.txt" if n == 0 else f"{stem}-{n}.txt")

@@ -71,8 +71,9 @@ class Batch:
         self._spill_bytes = spill_inline_bytes
 
     async def run(self) -> list[ToolResultMessage]:
+        written: set[str] = set()
         for c in self._calls:
-            await self._prepare(c)
+            await self._prepare(c, written)
         await self._confirm(
             [c for c in self._calls if c.result is None and c.plan and c.plan.confirm]
         )
@@ -95,7 +96,7 @@ class Batch:
 
     # --- decode, validate, plan ------------------------------------------------------------
 
-    async def _prepare(self, c: _Call) -> None:
+    async def _prepare(self, c: _Call, written: set[str]) -> None:
         c.tool = self._registry.get(c.call.name)
         try:
             if c.tool is None:
@@ -110,6 +111,12 @@ class Batch:
             await self._refuse(c, "TOOL_FAILED", f"{type(exc).__name__}: {exc}")
             return
         p = c.plan
+        if written.intersection(p.writes):
+            # Planned against the files as they were before this round: an earlier call of the
+            # round writes the same file first, so whatever the plan says, the user decides.
+            p.confirm = True
+            p.title += " (after an earlier call of this round)"
+        written.update(p.writes)
         await self._emit(
             ToolStarted(
                 c.call.id, c.call.name, p.title, p.kind, _raw(c.call), p.locations, p.content

@@ -17,6 +17,7 @@ import msgspec
 from anyio.abc import TaskGroup
 from msgspec import UNSET, Raw
 
+from tether.rpc.depth import MAX_DEPTH, too_deep
 from tether.rpc.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -45,6 +46,10 @@ _EMPTY_ARRAY = b"[]"
 # Requests still running when the input ends get this long to answer before they are cancelled.
 DRAIN_SECONDS = 10.0
 _ABANDONED_MEMORY = 256  # ids of requests given up on, whose late answers are dropped quietly
+# Requests handled at once; past it the peer stops reading (a burst cannot grow memory). Routes
+# registered `bounded=False` (a turn, which may wait on the client's answers) do not count, so
+# the responses they wait for can always be read.
+MAX_IN_FLIGHT = 64
 
 
 class Reply:
@@ -59,16 +64,18 @@ class Reply:
 
 
 class _Route:
-    __slots__ = ("accept", "decoder", "handler")
+    __slots__ = ("accept", "bounded", "decoder", "handler")
 
     def __init__(
         self,
         handler: Callable[[Any], Awaitable[Any]],
         params_type: Any,
         accept: Callable[[Any], None] | None = None,
+        bounded: bool = True,
     ) -> None:
         self.handler = handler
         self.accept = accept
+        self.bounded = bounded
         self.decoder = msgspec.json.Decoder(params_type) if params_type is not None else None
 
     def decode(self, raw: Raw | None) -> Any:
@@ -103,6 +110,7 @@ class Peer:
         self._input_ended = False
         self._idle = anyio.Event()  # set when the input has ended and no request is running
         self._abandoned: dict[int, None] = {}  # insertion-ordered set, bounded
+        self._slots = anyio.Semaphore(MAX_IN_FLIGHT)
         self._tg: TaskGroup | None = None
         # Called once the input has ended, before waiting for running requests to answer
         # (the ACP agent ends its turns there, so their prompts answer `cancelled`).
@@ -118,13 +126,14 @@ class Peer:
         params_type: Any = None,
         *,
         accept: Callable[[Any], None] | None = None,
+        bounded: bool = True,
     ) -> None:
         """`params_type` (a msgspec type) decodes params; a mismatch answers -32602.
 
         `accept(params)` runs synchronously when the request is read, before any later frame
         (a notification that follows it, say) is looked at; raising RpcError refuses it. The
         handler then runs as its own task and, once accepted, always starts."""
-        self._requests[method] = _Route(handler, params_type, accept)
+        self._requests[method] = _Route(handler, params_type, accept, bounded)
 
     def on_notification(
         self, method: str, handler: NotificationHandler, params_type: Any = None
@@ -264,6 +273,11 @@ class Peer:
                 None, INVALID_REQUEST, f"Frame of {frame.size} bytes exceeds the size limit"
             )
             return
+        if too_deep(frame):
+            await self._reply_error(
+                None, INVALID_REQUEST, f"Invalid request: JSON nested deeper than {MAX_DEPTH}"
+            )
+            return
         try:
             msg = _envelope.decode(frame)
         except msgspec.ValidationError as exc:
@@ -350,10 +364,21 @@ class Peer:
         except RpcError as exc:
             await self._write_quietly(_error_payload(rid, exc.code, exc.message, exc.data))
             return
+        if route.bounded:
+            await self._slots.acquire()  # backpressure: no more reading until a slot frees
         scope = self._running[rid] = anyio.CancelScope()
         self._tg.start_soon(self._serve_request, rid, method, route, params, scope)
 
     async def _serve_request(
+        self, rid: RequestId, method: str, route: _Route, params: Any, scope: anyio.CancelScope
+    ) -> None:
+        try:
+            await self._handle(rid, method, route, params, scope)
+        finally:
+            if route.bounded:
+                self._slots.release()
+
+    async def _handle(
         self, rid: RequestId, method: str, route: _Route, params: Any, scope: anyio.CancelScope
     ) -> None:
         try:

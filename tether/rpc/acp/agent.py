@@ -64,7 +64,13 @@ class AcpAgent:
         p = self.peer
         p.on_request("initialize", self.initialize, acp.InitializeRequest)
         p.on_request("session/new", self.new_session, acp.NewSessionRequest)
-        p.on_request("session/prompt", self.prompt, acp.PromptRequest, accept=self.accept_prompt)
+        p.on_request(
+            "session/prompt",
+            self.prompt,
+            acp.PromptRequest,
+            accept=self.accept_prompt,
+            bounded=False,  # a turn waits on the client: its answers must stay readable
+        )
         p.on_request("session/list", self.list_sessions, acp.ListSessionsRequest)
         p.on_request("session/close", self.close_session, acp.SessionIdParams)
         p.on_request("session/set_mode", self.set_mode, acp.SetModeRequest)
@@ -107,9 +113,7 @@ class AcpAgent:
     async def new_session(self, params: acp.NewSessionRequest) -> Reply:
         self._ready()
         cwd = _absolute_dir(params.cwd, "cwd")
-        for i, server in enumerate(params.mcp_servers):
-            if not isinstance(server.get("name"), str):
-                raise RpcError.invalid_params(f"mcpServers[{i}] needs a string `name`")
+        _check_mcp_servers(params.mcp_servers)
         catalog = self.deps.catalog
         state = SessionState(
             model=catalog.default,
@@ -277,10 +281,11 @@ class AcpAgent:
         model = self._model(s)
         parts = _user_parts(blocks, model.info)
         text = "".join(p.text for p in parts if isinstance(p, TextPart)).strip()
-        s.record(ev.UserPrompted(parts))  # the client shows its own prompt: kept for replay
         command = commands.parse(text)
         if command is not None:
+            s.record(ev.UserPrompted(parts))  # the client shows its own prompt: kept for replay
             return await self._command(s, *command)
+        s.record(ev.UserPrompted(parts, message=len(s.history)))  # the turn appends it there
         if s.title is None and text:
             s.title = text.splitlines()[0][:80]
             await self._emit(s, ev.TitleChanged(s.title))
@@ -397,6 +402,18 @@ def _help(deps: AgentDeps) -> str:
         *[f"- {t.name}: {t.description.split('.')[0]}" for t in deps.registry_factory()],
     ]
     return "\n".join(lines)
+
+
+def _check_mcp_servers(servers: list[dict[str, Any]]) -> None:
+    """Each entry as the schema defines it (stdio: name, command, args, env; http/sse: type,
+    name, url, headers); -32602 names the first bad field."""
+    for i, server in enumerate(servers):
+        kind = acp.McpServerHttp if "type" in server else acp.McpServerStdio
+        try:
+            msgspec.convert(server, kind)
+        except msgspec.ValidationError as exc:
+            where = str(exc).replace("`$", f"`$.mcpServers[{i}]")
+            raise RpcError.invalid_params(where) from None
 
 
 def _absolute_dir(path: str, name: str) -> str:
