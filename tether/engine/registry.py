@@ -50,6 +50,9 @@ class CallPlan:
     scope: str = ""
     writes: list[str] = field(default_factory=list[str])
     target: str = ""  # the call's short object (a path, a command line) for round titles
+    # The call would ask, but the session's mode lets it run (`code` mode creating a file): its
+    # result then says `[approval] mode (code)`.
+    waived_by_mode: bool = False
 
 
 Planner = Callable[[Capabilities, Any, str], Awaitable[CallPlan]]

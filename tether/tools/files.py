@@ -136,6 +136,7 @@ async def _plan_write(ctx: Capabilities, args: object, mode: str) -> CallPlan:
         content=[DiffOut(str(full), content, old)],
         # Writing what is already there changes nothing: nobody needs to be asked.
         confirm=not unchanged and (old is not None or mode != "code"),
+        waived_by_mode=not unchanged and old is None and mode == "code",
         scope=str(full.parent),
         writes=[str(full)],
         target=display(ctx, full),
