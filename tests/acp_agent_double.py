@@ -8,7 +8,8 @@ the test that reads the client's protocol log.
 
 Scenes (the prompt text): `run` (a command with output on both streams, exit 3), `kill` (a long
 command killed), `limit` (output cut at outputByteLimit), `read` (fs reads with line/limit, and
-of a missing file).
+of a missing file), `bad` (a line that is not JSON, an unknown method, a foreign session id),
+`crash` (the agent dies mid-turn).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class Double:
     def __init__(self) -> None:
         self.next_id = 100
         self.cwd = "/"
+        self.session = SESSION  # the session in use: new, or loaded
 
     # --- wire -------------------------------------------------------------------------------
 
@@ -46,8 +48,8 @@ class Double:
             return None
         return json.loads(line)
 
-    def update(self, update: dict[str, Any], session: str = SESSION) -> None:
-        params = {"sessionId": session, "update": update}
+    def update(self, update: dict[str, Any], session: str | None = None) -> None:
+        params = {"sessionId": session or self.session, "update": update}
         self.send({"method": "session/update", "params": params})
 
     def say(self, text: str) -> None:
@@ -59,7 +61,7 @@ class Double:
         """Send a request to the client and wait for its answer (the whole response frame)."""
         rid = self.next_id
         self.next_id += 1
-        self.send({"id": rid, "method": method, "params": {"sessionId": SESSION, **params}})
+        self.send({"id": rid, "method": method, "params": {"sessionId": self.session, **params}})
         while True:
             frame = self.read()
             if frame is None:
@@ -90,6 +92,7 @@ class Double:
 
     def on_session_new(self, params: dict[str, Any]) -> dict[str, Any]:
         self.cwd = params["cwd"]
+        self.session = SESSION
         return {"sessionId": SESSION}
 
     def on_session_list(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -99,7 +102,7 @@ class Double:
         return {"sessions": stored[:1], "nextCursor": "page2"}
 
     def on_session_load(self, params: dict[str, Any]) -> dict[str, Any]:
-        sid = params["sessionId"]
+        sid = self.session = params["sessionId"]
         self.update(
             {
                 "sessionUpdate": "user_message_chunk",
@@ -207,6 +210,21 @@ class Double:
         output = self.call("terminal/output", {"terminalId": tid})["result"]
         self.call("terminal/release", {"terminalId": tid})
         self.say(f"output={dump(output)}")
+
+    def scene_bad(self) -> None:
+        sys.stdout.write("this is not json\n")
+        sys.stdout.flush()
+        unknown = self.call("_double/unknown", {})
+        foreign = self.call(
+            "fs/read_text_file", {"path": f"{self.cwd}/app.py", "sessionId": "other"}
+        )
+        self.say(f"unknown={unknown['error']['code']} foreign={foreign['error']['code']}")
+
+    def scene_crash(self) -> None:
+        self.say("about to fail")
+        sys.stderr.write("double: simulated crash\n")
+        sys.stderr.flush()
+        sys.exit(7)
 
     def scene_read(self) -> None:
         part = self.call("fs/read_text_file", {"path": f"{self.cwd}/app.py", "line": 2, "limit": 1})

@@ -1,7 +1,7 @@
 """Schema checks for the editor clients' frames.
 
 `check_log` reads tether.nvim's protocol log (`-> ` frames the client sent, `<- ` frames the agent
-sent, `!! ` agent stderr) and validates every frame against the ACP v1 schema, each side's
+sent, `?? ` lines from the agent that are not JSON, `!! ` agent stderr) and validates every frame against the ACP v1 schema, each side's
 results against the method of the request they answer. `check_sent` does the same for the
 frames a harness-driven replay sent.
 """
@@ -40,7 +40,7 @@ def read_log(path: Path) -> list[tuple[str, Frame]]:
             frames.append(("client", json.loads(body)))
         elif prefix == "<- ":
             frames.append(("agent", json.loads(body)))
-        elif prefix != "!! ":
+        elif prefix not in ("!! ", "?? "):
             raise AssertionError(f"unexpected protocol log line: {line!r}")
     return frames
 

@@ -102,8 +102,10 @@ H.run({
       H.wait(function()
         return status.kind == "error"
       end, "the error")
-      H.shows("✗ tether exited (code 3): boom: bad config")
-      H.truthy(status.text:find("tether exited (code 3)", 1, true), "status: " .. status.text)
+      -- It died before initialize, so it is named by its command.
+      local name = vim.fs.basename(H.env.cmd[1])
+      H.shows("✗ " .. name .. " exited (code 3): boom: bad config")
+      H.truthy(status.text:find(name .. " exited (code 3)", 1, true), "status: " .. status.text)
     end,
   },
   {

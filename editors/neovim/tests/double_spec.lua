@@ -74,6 +74,14 @@ H.run({
     end,
   },
   {
+    "bad input from the agent: a non-JSON line is reported, unknown methods and sessions refused",
+    function()
+      local report = scene("bad")
+      H.eq("unknown=-32601 foreign=-32602", report, "the codes the agent got")
+      H.shows("✗ the agent wrote a line that is not JSON-RPC: this is not json")
+    end,
+  },
+  {
     "sessions: every page of session/list in the picker, then session/load replays history",
     function()
       local picks = H.stub_select(function(items)
@@ -93,6 +101,19 @@ H.run({
       H.shows("    -a\n    +b")
       H.shows("Fixed it.")
       H.truthy(require("tether.ui.chat").winbar():find("Write notes", 1, true), "title in the winbar")
+    end,
+  },
+  {
+    "an agent that dies mid-turn: the chat says so, with its last words",
+    function()
+      session.prompt("crash")
+      H.wait(function()
+        return status.kind == "error"
+      end, "the crash")
+      H.shows("about to fail")
+      H.shows("✗ acp-agent-double exited (code 7): double: simulated crash — the turn was lost")
+      H.eq(nil, session.state.turn, "no turn left running")
+      H.eq(false, session.is_running(), "no agent")
     end,
   },
 })

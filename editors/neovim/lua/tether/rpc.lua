@@ -1,4 +1,6 @@
 -- JSON-RPC 2.0 with a child process over its stdio, one JSON object per line (ACP's framing).
+-- The optional protocol log gets every line: "-> " sent, "<- " received, "?? " received but not
+-- JSON, "!! " the agent's stderr.
 --
 -- start() spawns the command with vim.system pipes. Incoming requests go to on_request with a
 -- reply object (answer once: reply.result(x) or reply.error(code, message)); notifications go
@@ -11,6 +13,7 @@ Conn.__index = Conn
 M.CANCELLED = -32800
 M.METHOD_NOT_FOUND = -32601
 M.INTERNAL_ERROR = -32603
+M.AGENT_EXITED = -32099 -- given to callbacks still waiting when the agent exits; never sent
 
 local STDERR_KEEP = 40 -- lines of the agent's stderr kept to explain a crash
 
@@ -123,11 +126,12 @@ function Conn:_on_line(line)
   if line:match("^%s*$") then
     return
   end
-  self:_write_log("<- ", line)
   local ok, msg = decode(line)
   if not ok or type(msg) ~= "table" then
-    return self:_protocol_error("the agent wrote a line that is not JSON: " .. line:sub(1, 200))
+    self:_write_log("?? ", line)
+    return self:_protocol_error("the agent wrote a line that is not JSON-RPC: " .. line:sub(1, 200))
   end
+  self:_write_log("<- ", line)
   if msg.method and msg.id ~= nil then
     self:_on_request(msg)
   elseif msg.method then
@@ -201,7 +205,7 @@ function Conn:_send(frame)
 end
 
 --- Send a request; cb(err, result) runs on the main loop when the answer arrives (err is the
---- JSON-RPC error object, or {code, message} when the agent exits first). Returns the id.
+--- JSON-RPC error object, or {code = AGENT_EXITED} when the agent exits first). Returns the id.
 function Conn:request(method, params, cb)
   local id = self.next_id
   self.next_id = id + 1
@@ -211,7 +215,7 @@ function Conn:request(method, params, cb)
     self.waiting[id] = nil
     local fail = cb or function() end
     vim.schedule(function()
-      fail({ code = M.INTERNAL_ERROR, message = "the agent is not running" })
+      fail({ code = M.AGENT_EXITED, message = "the agent is not running" })
     end)
   end
   return id
@@ -223,23 +227,19 @@ end
 
 function Conn:_on_exit(res)
   self.closed = true
-  -- Lines still buffered (the last one without a newline) are the agent's final words.
+  -- A last line without a newline is still the agent's.
   if self.partial ~= "" then
     self:_on_line(self.partial)
     self.partial = ""
   end
-  local waiting = self.waiting
-  self.waiting = {}
-  local reason = ("the agent exited (code %d%s)"):format(
-    res.code or -1,
-    (res.signal and res.signal ~= 0) and (", signal " .. res.signal) or ""
-  )
-  for _, cb in pairs(waiting) do
-    cb({ code = M.INTERNAL_ERROR, message = reason })
-  end
   self:_close_log()
   if self.opts.on_exit then
     self.opts.on_exit(res.code, res.signal, self.stderr)
+  end
+  local waiting = self.waiting
+  self.waiting = {}
+  for _, cb in pairs(waiting) do
+    cb({ code = M.AGENT_EXITED, message = "the agent exited" })
   end
 end
 

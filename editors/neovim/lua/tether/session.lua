@@ -53,6 +53,9 @@ local function err_text(err)
 end
 
 local function fail(what, err)
+  if type(err) == "table" and err.code == rpc.AGENT_EXITED then
+    return -- the exit itself is reported, once, by on_exit
+  end
   local text = what .. ": " .. err_text(err)
   chat.error(text)
   status.set("error: " .. text, "error")
@@ -214,6 +217,12 @@ local function run_queue(ok)
   end
 end
 
+--- The agent's name: from its initialize answer, else the command's.
+function M.agent_name()
+  local info = S.agent and S.agent.agentInfo
+  return (info and (info.title or info.name)) or vim.fs.basename(config.options.cmd[1])
+end
+
 local function on_exit(code, signal, stderr)
   local was_turn = S.turn
   S.conn, S.id, S.turn, S.starting = nil, nil, nil, false
@@ -225,7 +234,8 @@ local function on_exit(code, signal, stderr)
     return
   end
   local tail = table.concat(vim.list_slice(stderr, math.max(1, #stderr - 4)), "\n")
-  local text = ("tether exited (code %s%s)"):format(
+  local text = ("%s exited (code %s%s)"):format(
+    M.agent_name(),
     tostring(code),
     (signal and signal ~= 0) and (", signal " .. signal) or ""
   )
@@ -271,6 +281,7 @@ function M.ensure(cb)
     return
   end
   S.starting = true
+  S.agent = nil
   S.cwd = config.options.cwd or vim.fn.getcwd()
   status.set("starting " .. config.options.cmd[1] .. "…", "busy")
   local conn, why = rpc.start({
