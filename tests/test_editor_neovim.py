@@ -56,6 +56,14 @@ SCRIPTS: dict[str, Any] = {
             {"events": [{"text": "Both were rejected."}]},
         ]
     },
+    "choose.json": {
+        "rounds": [
+            _two_writes(1),
+            {"events": [{"text": "Wrote what you allowed."}]},
+            _two_writes(2),
+            {"events": [{"text": "Nothing was written."}]},
+        ]
+    },
     "failing.json": {
         "rounds": [
             {"events": [{"error": {"message": "HTTP 401: invalid x-api-key", "status": 401}}]}
@@ -136,6 +144,19 @@ def test_cancel_dismissed_approval_and_errors_in_words(tmp_path: Path) -> None:
     ]
     assert len(cancelled) == 1  # the approval waiting when the turn was cancelled
     assert not (tmp_path / "project" / "a.txt").exists()
+
+
+def test_choose_per_call_through_a_form(tmp_path: Path) -> None:
+    frames = run_spec("forms", tmp_path)
+    answers = [
+        f["result"]
+        for s, f in frames
+        if s == "client" and isinstance(f.get("result"), dict) and "action" in f["result"]
+    ]
+    assert answers == [
+        {"action": "accept", "content": {"call_0": True, "call_1": False}},
+        {"action": "cancel"},
+    ]
 
 
 def test_terminals_fs_reads_and_session_load_against_the_test_double(tmp_path: Path) -> None:

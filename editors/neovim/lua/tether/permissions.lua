@@ -1,9 +1,11 @@
--- session/request_permission: the card goes into the chat, the options into vim.ui.select.
+-- What the agent asks the user: session/request_permission and form elicitation/create.
 --
--- Every option the agent offers is shown with its name and what its kind means; the answer is
--- the chosen optionId. Dismissing the picker leaves the request waiting (the status says so);
--- :Tether approve (or ga in the chat) shows it again. Cancelling the turn answers every waiting
--- request with the "cancelled" outcome, as ACP requires.
+-- A permission request's card goes into the chat and every option the agent offers into
+-- vim.ui.select, with its name and what its kind means; the answer is the chosen optionId. A
+-- form asks its fields one after another (vim.ui.select for booleans and choices, vim.ui.input
+-- for text and numbers). Dismissing a picker leaves a permission request waiting (the status
+-- says so; :Tether approve or ga in the chat asks again) and cancels a form. Cancelling the turn
+-- answers everything still waiting with "cancelled", as ACP requires.
 local chat = require("tether.ui.chat")
 local status = require("tether.status")
 
@@ -19,11 +21,6 @@ local KIND = {
 local waiting = {} -- requests not answered yet, oldest first
 local showing = nil -- the request whose picker is open
 
-local function title_of(params)
-  local card = params.toolCall or {}
-  return card.title or card.toolCallId or "a tool call"
-end
-
 local function remove(item)
   for i, w in ipairs(waiting) do
     if w == item then
@@ -34,11 +31,28 @@ local function remove(item)
   return false
 end
 
-local function verdict(option)
-  if option.kind and option.kind:sub(1, 6) == "reject" then
-    return "Rejected (" .. option.name .. ")"
+local show -- forward: answering one request shows the next
+
+local function answered(item, result, words)
+  if showing == item then
+    showing = nil
   end
-  return "Approved (" .. option.name .. ")"
+  if not remove(item) then
+    return -- answered meanwhile (the turn was cancelled or the agent withdrew it)
+  end
+  item.reply.result(result)
+  chat.answered(item.card, words)
+  status.set("working…", "busy")
+  if waiting[1] then
+    show(waiting[1])
+  end
+end
+
+-- Permission requests ---------------------------------------------------------------------------
+
+local function title_of(params)
+  local card = params.toolCall or {}
+  return card.title or card.toolCallId or "a tool call"
 end
 
 --- The label of an option in the picker: its name, then what its kind means.
@@ -46,41 +60,155 @@ function M.label(option)
   return ("%s  [%s]"):format(option.name, KIND[option.kind] or option.kind or "?")
 end
 
-local function show(item)
-  showing = item
+local function verdict(option)
+  if option.kind and option.kind:sub(1, 6) == "reject" then
+    return "Rejected (" .. option.name .. ")"
+  end
+  return "Approved (" .. option.name .. ")"
+end
+
+local function show_permission(item)
   status.set("waiting for your approval: " .. title_of(item.params), "approval")
   vim.ui.select(item.params.options or {}, {
     prompt = "tether asks: " .. title_of(item.params),
     format_item = M.label,
     kind = "tether.permission",
   }, function(choice)
-    showing = nil
-    if not remove(item) then
-      return -- answered meanwhile (the turn was cancelled or the agent withdrew it)
-    end
     if not choice then
-      table.insert(waiting, 1, item)
-      status.set("waiting for your approval (:Tether approve to answer)", "approval")
+      if showing == item then
+        showing = nil
+      end
+      if waiting[1] == item then
+        status.set("waiting for your approval (:Tether approve to answer)", "approval")
+      end
       return
     end
-    item.reply.result({ outcome = { outcome = "selected", optionId = choice.optionId } })
-    chat.answered(item.card, verdict(choice))
-    status.set("working…", "busy")
-    if waiting[1] then
-      show(waiting[1])
-    end
+    local result = { outcome = { outcome = "selected", optionId = choice.optionId } }
+    answered(item, result, verdict(choice))
   end)
 end
 
---- Ask the user; `reply` answers the JSON-RPC request.
-function M.ask(params, reply, request_id)
-  local item = { params = params, reply = reply, id = request_id, card = chat.permission(params) }
+-- Forms ------------------------------------------------------------------------------------------
+
+-- Field order: the agent's keys sorted, numbers by value (call_2 before call_10).
+local function field_order(props)
+  local keys = vim.tbl_keys(props)
+  table.sort(keys, function(a, b)
+    local pa, na = a:match("^(.-)(%d+)$")
+    local pb, nb = b:match("^(.-)(%d+)$")
+    if pa and pa == pb then
+      return tonumber(na) < tonumber(nb)
+    end
+    return a < b
+  end)
+  return keys
+end
+
+local function choices_of(prop)
+  if prop.type == "boolean" then
+    local yes, no = { value = true, name = "yes" }, { value = false, name = "no" }
+    return prop.default == false and { no, yes } or { yes, no }
+  end
+  if prop.oneOf then
+    return vim.tbl_map(function(o)
+      return { value = o.const, name = o.title or o.const }
+    end, prop.oneOf)
+  end
+  if prop.enum then
+    return vim.tbl_map(function(v)
+      return { value = v, name = v }
+    end, prop.enum)
+  end
+end
+
+--- Ask one field; done(value) or done(nil) when dismissed.
+local function ask_field(message, key, prop, done)
+  local label = (prop.title or key) .. (prop.description and (" — " .. prop.description) or "")
+  local choices = choices_of(prop)
+  if choices then
+    return vim.ui.select(choices, {
+      prompt = message .. ": " .. label,
+      format_item = function(c)
+        return c.name
+      end,
+      kind = "tether.form",
+    }, function(c)
+      done(c and c.value)
+    end)
+  end
+  vim.ui.input({ prompt = message .. ": " .. label .. " ", default = prop.default and tostring(prop.default) }, function(text)
+    if text == nil then
+      return done(nil)
+    end
+    if prop.type == "number" or prop.type == "integer" then
+      local n = tonumber(text)
+      if not n then
+        vim.notify("tether: " .. label .. " needs a number", vim.log.levels.WARN)
+        return ask_field(message, key, prop, done)
+      end
+      return done(n)
+    end
+    if prop.type == "array" then
+      return done(vim.split(text, "%s*,%s*", { trimempty = true }))
+    end
+    done(text)
+  end)
+end
+
+local function show_form(item)
+  local params = item.params
+  local schema = params.requestedSchema or {}
+  local props = schema.properties or {}
+  local keys = field_order(props)
+  local content = {}
+  status.set("waiting for your answer: " .. params.message, "approval")
+  local function step(i)
+    if i > #keys then
+      local result = { action = "accept", content = next(content) and content or vim.empty_dict() }
+      return answered(item, result, "Answered")
+    end
+    ask_field(params.message, keys[i], props[keys[i]], function(value)
+      if value == nil then
+        return answered(item, { action = "cancel" }, "Dismissed")
+      end
+      content[keys[i]] = value
+      step(i + 1)
+    end)
+  end
+  step(1)
+end
+
+-- Both -------------------------------------------------------------------------------------------
+
+show = function(item)
+  showing = item
+  if item.form then
+    show_form(item)
+  else
+    show_permission(item)
+  end
+end
+
+local function enqueue(item)
   waiting[#waiting + 1] = item
   if showing then
-    status.set(("waiting for your approval (%d requests)"):format(#waiting + 1), "approval")
+    status.set(("waiting for your answer (%d questions)"):format(#waiting + 1), "approval")
   else
     show(item)
   end
+end
+
+--- session/request_permission; `reply` answers the JSON-RPC request.
+function M.ask(params, reply, request_id)
+  enqueue({ params = params, reply = reply, id = request_id, card = chat.permission(params) })
+end
+
+--- elicitation/create (form mode; this client does not advertise url mode).
+function M.form(params, reply, request_id)
+  if params.mode ~= "form" then
+    return reply.result({ action = "decline" })
+  end
+  enqueue({ params = params, reply = reply, id = request_id, form = true, card = chat.form(params) })
 end
 
 --- Show the oldest waiting request again.
@@ -91,17 +219,17 @@ function M.reopen()
   if waiting[1] then
     show(waiting[1])
   else
-    vim.notify("tether: nothing is waiting for your approval", vim.log.levels.INFO)
+    vim.notify("tether: nothing is waiting for your answer", vim.log.levels.INFO)
   end
 end
 
---- The turn is being cancelled: every waiting request gets the "cancelled" outcome.
+--- The turn is being cancelled: everything waiting is answered "cancelled".
 function M.cancel_all()
   local all = waiting
   waiting = {}
   showing = nil -- a picker still open answers nothing now
   for _, item in ipairs(all) do
-    item.reply.result({ outcome = { outcome = "cancelled" } })
+    item.reply.result(item.form and { action = "cancel" } or { outcome = { outcome = "cancelled" } })
     chat.answered(item.card, "Cancelled")
   end
 end

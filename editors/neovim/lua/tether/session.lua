@@ -20,6 +20,7 @@ M.CLIENT_CAPABILITIES = {
     configOptions = { boolean = vim.empty_dict() },
     notices = vim.empty_dict(),
   },
+  elicitation = { form = vim.empty_dict() },
 }
 
 local S = {
@@ -173,6 +174,9 @@ end
 local REQUEST = {
   ["session/request_permission"] = function(params, reply, id)
     permissions.ask(params, reply, id)
+  end,
+  ["elicitation/create"] = function(params, reply, id)
+    permissions.form(params, reply, id)
   end,
   ["fs/read_text_file"] = function(params, reply)
     local result, code, message = fs.read(params)

@@ -202,6 +202,23 @@ function render.permission(b)
   return out, hl
 end
 
+function render.form(b)
+  local p = b.params
+  if b.answer then
+    return { ("▶ %s: %s"):format(b.answer, p.message), "" }, { [1] = "DiagnosticInfo" }
+  end
+  local out, hl = { "▶ Waiting for your answer: " .. p.message }, { [1] = "DiagnosticWarn" }
+  local props = (p.requestedSchema or {}).properties or {}
+  local keys = vim.tbl_keys(props)
+  table.sort(keys)
+  for _, key in ipairs(keys) do
+    local prop = props[key]
+    out[#out + 1] = INDENT .. "- " .. (prop.title or key) .. (prop.description and (" (" .. prop.description .. ")") or "")
+  end
+  out[#out + 1] = ""
+  return out, hl
+end
+
 function render.line(b)
   return { b.text, "" }, { [1] = b.group }
 end
@@ -376,6 +393,11 @@ end
 --- A permission card; returns a handle for answered().
 function M.permission(params)
   return add("permission", { params = params })
+end
+
+--- A form (elicitation) card; returns a handle for answered().
+function M.form(params)
+  return add("form", { params = params })
 end
 
 function M.answered(handle, answer)

@@ -1,0 +1,68 @@
+-- Form elicitation against the real `tether acp`: "Choose per call…" on the round approval asks
+-- one yes/no per tool call; dismissing the form cancels the round.
+local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, "S").source:sub(2)), "helpers.lua"))
+H.setup({ cmd = H.tether("choose.json") })
+
+local session = require("tether.session")
+local status = require("tether.status")
+local project = H.env.project
+
+local function turn_over()
+  return session.state.turn == nil and status.kind == "idle"
+end
+
+--- A select stub: the round approval picks "Choose per call…", form fields take `answers`.
+local function answering(answers)
+  local n = 0
+  return H.stub_select(function(items, opts)
+    if opts.kind == "tether.permission" then
+      for _, o in ipairs(items) do
+        if vim.startswith(o.name, "Choose per call") then
+          return o
+        end
+      end
+    end
+    n = n + 1
+    local want = answers[n]
+    if want == nil then
+      return nil -- dismissed
+    end
+    for _, c in ipairs(items) do
+      if c.value == want then
+        return c
+      end
+    end
+  end)
+end
+
+H.run({
+  {
+    "choose per call: one yes/no per call, only the allowed call runs",
+    function()
+      local picks = answering({ true, false })
+      vim.cmd("Tether prompt write two files")
+      H.wait(turn_over, "the turn")
+      H.eq(3, #picks, "the round approval and two fields")
+      H.eq("tether.form", picks[2].kind, "a form field")
+      H.truthy(picks[2].prompt:find("Create a.txt", 1, true), "first field: " .. picks[2].prompt)
+      H.truthy(picks[3].prompt:find("Create b.txt", 1, true), "second field: " .. picks[3].prompt)
+      H.eq({ "yes", "no" }, picks[2].labels, "yes first: the field's default is true")
+      H.shows("▶ Answered: Choose which of this round's tool calls may run")
+      H.eq("a.txt\n", H.read(project .. "/a.txt"), "a.txt written")
+      H.eq(nil, vim.uv.fs_stat(project .. "/b.txt"), "b.txt not written")
+      H.shows("Wrote what you allowed.")
+      H.truthy(vim.tbl_contains(status.history, "waiting for your answer: Choose which of this round's tool calls may run"), "status")
+    end,
+  },
+  {
+    "dismissing a form field cancels the form: nothing runs",
+    function()
+      vim.fn.delete(project .. "/a.txt")
+      answering({})
+      vim.cmd("Tether prompt again")
+      H.wait(turn_over, "the turn")
+      H.shows("▶ Dismissed: Choose which of this round's tool calls may run")
+      H.eq(nil, vim.uv.fs_stat(project .. "/a.txt"), "a.txt not written")
+    end,
+  },
+})
