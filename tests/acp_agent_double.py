@@ -213,6 +213,14 @@ class Double:
 
     def scene_bad(self) -> None:
         sys.stdout.write("this is not json\n")
+        self.update(
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "multi",
+                "title": "a title\non two lines",
+                "status": "failed",
+            }
+        )
         sys.stdout.flush()
         unknown = self.call("_double/unknown", {})
         foreign = self.call(
@@ -222,7 +230,7 @@ class Double:
 
     def scene_crash(self) -> None:
         self.say("about to fail")
-        sys.stderr.write("double: simulated crash\n")
+        sys.stderr.write("double: first line\ndouble: simulated crash\n")
         sys.stderr.flush()
         sys.exit(7)
 

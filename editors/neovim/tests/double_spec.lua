@@ -79,6 +79,7 @@ H.run({
       local report = scene("bad")
       H.eq("unknown=-32601 foreign=-32602", report, "the codes the agent got")
       H.shows("✗ the agent wrote a line that is not JSON-RPC: this is not json")
+      H.shows("▶ a title on two lines  [other] failed")
     end,
   },
   {
@@ -111,7 +112,7 @@ H.run({
         return status.kind == "error"
       end, "the crash")
       H.shows("about to fail")
-      H.shows("✗ acp-agent-double exited (code 7): double: simulated crash — the turn was lost")
+      H.shows("✗ acp-agent-double exited (code 7): double: first line\ndouble: simulated crash — the turn was lost")
       H.eq(nil, session.state.turn, "no turn left running")
       H.eq(false, session.is_running(), "no agent")
     end,

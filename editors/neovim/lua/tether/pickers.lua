@@ -6,14 +6,15 @@ local status = require("tether.status")
 local M = {}
 
 local function described(item)
-  return item.name .. (item.description and ("  — " .. item.description) or "")
+  local name = item.group and (item.group .. " / " .. item.name) or item.name
+  return name .. (item.description and ("  — " .. item.description) or "")
 end
 
 local function choose_value(opt)
   if opt.type == "boolean" then
     return session.set_option(opt.id, not opt.currentValue, true)
   end
-  vim.ui.select(opt.options or {}, {
+  vim.ui.select(session.values(opt), {
     prompt = opt.name .. " (now " .. tostring(opt.currentValue) .. ")",
     format_item = described,
     kind = "tether.config_option",

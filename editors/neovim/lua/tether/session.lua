@@ -63,10 +63,25 @@ local function fail(what, err)
 end
 M.fail = fail
 
+--- A select option's values as one list; grouped values keep their group's name.
+function M.values(opt)
+  local out = {}
+  for _, o in ipairs(opt.options or {}) do
+    if o.options then
+      for _, inner in ipairs(o.options) do
+        out[#out + 1] = vim.tbl_extend("force", inner, { group = o.name })
+      end
+    else
+      out[#out + 1] = o
+    end
+  end
+  return out
+end
+
 local function model_name()
   for _, opt in ipairs(S.config_options or {}) do
     if opt.category == "model" and opt.type == "select" then
-      for _, o in ipairs(opt.options or {}) do
+      for _, o in ipairs(M.values(opt)) do
         if o.value == opt.currentValue then
           return o.name
         end

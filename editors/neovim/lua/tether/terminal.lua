@@ -164,6 +164,8 @@ function M.kill(params, reply)
   reply.result(nil)
 end
 
+M.released = {} -- id -> terminal: the chat keeps showing a released terminal's output
+
 function M.release(params, reply)
   local t, err = lookup(params)
   if not t then
@@ -174,11 +176,9 @@ function M.release(params, reply)
   end
   terminals[params.terminalId] = nil
   t.released = true
-  M.released[t.id] = t -- the chat keeps showing its output
+  M.released[t.id] = t
   reply.result(nil)
 end
-
-M.released = {}
 
 --- What the chat shows for a terminal: command, output lines, state in words.
 function M.snapshot(id)
@@ -186,7 +186,7 @@ function M.snapshot(id)
   if not t then
     return nil
   end
-  local lines = vim.split(t.all, "\n", { plain = true })
+  local lines = vim.split((t.all:gsub("\r\n", "\n")), "\n", { plain = true })
   if lines[#lines] == "" then
     lines[#lines] = nil
   end

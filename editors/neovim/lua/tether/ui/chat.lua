@@ -41,6 +41,11 @@ local function split(text)
   return vim.split(text or "", "\n", { plain = true })
 end
 
+-- Header lines are one line whatever the agent sent.
+local function one_line(text)
+  return (tostring(text):gsub("%s*\n%s*", " "))
+end
+
 local function indented(lines, out, hl, group)
   for _, l in ipairs(lines) do
     out[#out + 1] = INDENT .. l
@@ -77,7 +82,7 @@ local function terminal_lines(id, out, hl)
     out[#out + 1] = INDENT .. "terminal " .. id .. " (unknown to this editor)"
     return
   end
-  out[#out + 1] = INDENT .. ("$ %s   (:Tether terminal %s)"):format(term.command, id)
+  out[#out + 1] = INDENT .. ("$ %s   (:Tether terminal %s)"):format(one_line(term.command), id)
   hl[#out] = "Title"
   local keep = config.options.chat.terminal_lines
   local lines = term.lines
@@ -103,7 +108,7 @@ local function content_lines(items, out, hl)
       if inner.type == "text" then
         indented(split(inner.text), out)
       elseif inner.type == "resource_link" then
-        out[#out + 1] = INDENT .. "link " .. (inner.uri or "")
+        out[#out + 1] = INDENT .. "link " .. one_line(inner.uri or "")
       else
         out[#out + 1] = INDENT .. "(" .. tostring(inner.type) .. " content)"
       end
@@ -144,7 +149,7 @@ function render.tool(b)
   local t = b.call
   local out, hl = {}, {}
   local word = TOOL_STATUS[t.status or "pending"] or tostring(t.status)
-  out[1] = ("▶ %s  [%s] %s"):format(t.title or t.toolCallId, t.kind or "other", word)
+  out[1] = ("▶ %s  [%s] %s"):format(one_line(t.title or t.toolCallId), t.kind or "other", word)
   hl[1] = (t.status == "failed" and "DiagnosticError")
     or (t.status == "completed" and "DiagnosticOk")
     or "DiagnosticWarn"
@@ -169,7 +174,7 @@ end
 function render.plan(b)
   local out, hl = { "Plan:" }, { [1] = "Title" }
   for _, e in ipairs(b.entries) do
-    out[#out + 1] = ("  %s %s"):format(PLAN_MARK[e.status] or "[?]", e.content)
+    out[#out + 1] = ("  %s %s"):format(PLAN_MARK[e.status] or "[?]", one_line(e.content))
   end
   out[#out + 1] = ""
   return out, hl
@@ -179,7 +184,7 @@ function render.permission(b)
   local p = b.params
   local card = p.toolCall or {}
   local tool = card.toolCallId and state.tools[card.toolCallId]
-  local title = card.title or (tool and tool.call.title) or card.toolCallId or "a tool call"
+  local title = one_line(card.title or (tool and tool.call.title) or card.toolCallId or "a tool call")
   local out, hl = {}, {}
   if b.answer then
     -- Answered: the header says how; the tool entries above keep the details.
@@ -194,7 +199,7 @@ function render.permission(b)
     for _, o in ipairs(p.options or {}) do
       names[#names + 1] = o.name
     end
-    out[#out + 1] = INDENT .. "options: " .. table.concat(names, " | ")
+    out[#out + 1] = INDENT .. "options: " .. one_line(table.concat(names, " | "))
     out[#out + 1] = INDENT .. "answer with :Tether approve (or ga in this buffer)"
     hl[#out] = "Comment"
   end
@@ -204,23 +209,31 @@ end
 
 function render.form(b)
   local p = b.params
+  local message = one_line(p.message or "")
   if b.answer then
-    return { ("▶ %s: %s"):format(b.answer, p.message), "" }, { [1] = "DiagnosticInfo" }
+    return { ("▶ %s: %s"):format(b.answer, message), "" }, { [1] = "DiagnosticInfo" }
   end
-  local out, hl = { "▶ Waiting for your answer: " .. p.message }, { [1] = "DiagnosticWarn" }
+  local out, hl = { "▶ Waiting for your answer: " .. message }, { [1] = "DiagnosticWarn" }
   local props = (p.requestedSchema or {}).properties or {}
   local keys = vim.tbl_keys(props)
   table.sort(keys)
   for _, key in ipairs(keys) do
     local prop = props[key]
-    out[#out + 1] = INDENT .. "- " .. (prop.title or key) .. (prop.description and (" (" .. prop.description .. ")") or "")
+    local what = (prop.title or key) .. (prop.description and (" (" .. prop.description .. ")") or "")
+    out[#out + 1] = INDENT .. "- " .. one_line(what)
   end
   out[#out + 1] = ""
   return out, hl
 end
 
 function render.line(b)
-  return { b.text, "" }, { [1] = b.group }
+  local out, hl = {}, {}
+  for _, l in ipairs(split(b.text)) do
+    out[#out + 1] = l
+    hl[#out] = b.group
+  end
+  out[#out + 1] = ""
+  return out, hl
 end
 
 -- The buffer -----------------------------------------------------------------------------------
