@@ -64,6 +64,26 @@ SCRIPTS: dict[str, Any] = {
             {"events": [{"text": "Nothing was written."}]},
         ]
     },
+    "single.json": {
+        "rounds": [
+            {
+                "events": [
+                    {
+                        "tool_call": {
+                            "id": "fix",
+                            "name": "write_file",
+                            "arguments": {
+                                "path": "app.py",
+                                "overwrite": True,
+                                "content": "fixed\n",
+                            },
+                        }
+                    }
+                ]
+            },
+            {"events": [{"text": "Fixed."}]},
+        ]
+    },
     "failing.json": {
         "rounds": [
             {"events": [{"error": {"message": "HTTP 401: invalid x-api-key", "status": 401}}]}
@@ -146,8 +166,8 @@ def test_cancel_dismissed_approval_and_errors_in_words(tmp_path: Path) -> None:
     assert not (tmp_path / "project" / "a.txt").exists()
 
 
-def test_choose_per_call_through_a_form(tmp_path: Path) -> None:
-    frames = run_spec("forms", tmp_path)
+def test_approvals_choose_per_call_form_and_single_call(tmp_path: Path) -> None:
+    frames = run_spec("approvals", tmp_path)
     answers = [
         f["result"]
         for s, f in frames

@@ -5,17 +5,6 @@ local session = require("tether.session")
 local status = require("tether.status")
 local permissions = require("tether.permissions")
 
---- Stop the running agent (if any) and use `cmd` from now on.
-local function restart(cmd)
-  if session.is_running() then
-    session.stop()
-    H.wait(function()
-      return not session.is_running()
-    end, "the agent to stop")
-  end
-  H.setup({ cmd = cmd })
-end
-
 local function turn_over()
   return session.state.turn == nil and status.kind ~= "busy" and status.kind ~= "approval"
 end
@@ -24,7 +13,7 @@ H.run({
   {
     "cancel while the model streams: the turn ends cancelled",
     function()
-      restart(H.tether("slow.json"))
+      H.restart(H.tether("slow.json"))
       vim.cmd("Tether prompt take your time")
       H.wait(function()
         return H.chat_text():find("working", 1, true) ~= nil
@@ -40,7 +29,7 @@ H.run({
   {
     "cancel while the approval waits: the request is answered cancelled, nothing is written",
     function()
-      restart(H.tether("writes.json"))
+      H.restart(H.tether("writes.json"))
       local picks = H.stub_select(function()
         return false -- the user looks at the picker and does not answer
       end)
@@ -86,7 +75,7 @@ H.run({
   {
     "a provider failure is shown in words",
     function()
-      restart(H.tether("failing.json"))
+      H.restart(H.tether("failing.json"))
       vim.cmd("Tether prompt hello")
       H.wait(turn_over, "the failed turn")
       H.eq("error", status.kind, "status kind")
@@ -97,7 +86,7 @@ H.run({
   {
     "an agent that dies at start is shown in words, with its last stderr line",
     function()
-      restart({ H.env.cmd[1], "-c", "import sys; sys.stderr.write('boom: bad config\\n'); sys.exit(3)" })
+      H.restart({ H.env.cmd[1], "-c", "import sys; sys.stderr.write('boom: bad config\\n'); sys.exit(3)" })
       vim.cmd("Tether prompt hello")
       H.wait(function()
         return status.kind == "error"
@@ -111,7 +100,7 @@ H.run({
   {
     "a command that does not exist is shown in words",
     function()
-      restart({ "/nonexistent/tether", "acp" })
+      H.restart({ "/nonexistent/tether", "acp" })
       vim.cmd("Tether prompt hello")
       H.wait(function()
         return status.kind == "error"

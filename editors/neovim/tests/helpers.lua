@@ -49,6 +49,18 @@ function H.setup(extra)
   end
 end
 
+--- Stop the running agent (if any) and use `cmd` from now on.
+function H.restart(cmd)
+  local session = require("tether.session")
+  if session.is_running() then
+    session.stop()
+    H.wait(function()
+      return not session.is_running()
+    end, "the agent to stop")
+  end
+  H.setup({ cmd = cmd })
+end
+
 function H.wait(cond, what, timeout_ms)
   local ok = vim.wait(timeout_ms or 15000, cond, 5)
   if not ok then

@@ -50,9 +50,10 @@ end
 
 -- Permission requests ---------------------------------------------------------------------------
 
+-- A single call's request may carry only the id of a tool call the chat already shows.
 local function title_of(params)
   local card = params.toolCall or {}
-  return card.title or card.toolCallId or "a tool call"
+  return card.title or chat.tool_title(card.toolCallId) or card.toolCallId or "a tool call"
 end
 
 --- The label of an option in the picker: its name, then what its kind means.

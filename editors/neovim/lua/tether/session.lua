@@ -137,7 +137,9 @@ local function tool(u)
   elseif call.status == "pending" then
     busy("preparing: " .. title)
   elseif call.status == "failed" then
-    busy("failed: " .. title)
+    busy("failed: " .. title .. "; waiting for the model…")
+  elseif call.status == "completed" then
+    busy("waiting for the model…")
   end
 end
 UPDATE.tool_call = tool

@@ -393,6 +393,12 @@ function M.tool(update)
   return b.call
 end
 
+--- The title of a tool call the chat has seen, if any.
+function M.tool_title(id)
+  local b = id and state.tools[id]
+  return b and b.call.title
+end
+
 function M.plan(entries)
   if state.plan then
     state.plan.entries = entries

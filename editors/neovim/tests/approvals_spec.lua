@@ -1,5 +1,6 @@
--- Form elicitation against the real `tether acp`: "Choose per call…" on the round approval asks
--- one yes/no per tool call; dismissing the form cancels the round.
+-- Approvals against the real `tether acp`: "Choose per call…" on the round approval asks one
+-- yes/no per tool call through a form; dismissing the form cancels the round; a single call's
+-- approval names the tool call it is about.
 local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, "S").source:sub(2)), "helpers.lua"))
 H.setup({ cmd = H.tether("choose.json") })
 
@@ -63,6 +64,27 @@ H.run({
       H.wait(turn_over, "the turn")
       H.shows("▶ Dismissed: Choose which of this round's tool calls may run")
       H.eq(nil, vim.uv.fs_stat(project .. "/a.txt"), "a.txt not written")
+    end,
+  },
+  {
+    "a single call's approval is titled by its tool call",
+    function()
+      H.restart(H.tether("single.json"))
+      local picks = H.stub_select(H.option_of_kind("allow_once"))
+      vim.cmd("Tether prompt fix greet")
+      H.wait(turn_over, "the turn")
+      H.eq("tether asks: Replace app.py", picks[1].prompt, "picker prompt")
+      local words = {
+        allow_once = "allow once",
+        allow_always = "always allow",
+        reject_once = "reject once",
+        reject_always = "always reject",
+      }
+      for i, o in ipairs(picks[1].items) do
+        H.eq(o.name .. "  [" .. words[o.kind] .. "]", picks[1].labels[i], "option " .. i .. ", by name and kind")
+      end
+      H.shows("▶ Approved (Allow): Replace app.py")
+      H.truthy(vim.tbl_contains(status.history, "waiting for your approval: Replace app.py"), "status")
     end,
   },
 })
