@@ -1,6 +1,6 @@
--- Approvals against the real `tether acp`: "Choose per call…" on the round approval asks one
--- yes/no per tool call through a form; dismissing the form cancels the round; a single call's
--- approval names the tool call it is about.
+-- Approvals against the real `tether acp`: with the session option "Approvals" set to review each
+-- call (through :Tether option), a round asks one yes/no per tool call in a form; dismissing the
+-- form cancels the round; a single call's approval names the tool call it is about.
 local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, "S").source:sub(2)), "helpers.lua"))
 H.setup({ cmd = H.tether("choose.json") })
 
@@ -12,21 +12,22 @@ local function turn_over()
   return session.state.turn == nil and status.kind == "idle"
 end
 
---- A select stub: the round approval picks "Choose per call…", form fields take `answers`.
+local function option(id)
+  for _, o in ipairs(session.state.config_options or {}) do
+    if o.id == id then
+      return o
+    end
+  end
+end
+
+--- A select stub: form fields take `answers` in turn (nil: dismissed).
 local function answering(answers)
   local n = 0
-  return H.stub_select(function(items, opts)
-    if opts.kind == "tether.permission" then
-      for _, o in ipairs(items) do
-        if vim.startswith(o.name, "Choose per call") then
-          return o
-        end
-      end
-    end
+  return H.stub_select(function(items)
     n = n + 1
     local want = answers[n]
     if want == nil then
-      return nil -- dismissed
+      return nil
     end
     for _, c in ipairs(items) do
       if c.value == want then
@@ -38,16 +39,36 @@ end
 
 H.run({
   {
-    "choose per call: one yes/no per call, only the allowed call runs",
+    "the option picker switches approvals to each call",
+    function()
+      local picks = H.stub_select(function(items, opts)
+        for _, item in ipairs(items) do
+          if (opts.kind == "tether.config_options" and item.id == "approvals")
+            or (opts.kind == "tether.config_option" and item.value == "call")
+          then
+            return item
+          end
+        end
+      end)
+      vim.cmd("Tether option")
+      H.wait(function()
+        return option("approvals") and option("approvals").currentValue == "call" and turn_over()
+      end, "approvals = call")
+      H.eq({ "tether.config_options", "tether.config_option" }, { picks[1].kind, picks[2].kind }, "two pickers")
+      H.truthy(vim.tbl_contains(picks[1].labels, "Approvals: round"), "options listed with their values")
+    end,
+  },
+  {
+    "each call in a form: one yes/no per call, only the allowed call runs",
     function()
       local picks = answering({ true, false })
       vim.cmd("Tether prompt write two files")
       H.wait(turn_over, "the turn")
-      H.eq(3, #picks, "the round approval and two fields")
-      H.eq("tether.form", picks[2].kind, "a form field")
-      H.truthy(picks[2].prompt:find("Create a.txt", 1, true), "first field: " .. picks[2].prompt)
-      H.truthy(picks[3].prompt:find("Create b.txt", 1, true), "second field: " .. picks[3].prompt)
-      H.eq({ "yes", "no" }, picks[2].labels, "yes first: the field's default is true")
+      H.eq(2, #picks, "two fields")
+      H.eq("tether.form", picks[1].kind, "a form field")
+      H.truthy(picks[1].prompt:find("Create a.txt", 1, true), "first field: " .. picks[1].prompt)
+      H.truthy(picks[2].prompt:find("Create b.txt", 1, true), "second field: " .. picks[2].prompt)
+      H.eq({ "yes", "no" }, picks[1].labels, "yes first: the field's default is true")
       H.shows("▶ Answered: Choose which of this round's tool calls may run")
       H.eq("a.txt\n", H.read(project .. "/a.txt"), "a.txt written")
       H.eq(nil, vim.uv.fs_stat(project .. "/b.txt"), "b.txt not written")

@@ -5,6 +5,8 @@ local session = require("tether.session")
 local status = require("tether.status")
 local permissions = require("tether.permissions")
 
+local asked = H.spy_permissions()
+
 local function turn_over()
   return session.state.turn == nil and status.kind ~= "busy" and status.kind ~= "approval"
 end
@@ -38,13 +40,14 @@ H.run({
         return permissions.waiting_count() == 1
       end, "the approval")
       H.eq("approval", status.kind, "status kind")
-      H.eq("waiting for your approval: Approve 2 tool calls", status.text, "status")
-      H.shows("▶ Waiting for your approval: Approve 2 tool calls")
+      local title = asked[#asked].toolCall.title
+      H.eq("waiting for your approval: " .. title, status.text, "status")
+      H.shows("▶ Waiting for your approval: " .. title)
       H.eq(1, #picks, "one picker")
       vim.cmd("Tether cancel")
       H.wait(turn_over, "the cancelled turn to end")
       H.eq("cancelled", status.text, "status")
-      H.shows("▶ Cancelled: Approve 2 tool calls")
+      H.shows("▶ Cancelled: " .. title)
       H.eq(0, permissions.waiting_count(), "nothing waits")
       H.eq(nil, vim.uv.fs_stat(H.env.project .. "/a.txt"), "a.txt not written")
     end,
@@ -67,7 +70,8 @@ H.run({
       vim.cmd("Tether approve")
       H.wait(turn_over, "the turn to end")
       H.eq(2, #picks, "asked twice")
-      H.shows("▶ Rejected (Reject all): Approve 2 tool calls")
+      local reject = H.option_of_kind("reject_once")(picks[2].items)
+      H.shows("▶ Rejected (" .. reject.name .. "): " .. asked[#asked].toolCall.title)
       H.shows("Both were rejected.")
       H.eq(nil, vim.uv.fs_stat(H.env.project .. "/a.txt"), "a.txt not written")
     end,

@@ -116,6 +116,18 @@ function H.stub_select(choose)
   return calls
 end
 
+--- Record the params of every permission request the agent sends (the plugin still answers).
+function H.spy_permissions()
+  local permissions = require("tether.permissions")
+  local asked = {}
+  local ask = permissions.ask
+  permissions.ask = function(params, ...)
+    asked[#asked + 1] = params
+    return ask(params, ...)
+  end
+  return asked
+end
+
 function H.option_of_kind(kind)
   return function(items)
     for _, o in ipairs(items) do

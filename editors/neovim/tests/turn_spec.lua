@@ -12,6 +12,7 @@ local FIXED = { "def greet(name):", '    return f"Hello, {name}!"' }
 
 local app_buf
 local selects
+local asked = H.spy_permissions()
 
 H.run({
   {
@@ -31,14 +32,15 @@ H.run({
 
       -- The round permission: one picker with every option, by name and kind.
       local pick = selects[1]
+      local title = asked[1].toolCall.title
       H.eq("tether.permission", pick.kind, "picker kind")
-      H.eq("tether asks: Approve 2 tool calls", pick.prompt, "picker prompt")
+      H.eq("tether asks: " .. title, pick.prompt, "picker prompt")
       H.eq(#pick.items, #pick.labels, "one label per option")
       H.truthy(#pick.items >= 2, "several options")
       for i, o in ipairs(pick.items) do
         H.truthy(pick.labels[i]:find(o.name, 1, true), "label shows the option name " .. o.name)
       end
-      H.shows("▶ Approved (" .. H.option_of_kind("allow_once")(pick.items).name .. "): Approve 2 tool calls")
+      H.shows("▶ Approved (" .. H.option_of_kind("allow_once")(pick.items).name .. "): " .. title)
 
       -- Everything the agent did is in the chat.
       H.shows("## You\nfix greet")
@@ -60,7 +62,7 @@ H.run({
         "waiting for the model…",
         "thinking…",
         "writing…",
-        "waiting for your approval: Approve 2 tool calls",
+        "waiting for your approval: " .. title,
         "working…",
         "ready",
       }) do

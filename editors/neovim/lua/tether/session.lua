@@ -136,10 +136,10 @@ local function tool(u)
     busy("running: " .. title)
   elseif call.status == "pending" then
     busy("preparing: " .. title)
-  elseif call.status == "failed" then
-    busy("failed: " .. title .. "; waiting for the model…")
-  elseif call.status == "completed" then
-    busy("waiting for the model…")
+  else -- completed or failed: another call of the round may still run
+    local other = chat.active_tool()
+    local prefix = call.status == "failed" and ("failed: " .. title .. "; ") or ""
+    busy(prefix .. (other and ("running: " .. other) or "waiting for the model…"))
   end
 end
 UPDATE.tool_call = tool

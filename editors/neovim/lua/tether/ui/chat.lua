@@ -185,24 +185,24 @@ function render.permission(b)
   local card = p.toolCall or {}
   local tool = card.toolCallId and state.tools[card.toolCallId]
   local title = one_line(card.title or (tool and tool.call.title) or card.toolCallId or "a tool call")
-  local out, hl = {}, {}
   if b.answer then
-    -- Answered: the header says how; the tool entries above keep the details.
+    -- Answered: the header says how; the tool entries keep the details.
     return { ("▶ %s: %s"):format(b.answer, title), "" }, { [1] = "DiagnosticInfo" }
-  else
-    out[1] = ("▶ Waiting for your approval: %s"):format(title)
-    hl[1] = "DiagnosticWarn"
   end
-  content_lines(card.content, out, hl)
-  if not b.answer then
-    local names = {}
-    for _, o in ipairs(p.options or {}) do
-      names[#names + 1] = o.name
-    end
-    out[#out + 1] = INDENT .. "options: " .. one_line(table.concat(names, " | "))
-    out[#out + 1] = INDENT .. "answer with :Tether approve (or ga in this buffer)"
+  local out, hl = { ("▶ Waiting for your approval: %s"):format(title) }, { [1] = "DiagnosticWarn" }
+  if tool then
+    out[#out + 1] = INDENT .. "(the entry above shows what it covers)"
     hl[#out] = "Comment"
+  else
+    content_lines(card.content, out, hl)
   end
+  local names = {}
+  for _, o in ipairs(p.options or {}) do
+    names[#names + 1] = o.name
+  end
+  out[#out + 1] = INDENT .. "options: " .. one_line(table.concat(names, " | "))
+  out[#out + 1] = INDENT .. "answer with :Tether approve (or ga in this buffer)"
+  hl[#out] = "Comment"
   out[#out + 1] = ""
   return out, hl
 end
@@ -391,6 +391,19 @@ function M.tool(update)
   end
   touch(b)
   return b.call
+end
+
+--- A tool call of this turn still running (or about to), if any: its title.
+function M.active_tool()
+  for i = #state.blocks, 1, -1 do
+    local b = state.blocks[i]
+    if b.kind == "user" then
+      return nil
+    end
+    if b.kind == "tool" and (b.call.status == "in_progress" or b.call.status == "pending") then
+      return b.call.title or b.call.toolCallId
+    end
+  end
 end
 
 --- The title of a tool call the chat has seen, if any.
