@@ -280,7 +280,7 @@ class AcpAgent:
             raise RpcError.invalid_params("prompt must contain at least one content block")
         model = self._model(s)
         parts = _user_parts(blocks, model.info)
-        text = "".join(p.text for p in parts if isinstance(p, TextPart)).strip()
+        text = "\n".join(p.text for p in parts if isinstance(p, TextPart)).strip()
         command = commands.parse(text)
         if command is not None:
             s.record(ev.UserPrompted(parts))  # the client shows its own prompt: kept for replay
