@@ -9,5 +9,6 @@ def catalog() -> list[ToolDef]:
     """Every tool tether offers, for the composition root to build a Registry from."""
     from tether.tools.files import list_dir, read_file, write_file
     from tether.tools.todo import todo_write
+    from tether.tools.web import web_tools
 
-    return [read_file, write_file, list_dir, todo_write]
+    return [read_file, write_file, list_dir, todo_write, *web_tools()]

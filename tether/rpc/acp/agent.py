@@ -18,11 +18,11 @@ from msgspec import UNSET
 
 from tether.engine import events as ev
 from tether.engine.history import ImagePart, TextPart, UserPart
-from tether.engine.local import LocalSpill, LocalTerminal, NoAsk, NoWeb
+from tether.engine.local import LocalSpill, LocalTerminal, NoAsk
 from tether.engine.models import ModelCatalog
 from tether.engine.providers.base import LLM, ModelInfo
 from tether.engine.registry import Registry
-from tether.engine.seam import Capabilities
+from tether.engine.seam import Capabilities, Web
 from tether.engine.session import APPROVALS, MODES, Session, SessionBusy, SessionState, now_iso
 from tether.engine.store import Store
 from tether.engine.system_prompt import PERSONA, project_context, system_prompt
@@ -59,6 +59,7 @@ class AcpAgent:
         self.sessions: dict[str, Session] = {}
         self._models: dict[str, LLM] = {}
         self._input_ended = False  # prompts received before the end still answer: `cancelled`
+        self._web: Web | None = None
 
     def register(self) -> None:
         p = self.peer
@@ -350,9 +351,16 @@ class AcpAgent:
             ),
             ask=NoAsk(),
             spill=LocalSpill(self.deps.spill_root / s.id),
-            web=NoWeb(),
+            web=self._web_capability(),
             llm=model,
         )
+
+    def _web_capability(self) -> Web:
+        if self._web is None:  # one per process, from the environment (the [web] table: later)
+            from tether.engine.web.build import build_web
+
+            self._web = build_web()
+        return self._web
 
     async def _command(self, s: Session, name: str, arg: str) -> acp.PromptResponse:
         if name == "mode":
