@@ -204,7 +204,7 @@ async def test_fetch_result_shape_and_consent_for_loopback(
     h = harness(tmp_path, site)
     text = await h.one("web_fetch", url=site.url("/doc"))
     assert text == (
-        f"Fetched {site.url('/doc')} (HTTP 200)\n\n# Doc\n\nBody **text**.\n(approved by user (once))"
+        f"[approval] user (once)\nFetched {site.url('/doc')} (HTTP 200)\n\n# Doc\n\nBody **text**."
     )
     [asked] = h.user.asked
     assert asked.title == f"Fetch {site.url('/doc')} (loopback host {site.host_port})"
@@ -214,7 +214,9 @@ async def test_fetch_result_shape_and_consent_for_loopback(
 async def test_a_non_2xx_fetch_is_a_result(tmp_path: Path, site: PageServer) -> None:
     site.route("/missing", Page(b"nothing here", status=404))
     text = await harness(tmp_path, site).one("web_fetch", url=site.url("/missing"))
-    assert text.startswith(f"Fetched {site.url('/missing')} (HTTP 404)\n\nnothing here")
+    assert text.startswith(
+        f"[approval] user (once)\nFetched {site.url('/missing')} (HTTP 404)\n\nnothing here"
+    )
 
 
 async def test_truncation_sentence(tmp_path: Path, site: PageServer) -> None:
@@ -222,9 +224,8 @@ async def test_truncation_sentence(tmp_path: Path, site: PageServer) -> None:
     h = harness(tmp_path, site, local=LocalFetchConfig(max_body_chars=100))
     text = await h.one("web_fetch", url=site.url("/long"))
     assert text == (
-        f"Fetched {site.url('/long')} (HTTP 200)\n\n{'a' * 100}\n\n"
-        "(Content truncated. Fetch a more specific URL or section for the full text.)\n"
-        "(approved by user (once))"
+        f"[approval] user (once)\nFetched {site.url('/long')} (HTTP 200)\n\n{'a' * 100}\n\n"
+        "(Content truncated. Fetch a more specific URL or section for the full text.)"
     )
 
 
@@ -256,7 +257,9 @@ async def test_always_allow_covers_exactly_that_host_and_port(
     h.user.remember = True
     await h.one("web_fetch", url=site.url("/p"))
     h.user.remember = False
-    assert (await h.one("web_fetch", url=site.url("/p?again"))).endswith("(approved by grant)")
+    assert (await h.one("web_fetch", url=site.url("/p?again"))).startswith(
+        "[approval] grant (session)\n"
+    )
     assert len(h.user.asked) == 1
     with PageServer() as other:
         other.route("/p", Page(b"two"))
@@ -277,7 +280,9 @@ async def test_a_big_page_spills_with_a_preview_and_path(tmp_path: Path, site: P
     body = "".join(f"line {i}: " + "w" * 60 + "\n" for i in range(900))
     site.route("/big", Page(body.encode()))
     text = await harness(tmp_path, site).one("web_fetch", url=site.url("/big"))
-    assert text.startswith(f"Fetched {site.url('/big')} (HTTP 200)\n\nline 0: ")
+    assert text.startswith(
+        f"[approval] user (once)\nFetched {site.url('/big')} (HTTP 200)\n\nline 0: "
+    )
     assert "read it with read_file" in text and len(text) < 6000
     [spilled] = list((tmp_path / "spill").iterdir())
     assert spilled.read_text() == f"Fetched {site.url('/big')} (HTTP 200)\n\n{body}"
@@ -302,7 +307,9 @@ async def test_fetch_local_methods_headers_and_body(tmp_path: Path, site: PageSe
     text = await h.one(
         "fetch_local", url=site.url("/api"), method="POST", headers={"X-Token": "t1"}, body="hi"
     )
-    assert text.startswith(f"HTTP 201 Created\nURL: {site.url('/api')}\n\nHeaders:\n")
+    assert text.startswith(
+        f"[approval] user (once)\nHTTP 201 Created\nURL: {site.url('/api')}\n\nHeaders:\n"
+    )
     assert "\nx-reply: yes\n" in text.lower()
     assert '{"method": "POST", "body": "hi", "x": "t1"}' in text
     [asked] = h.user.asked

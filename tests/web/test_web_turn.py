@@ -72,8 +72,8 @@ async def test_search_fetch_and_cite(home: Path, project: Path, tmp_path: Path) 
         "Cite the relevant URLs above as markdown links in your answer."
     )
     assert tool_message(bodies[2], "f1") == (
-        f"Fetched {page_url} (HTTP 200)\n\n# tether manual\n\ntether speaks **ACP** on stdio.\n"
-        "(approved by user (once))"
+        f"[approval] user (once)\nFetched {page_url} (HTTP 200)\n\n"
+        "# tether manual\n\ntether speaks **ACP** on stdio."
     )
     [permission] = [f for f in agent.frames if f.get("method") == "session/request_permission"]
     [card] = [

@@ -236,6 +236,10 @@ class Batch:
             log.exception("tool %s failed", c.call.name)
             await self._fail(c, "TOOL_FAILED", f"{type(exc).__name__}: {exc}")
             return
+        if out.is_error:
+            c.result = ToolResultMessage(c.call.id, c.call.name, out.text, is_error=True)
+            await self._emit(ToolFinished(c.call.id, "failed", out.content, out.raw_output))
+            return
         text = await self._spill(c, out.text) if c.tool.spill else out.text
         if c.approved_by:  # leads, so a cut result keeps it
             text = f"[approval] {c.approved_by}\n{text}"

@@ -35,6 +35,9 @@ class ToolOutput:
     content: list[ToolContent] = field(default_factory=list[ToolContent])
     raw_output: Any = None
     plan: list[PlanItem] | None = None  # the session's new plan, when the tool maintains it
+    # A failure told in the tool's own words (a seed's exact `Error: ...` text): the result is
+    # an error for the model and the card fails, but the text is kept as it is.
+    is_error: bool = False
 
 
 @dataclass

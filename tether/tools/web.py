@@ -121,6 +121,11 @@ def _text(text: str) -> ToolOutput:
     return ToolOutput(text, [TextOut(text)])
 
 
+def _error(text: str) -> ToolOutput:
+    """The seed's exact `Error: ...` text, as a failed call."""
+    return ToolOutput(text, [TextOut(text)], is_error=True)
+
+
 # --- plan -> run: the destination the user was asked about --------------------------------
 
 
@@ -189,11 +194,11 @@ def _search_tool(max_results: int, timeout: float) -> ToolDef:
             query: What to search for.
         """
         if not query.strip():
-            return _text(BLANK_QUERY)
+            return _error(BLANK_QUERY)
         try:
             found = await ctx.web.search(query.strip(), max_results=max_results)
         except WebError as exc:
-            return _text(error_text(exc))
+            return _error(error_text(exc))
         return _text(format_search(found))
 
     @web_search.planned_by
@@ -222,11 +227,11 @@ def _fetch_tool(timeout: float) -> ToolDef:
             url: The absolute http:// or https:// URL to retrieve.
         """
         if not url.strip():
-            return _text(BLANK_URL)
+            return _error(BLANK_URL)
         try:
             page = await ctx.web.fetch(url.strip(), target=_TARGET.get())
         except WebError as exc:
-            return _text(error_text(exc))
+            return _error(error_text(exc))
         text = format_fetch(page)
         card = f"Fetched {page.final_url} (HTTP {page.status}): {len(page.body)} characters"
         return ToolOutput(text, [TextOut(card)], raw_output={"status": page.status})
@@ -282,7 +287,7 @@ def _fetch_local_tool(timeout: float) -> ToolDef:
             body: The request body, sent as UTF-8 text.
         """
         if not url.strip():
-            return _text(BLANK_URL)
+            return _error(BLANK_URL)
         request = HttpRequest(
             method=method,
             url=url.strip(),
