@@ -10,6 +10,8 @@ import anyio
 
 from tether.engine.private import private_dir
 from tether.engine.seam import (
+    AskAnswer,
+    AskField,
     CommandResult,
     ConfirmDecision,
     ConfirmRequest,
@@ -69,7 +71,9 @@ class PolicyApproval:
 
 
 class NoAsk:
-    async def ask(self, question: str, options: list[str]) -> str | None:
+    async def ask(
+        self, question: str, options: list[str], fields: list[AskField], call_id: str | None
+    ) -> AskAnswer:
         raise SeamError("ASK_UNAVAILABLE", "this client cannot ask the user questions")
 
 

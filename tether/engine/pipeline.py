@@ -3,6 +3,7 @@ confirm (one batch) -> per-file locks -> timeout -> invoke -> spill."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -223,8 +224,9 @@ class Batch:
         await self._emit(ToolUpdated(c.call.id, status="in_progress"))
         try:
             out: ToolOutput | None = None
+            ctx = dataclasses.replace(self._ctx, call_id=c.call.id)
             with anyio.move_on_after(c.tool.timeout):
-                out = await c.tool.invoke(self._ctx, c.args)
+                out = await c.tool.invoke(ctx, c.args)
             if out is None:
                 raise ToolError(
                     "TOOL_TIMEOUT", f"{c.tool.name} did not finish within {c.tool.timeout:g} s"

@@ -18,7 +18,7 @@ from msgspec import UNSET
 
 from tether.engine import events as ev
 from tether.engine.history import ImagePart, TextPart, UserPart
-from tether.engine.local import LocalSpill, LocalTerminal, NoAsk
+from tether.engine.local import LocalSpill, LocalTerminal
 from tether.engine.models import ModelCatalog
 from tether.engine.providers.base import LLM, ModelInfo
 from tether.engine.registry import Registry
@@ -29,6 +29,7 @@ from tether.engine.system_prompt import PERSONA, project_context, system_prompt
 from tether.engine.turn import Turn, TurnConfig, TurnFailed
 from tether.rpc.acp import commands, options
 from tether.rpc.acp.approval import AcpApproval
+from tether.rpc.acp.ask import AcpAsk
 from tether.rpc.acp.client_fs import ClientFileSystem
 from tether.rpc.acp.handshake import Handshake
 from tether.rpc.acp.translate import to_updates
@@ -349,7 +350,12 @@ class AcpAgent:
                 forms=self.handshake.form_elicitation,
                 withdraw=lambda: s.cancelled_by != "client",
             ),
-            ask=NoAsk(),
+            ask=AcpAsk(
+                self.peer,
+                s.id,
+                forms=self.handshake.form_elicitation,
+                withdraw=lambda: s.cancelled_by != "client",
+            ),
             spill=LocalSpill(self.deps.spill_root / s.id),
             web=self._web_capability(),
             llm=model,
