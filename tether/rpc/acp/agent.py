@@ -17,6 +17,7 @@ import msgspec
 from msgspec import UNSET
 
 from tether.engine import events as ev
+from tether.engine import undo
 from tether.engine.history import ImagePart, TextPart, UserPart
 from tether.engine.local import LocalSpill, LocalTerminal
 from tether.engine.models import ModelCatalog
@@ -373,6 +374,9 @@ class AcpAgent:
             reply = await self._mode_command(s, arg)
         elif name == "model":
             reply = await self._model_command(s, arg)
+        elif name == "undo":
+            ctx = self._capabilities(s, self._model(s))
+            reply = await undo.undo_last(s.state.undo, ctx, lambda e: self._emit(s, e))
         else:
             reply = _help(self.deps)
         await self._emit(s, ev.TextDelta(uuid.uuid4().hex, reply))
