@@ -60,6 +60,7 @@ class Report:
     catalog: ModelCatalog
     warnings: list[str] = field(default_factory=list[str])
     probes: list[Probe] = field(default_factory=list[Probe])
+    log_file: Path | None = None  # where `tether acp` writes its log
 
     @property
     def healthy(self) -> bool:
@@ -72,10 +73,12 @@ def run_doctor(
     as_json: bool = False,
     model_override: str | None = None,
     env: Mapping[str, str] | None = None,
+    log_file: Path | None = None,
     out: TextIO,
 ) -> int:
     """Print the report; 1 when the config file has errors or a probe failed."""
     report = check(env=os.environ if env is None else env, model_override=model_override)
+    report.log_file = log_file
     if probe:
         import anyio
 
@@ -204,7 +207,10 @@ def _ms_since(start: float) -> int:
 
 
 def render_text(r: Report) -> str:
-    lines = [*_config_lines(r), "", *_provider_lines(r.setup), "", *_model_lines(r.catalog)]
+    lines = [*_config_lines(r)]
+    if r.log_file is not None:
+        lines.append(f"log file     {r.log_file}")
+    lines += ["", *_provider_lines(r.setup), "", *_model_lines(r.catalog)]
     if r.warnings:
         lines += ["", "warnings", *(f"  {w}" for w in r.warnings)]
     if r.probes:
@@ -296,6 +302,7 @@ def render_json(r: Report) -> str:
             "found": r.found,
             "errors": [{**msgspec.structs.asdict(i), "text": i.render(r.path)} for i in r.issues],
         },
+        "log_file": str(r.log_file) if r.log_file is not None else None,
         "providers": [
             {
                 "name": p.name,
