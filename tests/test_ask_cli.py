@@ -70,12 +70,12 @@ def _group_is_gone(pgid: int, timeout: float = 10) -> bool:
     return False
 
 
-def test_ctrl_c_on_a_terminal_cancels_the_turn(home: Path, project: Path, tmp_path: Path) -> None:
-    slow = slow_script(tmp_path / "slow.json")
+def _ctrl_c_on_a_terminal(home: Path, args: list[str], when: bytes) -> str:
+    """Run `tether ask ARGS` on a real terminal, type Ctrl-C once `when` is on the screen, and
+    return the screen after ask and its agent have exited."""
     master, slave = pty.openpty()
-    args = [*ASK[1:], "--script", str(slow), "--cwd", str(project), "take your time"]
     proc = subprocess.Popen(
-        [sys.executable, "-c", ON_A_TERMINAL, *args],
+        [sys.executable, "-c", ON_A_TERMINAL, *ASK[1:], *args],
         stdin=slave,
         stdout=slave,
         stderr=slave,
@@ -84,8 +84,8 @@ def test_ctrl_c_on_a_terminal_cancels_the_turn(home: Path, project: Path, tmp_pa
     )
     os.close(slave)
     try:
-        screen = _read_until(master, b"working")
-        os.write(master, b"\x03")  # Ctrl-C, as typed: SIGINT to ask and the agent it spawned
+        screen = _read_until(master, when)
+        os.write(master, b"\x03")  # as typed: SIGINT to ask and to the agent it spawned
         screen += _read_until(master, b"[stop: cancelled]")
         assert proc.wait(timeout=15) == 130
         assert _group_is_gone(proc.pid)  # the agent exited too
@@ -94,8 +94,22 @@ def test_ctrl_c_on_a_terminal_cancels_the_turn(home: Path, project: Path, tmp_pa
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         os.close(master)
-    text = screen.decode(errors="replace")
-    assert "Traceback" not in text and "KeyboardInterrupt" not in text, text
+    return screen.decode(errors="replace")
+
+
+def test_ctrl_c_on_a_terminal_cancels_the_turn(home: Path, project: Path, tmp_path: Path) -> None:
+    slow = slow_script(tmp_path / "slow.json")
+    args = ["--script", str(slow), "--cwd", str(project), "take your time"]
+    screen = _ctrl_c_on_a_terminal(home, args, b"working")
+    assert "Traceback" not in screen and "KeyboardInterrupt" not in screen, screen
+    assert screen.endswith("working^C\r\n[stop: cancelled]\r\n"), screen
+
+
+def test_ctrl_c_at_the_permission_prompt(home: Path, project: Path) -> None:
+    screen = _ctrl_c_on_a_terminal(home, ["--cwd", str(project), "tidy up"], b"choose: ")
+    assert "Traceback" not in screen and "KeyboardInterrupt" not in screen, screen
+    assert screen.endswith("choose: ^C\r\n[stop: cancelled]\r\n"), screen
+    assert "reviewed by the tether demo" not in (project / "README.md").read_text()
 
 
 @pytest.mark.anyio

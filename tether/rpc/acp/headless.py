@@ -143,12 +143,11 @@ async def _watch_interrupts(stop: _Stop) -> None:
     import signal
 
     try:
-        receiver = anyio.open_signal_receiver(signal.SIGINT)
+        with anyio.open_signal_receiver(signal.SIGINT) as signals:
+            async for _ in signals:
+                stop.request(INTERRUPTED)
     except NotImplementedError:  # Windows: Ctrl-C stays a KeyboardInterrupt
         return
-    with receiver as signals:
-        async for _ in signals:
-            stop.request(INTERRUPTED)
 
 
 class _Client:
@@ -191,6 +190,8 @@ class _Client:
             self.transcript.error("the agent exited before the turn ended")
             return 3
         if self.stop.requested.is_set():
+            if self.stop.code == INTERRUPTED:
+                self.transcript.after_echo()
             self.transcript.stop("cancelled")
             return self.stop.code
         assert result is not None

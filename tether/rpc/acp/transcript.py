@@ -102,6 +102,11 @@ class Transcript:
         names = {o.option_id: o.name for o in params.options}
         self._line(f"? permission for {title}: {names.get(choice or '', 'cancelled')}")
 
+    def after_echo(self) -> None:
+        """The terminal echoed `^C` where the cursor was: the next line starts on a new one."""
+        if self.out is not None and self.out.out.isatty():
+            self._in_text = True
+
     def stop(self, reason: str) -> None:
         self._line(f"[stop: {reason}]")
 
