@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pty
+import select
 import signal
 import subprocess
 import sys
@@ -34,7 +35,8 @@ def _read_until(fd: int, marker: bytes, timeout: float = 20) -> bytes:
     seen = b""
     deadline = time.monotonic() + timeout
     while marker not in seen:
-        if time.monotonic() > deadline:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
             raise AssertionError(f"no {marker!r} in {seen.decode(errors='replace')!r}")
         try:
             chunk = os.read(fd, 4096)
@@ -49,7 +51,7 @@ def _read_until(fd: int, marker: bytes, timeout: float = 20) -> bytes:
 def _drain(fd: int) -> bytes:
     """The rest of a terminal's output, once every process using it has exited."""
     seen = b""
-    while True:
+    while select.select([fd], [], [], 5)[0]:
         try:
             chunk = os.read(fd, 4096)
         except OSError:  # EIO: no process holds the terminal any more
@@ -57,6 +59,7 @@ def _drain(fd: int) -> bytes:
         if not chunk:
             return seen
         seen += chunk
+    return seen
 
 
 def _group_is_gone(pgid: int, timeout: float = 10) -> bool:
@@ -174,3 +177,28 @@ def test_unreadable_files_get_an_acp_error_and_calls_are_named(
     assert "✗ read_file src — " in out and "src is a directory" in out
     assert "✓ write_file notes.md" in out and "✓ completed" not in out
     assert (project / "notes.md").read_text() == "n\n"
+
+
+def test_run_by_hand_on_a_terminal_ctrl_c_stops_the_agent(home: Path) -> None:
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ON_A_TERMINAL, "-m", "tether", "acp"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=_env(home),
+        start_new_session=True,
+    )
+    os.close(slave)
+    try:
+        init = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}'
+        os.write(master, init + b"\n")
+        screen = _read_until(master, b'"agentInfo"')  # answered: the agent is serving
+        os.write(master, b"\x03")
+        assert proc.wait(timeout=15) == 130
+        screen += _drain(master)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        os.close(master)
+    assert b"Traceback" not in screen, screen

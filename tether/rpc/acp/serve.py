@@ -39,7 +39,15 @@ class ServeOptions:
 
 
 def serve_stdio(options: ServeOptions) -> int:
-    _ignore_interrupts()
+    if not os.isatty(0):
+        _ignore_interrupts()
+    try:
+        return _serve_stdio(options)
+    except KeyboardInterrupt:  # run by hand on a terminal: Ctrl-C stops it, quietly
+        return 130
+
+
+def _serve_stdio(options: ServeOptions) -> int:
     from tether.transports.stdio_fds import claim_stdio
 
     in_fd, out_fd = claim_stdio()
@@ -60,9 +68,10 @@ def serve_stdio(options: ServeOptions) -> int:
 
 def _ignore_interrupts() -> None:
     """Ctrl-C in a terminal signals the whole foreground process group, so this server too when
-    a client such as `tether ask` runs it; the client's `session/cancel` is what stops a turn.
-    A no-op handler rather than SIG_IGN: the commands tether runs get the default action back
-    at exec, where an ignored SIGINT would be inherited."""
+    a client such as `tether ask` runs it there; the client's `session/cancel` is what stops a
+    turn. (Run by hand, with the terminal as its input, Ctrl-C does stop it.) A no-op handler
+    rather than SIG_IGN: the commands tether runs get the default action back at exec, where an
+    ignored SIGINT would be inherited."""
     import signal
 
     signal.signal(signal.SIGINT, _no_op)
