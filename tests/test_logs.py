@@ -73,6 +73,7 @@ async def test_default_logs_to_the_file_only(home: Path, project: Path, tmp_path
     text = log.read_text()
     assert " acp[" in text and " INFO tether.acp: tether " in text
     assert "ignoring notification" not in text  # DEBUG is below the default level
+    assert (log.stat().st_mode & 0o777, log.parent.stat().st_mode & 0o777) == (0o600, 0o700)
 
 
 @pytest.mark.anyio

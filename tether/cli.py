@@ -76,7 +76,7 @@ def _server_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--log-level",
         help="DEBUG, INFO, WARNING or ERROR: the log file's level (default: TETHER_LOG_LEVEL, "
-        "else INFO); given, the log is copied to stderr too",
+        "else INFO); when given, the log goes to stderr too",
     )
 
 

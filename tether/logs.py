@@ -7,6 +7,7 @@ Set up after the first `initialize` is answered: `logging` is not on the startup
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import sys
@@ -59,7 +60,8 @@ def setup_logging(
     path = log_path(env)
     handlers: list[logging.Handler] = []
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(path.parent, 0o700)  # logs may quote prompts and files: owner-only
         handlers.append(RotatingLog(path, max_bytes, BACKUPS))
     except OSError as exc:
         print(f"tether: cannot write the log file {path}: {exc}", file=sys.stderr)
@@ -90,6 +92,10 @@ class RotatingLog(logging.FileHandler):
         super().__init__(path, encoding="utf-8", delay=True)
         self.max_bytes = max_bytes
         self.backups = backups
+
+    def _open(self) -> io.TextIOWrapper:
+        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        return open(fd, "a", encoding=self.encoding, errors=self.errors)
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
