@@ -263,7 +263,7 @@ def test_no_provider_means_demo_only() -> None:
 
 def test_env_providers_with_default_urls_and_models() -> None:
     catalog = catalog_of(None, OPENAI_API_KEY="o", ANTHROPIC_API_KEY="a", DEEPSEEK_API_KEY="d")
-    assert catalog.default == "demo"  # a key alone does not switch the model
+    assert catalog.default == "openai:gpt-4.1"  # nothing chosen: the first provider's first model
     ids = list(catalog.infos)
     for expected in (
         "openai:gpt-4.1",
@@ -292,9 +292,21 @@ def test_env_base_urls_and_empty_keys() -> None:
         OPENAI_BASE_URL="http://127.0.0.1:1/v1",
         ANTHROPIC_API_KEY="",
         ANTHROPIC_BASE_URL="http://x",
+        DEEPSEEK_API_KEY="",
     )
     assert http(catalog.open("openai:gpt-4.1")).base_url == "http://127.0.0.1:1/v1"
-    assert not any(i.startswith("anthropic:") for i in catalog.infos)
+    # A base URL alone is a server that wants no key; an empty key alone is nothing.
+    anthropic = http(catalog.open("anthropic:claude-sonnet-4-5"))
+    assert (anthropic.base_url, anthropic.api_key) == ("http://x", "")
+    assert not any(i.startswith("deepseek:") for i in catalog.infos)
+
+
+@pytest.mark.parametrize("kind", ["OPENAI", "ANTHROPIC", "DEEPSEEK"])
+def test_a_base_url_alone_adds_a_keyless_provider(kind: str) -> None:
+    setup = resolve(None, env={f"{kind}_BASE_URL": "http://127.0.0.1:8080/v1"})
+    [provider] = setup.providers.values()
+    assert (provider.name, provider.base_url) == (kind.lower(), "http://127.0.0.1:8080/v1")
+    assert (provider.api_key, provider.key_source) == ("", "none")
 
 
 def test_file_provider_replaces_env_provider_of_that_name() -> None:
@@ -330,6 +342,26 @@ def test_a_bare_model_name_resolves_when_one_provider_offers_it() -> None:
     assert catalog.default == "demo" and not catalog.warnings
 
 
+def test_with_nothing_chosen_a_configured_provider_is_the_default() -> None:
+    assert catalog_of(None, ANTHROPIC_API_KEY="a").default == "anthropic:claude-sonnet-4-5"
+    listed = '[providers.local]\nkind = "openai"\nbuiltin_models = false\n'
+    listed += '[models."local:qwen"]\n[models."local:llama"]\n'
+    only = catalog_of(listed)
+    assert (only.default, only.default_source) == (
+        "local:qwen",
+        "the first model of the only configured provider",
+    )
+    # the file's providers come before the environment's
+    assert catalog_of(listed, OPENAI_API_KEY="o").default == "local:qwen"
+    # a provider offering no model is passed over; none at all leaves the demo
+    empty = '[providers.bare]\nkind = "openai"\nbuiltin_models = false\n'
+    assert catalog_of(empty, DEEPSEEK_API_KEY="d").default == "deepseek:deepseek-chat"
+    assert catalog_of(empty).default == "demo"
+    # an unusable choice falls back to the provider, with a warning
+    fallback = catalog_of(None, OPENAI_API_KEY="o", TETHER_MODEL="nobody:x")
+    assert fallback.default == "openai:gpt-4.1" and fallback.warnings
+
+
 def test_an_unknown_choice_is_a_warning_not_a_failure() -> None:
     catalog = catalog_of(None, TETHER_MODEL="nobody:model")
     assert catalog.default == "demo"
@@ -348,6 +380,8 @@ def test_precedence_model_flag_script_env_file(tmp_path: Path) -> None:
     assert build_catalog(config, env={}).default == "p:gpt-4.1"
     assert build_catalog(config, env=env).default == "p:gpt-4.1-mini"
     assert build_catalog(config, env=env, script=str(script)).default == "scripted"
+    keyed = {"OPENAI_API_KEY": "o"}  # a provider does not outrank an explicit script
+    assert build_catalog(None, env=keyed, script=str(script)).default == "scripted"
     flag = build_catalog(config, env=env, script=str(script), model_override="p:custom")
     assert flag.default == "p:custom" and "scripted" in flag
     # a broken --model falls through to the next choice
@@ -459,6 +493,24 @@ async def test_acp_serves_an_env_provider_end_to_end(home: Path, project: Path) 
             assert text == "Hello there"
         sent = server.requests[0]
         assert sent.headers["authorization"] == "Bearer sk-e2e"
+        assert sent.json()["model"] == "gpt-4.1"
+
+
+@pytest.mark.anyio
+async def test_a_local_server_by_base_url_alone(home: Path, project: Path) -> None:
+    """OPENAI_BASE_URL and nothing else (Ollama, llama.cpp, vLLM): sessions start on that
+    provider, and its requests carry no Authorization header."""
+    with MockLLMServer() as server:
+        server.script("/v1/chat/completions", Reply(chunks=wire.chat_text(["Hi", " local"])))
+        async with spawn_agent(home, env={"OPENAI_BASE_URL": server.url + "/v1"}) as agent:
+            await agent.initialize()
+            resp = await agent.request("session/new", {"cwd": str(project), "mcpServers": []})
+            model = next(o for o in resp["result"]["configOptions"] if o["id"] == "model")
+            assert model["currentValue"] == "openai:gpt-4.1"
+            done = await agent.prompt(resp["result"]["sessionId"], "Say hi")
+            assert done["result"]["stopReason"] == "end_turn"
+        sent = server.requests[0]
+        assert "authorization" not in sent.headers
         assert sent.json()["model"] == "gpt-4.1"
 
 

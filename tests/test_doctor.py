@@ -164,6 +164,28 @@ def test_no_file_and_no_keys(tmp_path: Path) -> None:
     assert f"config file  {path}  (none; `tether config init` writes an example)" in done.stdout
     assert "none: set one of OPENAI_API_KEY, ANTHROPIC_API_KEY, DEEPSEEK_API_KEY" in done.stdout
     assert line_matching(r"^\s+\*\s+demo\s", done.stdout)
+    assert "default: demo (the offline demo: nothing is configured)\n" in done.stdout
+
+
+def test_a_base_url_alone_is_a_keyless_provider_and_the_default(
+    tmp_path: Path, server: MockLLMServer
+) -> None:
+    server.script("/v1/chat/completions", Reply(chunks=wire.chat_text(["ready"])))
+    env = {"TETHER_CONFIG": str(tmp_path / "none.toml"), "OPENAI_BASE_URL": server.url + "/v1"}
+    done = doctor("--probe", env=env)
+    assert done.returncode == 0, done.stdout
+    provider = line_matching(r"^\s+openai\s", done.stdout)
+    assert "key none (OPENAI_API_KEY is not set: requests carry no credentials" in provider
+    assert "\nwarnings\n" not in done.stdout  # keyless is what was asked for
+    assert line_matching(r"^\s+\*\s+openai:gpt-4.1\s", done.stdout)
+    assert (
+        "default: openai:gpt-4.1 (the first model of the only configured provider; "
+        "TETHER_MODEL or [defaults] model chooses another)"
+    ) in done.stdout
+    assert "TETHER_MODEL=openai:NAME picks one" in done.stdout  # local servers name models
+    line_matching(r"^\s+openai\s+openai:gpt-4.1\s+ok\s", done.stdout)
+    [probe] = server.requests
+    assert "authorization" not in probe.headers
 
 
 def test_json_report(tmp_path: Path, server: MockLLMServer) -> None:

@@ -1,13 +1,16 @@
 """The config file and the environment, turned into the catalog of models a session can pick.
 
-Sources, later ones winning: providers from API-key environment variables (OPENAI_API_KEY,
-ANTHROPIC_API_KEY, DEEPSEEK_API_KEY), then `[providers.NAME]` tables of the TOML file at
-`config_path()`. Each provider offers its kind's built-in models (unless `builtin_models = false`)
-plus every `[models."NAME:model"]` entry, which may also override a built-in model's fields.
+Sources, later ones winning: providers from the environment (OPENAI_API_KEY, ANTHROPIC_API_KEY,
+DEEPSEEK_API_KEY, or the matching *_BASE_URL alone: a local server without credentials), then
+`[providers.NAME]` tables of the TOML file at `config_path()`. Each provider offers its kind's
+built-in models (unless `builtin_models = false`) plus every `[models."NAME:model"]` entry, which
+may also override a built-in model's fields.
 
 The default model: `--model`, else `--script`'s model, else TETHER_MODEL, else `[defaults] model`,
-else the offline demo. A model id naming a known provider but an unlisted model is added with
-default limits, so a new model needs no config change.
+else the first model of the first provider (the file's providers before the environment's), else
+the offline demo, which is thus the default only when nothing is configured. A model id naming a
+known provider but an unlisted model is added with default limits, so a new model needs no config
+change.
 
 Every validation error names its key and its line: the file is the user's, and they fix it by
 hand.
@@ -60,7 +63,9 @@ DEFAULT_BASE_URLS = {
     "deepseek-responses": "https://api.deepseek.com",
     "deepseek-anthropic": "https://api.deepseek.com/anthropic",
 }
-# (provider name and kind, key variable, base URL variable): usable with no file at all.
+# (provider name and kind, key variable, base URL variable): usable with no file at all. Either
+# variable adds the provider: a base URL alone is a server that wants no key (Ollama, llama.cpp,
+# vLLM; or a gateway that adds credentials itself), so requests carry none.
 ENV_PROVIDERS = (
     ("openai", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
     ("anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
@@ -351,13 +356,15 @@ class Setup(msgspec.Struct):
 
 
 def env_providers(env: Mapping[str, str]) -> dict[str, Provider]:
-    """One provider per API-key variable that is set (non-empty)."""
+    """One provider per API-key or base-URL variable that is set (non-empty)."""
     found: dict[str, Provider] = {}
     for name, key_var, url_var in ENV_PROVIDERS:
-        key = env.get(key_var, "")
-        if key:
-            url = env.get(url_var) or DEFAULT_BASE_URLS[name]
-            found[name] = Provider(name, name, url, key, f"env {key_var}", "environment")
+        key, url = env.get(key_var, ""), env.get(url_var, "")
+        if key or url:
+            source = f"env {key_var}" if key else "none"
+            found[name] = Provider(
+                name, name, url or DEFAULT_BASE_URLS[name], key, source, "environment"
+            )
     return found
 
 
@@ -494,8 +501,24 @@ def catalog_for(
     choices = [("--model", model_override)]
     if script is None:  # an explicit script outranks the ambient choices
         choices += [(MODEL_ENV, env.get(MODEL_ENV)), ("[defaults] model", setup.file_default)]
-    _choose_default(catalog, setup, choices, clients)
+    if not _choose_default(catalog, setup, choices, clients) and script is None:
+        _default_to_a_provider(catalog, setup)
     return catalog
+
+
+def _default_to_a_provider(catalog: ModelCatalog, setup: Setup) -> None:
+    """Nothing chosen: a configured provider's first model (its kind's first built-in, else the
+    first listed for it) rather than the demo. With several, the file's come first."""
+    ordered = sorted(setup.providers.values(), key=lambda p: p.origin != "config")
+    for provider in ordered:
+        first = next((m for m in setup.models if provider_of(m) == provider.name), None)
+        if first is not None:
+            catalog.default = first
+            many = len(setup.providers) > 1
+            catalog.default_source = (
+                f"the first model of {'the first' if many else 'the only'} configured provider"
+            )
+            return
 
 
 def load_catalog(
@@ -528,16 +551,19 @@ def _choose_default(
     setup: Setup,
     choices: list[tuple[str, str | None]],
     clients: _Clients,
-) -> None:
-    """The first choice that names a usable model becomes the default; the others are noted."""
+) -> bool:
+    """The first choice that names a usable model becomes the default; the others are noted.
+    False when none did."""
     for source, wanted in choices:
         if not wanted:
             continue
         found, why = _find_model(catalog, setup, wanted, clients)
         if found is not None:
             catalog.default = found
-            return
+            catalog.default_source = source
+            return True
         catalog.warnings.append(f"{source}: unknown model {wanted!r} ({why}); ignored")
+    return False
 
 
 def _find_model(

@@ -60,6 +60,7 @@ class Report:
     catalog: ModelCatalog
     warnings: list[str] = field(default_factory=list[str])
     probes: list[Probe] = field(default_factory=list[Probe])
+    log_file: Path | None = None  # where `tether acp` writes its log
 
     @property
     def healthy(self) -> bool:
@@ -72,10 +73,12 @@ def run_doctor(
     as_json: bool = False,
     model_override: str | None = None,
     env: Mapping[str, str] | None = None,
+    log_file: Path | None = None,
     out: TextIO,
 ) -> int:
     """Print the report; 1 when the config file has errors or a probe failed."""
     report = check(env=os.environ if env is None else env, model_override=model_override)
+    report.log_file = log_file
     if probe:
         import anyio
 
@@ -108,12 +111,18 @@ def _key_warnings(setup: Setup) -> list[str]:
 
 
 def key_description(p: Provider) -> str:
-    """Where the key comes from, never the key: `env OPENAI_API_KEY (set)`, `config (sk-…abcd)`."""
+    """Where the key comes from, never the key: `env OPENAI_API_KEY (set)`, `config (sk-…abcd)`,
+    or `none` with what that means."""
     if p.key_source == "config":
         return f"config ({mask(p.api_key)})"
     if p.key_source.startswith("env "):
         return f"{p.key_source} ({'set' if p.api_key else 'not set'})"
-    return "none"
+    unset = next((key for name, key, _ in ENV_PROVIDERS if name == p.name), None)
+    if p.origin == "environment" and unset is not None:
+        return (
+            f"none ({unset} is not set: requests carry no credentials, as a local server expects)"
+        )
+    return "none (requests carry no credentials)"
 
 
 def mask(key: str) -> str:
@@ -204,7 +213,10 @@ def _ms_since(start: float) -> int:
 
 
 def render_text(r: Report) -> str:
-    lines = [*_config_lines(r), "", *_provider_lines(r.setup), "", *_model_lines(r.catalog)]
+    lines = [*_config_lines(r)]
+    if r.log_file is not None:
+        lines.append(f"log file     {r.log_file}")
+    lines += ["", *_provider_lines(r.setup), "", *_model_lines(r.catalog), *_local_hint(r)]
     if r.warnings:
         lines += ["", "warnings", *(f"  {w}" for w in r.warnings)]
     if r.probes:
@@ -249,7 +261,31 @@ def _model_lines(catalog: ModelCatalog) -> list[str]:
         ]
         for info in catalog.infos.values()
     ]
-    return ["models (* = default)", *_table(rows)]
+    default = f"default: {catalog.default} ({_default_reason(catalog)})"
+    return ["models (* = default)", *_table(rows), default]
+
+
+def _local_hint(r: Report) -> list[str]:
+    """A keyless server from the environment defaults to a built-in model id, which a local
+    server may not know by that name."""
+    provider = r.setup.providers.get(provider_of(r.catalog.default))
+    if provider is None or provider.api_key or provider.origin != "environment":
+        return []
+    if not r.catalog.default_source.startswith("the first model"):
+        return []
+    return [
+        f"  (a local server may name its models otherwise: TETHER_MODEL={provider.name}:NAME "
+        "picks one; `tether doctor --probe` tries the default)"
+    ]
+
+
+def _default_reason(catalog: ModelCatalog) -> str:
+    source = catalog.default_source
+    if source == "nothing is configured":
+        return "the offline demo: nothing is configured"
+    if source.startswith("the first model"):
+        return f"{source}; TETHER_MODEL or [defaults] model chooses another"
+    return f"from {source}"
 
 
 def _reasoning(info: ModelInfo) -> str:
@@ -296,6 +332,7 @@ def render_json(r: Report) -> str:
             "found": r.found,
             "errors": [{**msgspec.structs.asdict(i), "text": i.render(r.path)} for i in r.issues],
         },
+        "log_file": str(r.log_file) if r.log_file is not None else None,
         "providers": [
             {
                 "name": p.name,
@@ -311,6 +348,7 @@ def render_json(r: Report) -> str:
             for info in r.catalog.infos.values()
         ],
         "default": r.catalog.default,
+        "default_reason": _default_reason(r.catalog),
         "warnings": r.warnings,
         "probes": [asdict(p) for p in r.probes],
     }

@@ -13,6 +13,7 @@ class ModelCatalog:
     """Model ids ("provider:model") with a factory each; every session opens its own instance."""
 
     default: str
+    default_source: str = "nothing is configured"  # why it is the default, for `tether doctor`
     factories: dict[str, Callable[[], LLM]] = field(default_factory=dict[str, Callable[[], LLM]])
     infos: dict[str, ModelInfo] = field(default_factory=dict[str, ModelInfo])
     # Problems met while building it (a broken config file, an unknown TETHER_MODEL): tether
@@ -45,4 +46,5 @@ def builtin_catalog(script: str | None = None) -> ModelCatalog:
         probe = ScriptedModel(loaded)
         catalog.add(probe.info, lambda: ScriptedModel(loaded))
         catalog.default = probe.info.id
+        catalog.default_source = "--script"
     return catalog

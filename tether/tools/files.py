@@ -155,8 +155,8 @@ async def _existing_text(ctx: Capabilities, full: Path) -> str | None:
         raise ToolError("IS_A_DIRECTORY", f"{full} is a directory")
     try:
         return await ctx.fs.read_text(full)
-    except SeamError:
-        return None
+    except SeamError as exc:  # it exists but is no text: replacing it still asks and says so
+        return f"({exc.message})\n"
 
 
 @tool(kind="read", read_only=True)
