@@ -148,7 +148,7 @@ async def test_two_round_turn(
     second: list[bytes | float],
     result_of: Callable[[dict[str, Any]], str],
 ) -> None:
-    with MockLLMServer() as server:
+    with MockLLMServer(dialect="deepseek" if kind.startswith("deepseek") else "openai") as server:
         server.script(route, Reply(chunks=first()), Reply(chunks=second))
         write_config(tmp_path / "config.toml", kind, server.url)
         async with spawn_agent(home, env={"TETHER_CONFIG": str(tmp_path / "config.toml")}) as agent:

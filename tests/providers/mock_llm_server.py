@@ -4,6 +4,10 @@ It speaks just enough HTTP/1.1 (keep-alive, Content-Length request bodies, chunk
 serve each API's wire format from scripted replies, and records what it received. It runs its own
 asyncio loop in a background thread, so the client under test shares nothing with it but TCP.
 
+Like the real APIs, it refuses a request body its vendor's published schema refuses (400
+`invalid_request_error`, see `vendor_schema.py`); every such refusal is also kept in
+`schema_errors`, and leaving the `with` block fails the test when there is one.
+
     with MockLLMServer() as server:
         server.script("/chat/completions", Reply(chunks=[sse({...}), DONE]))
         ... point an adapter at server.url ...
@@ -19,6 +23,8 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from .vendor_schema import Dialect
 
 DONE = b"data: [DONE]\n\n"
 
@@ -69,7 +75,10 @@ _REASONS = {200: "OK", 400: "Bad Request", 408: "Request Timeout", 429: "Too Man
 
 
 class MockLLMServer:
-    def __init__(self) -> None:
+    def __init__(self, *, dialect: Dialect = "openai", validate: bool = True) -> None:
+        self.dialect: Dialect = dialect  # "deepseek": allow DeepSeek's documented extensions
+        self.validate = validate
+        self.schema_errors: list[str] = []
         self.requests: list[Recorded] = []
         self.disconnected = threading.Event()  # a "hold" reply saw its client leave
         self.first_body_byte_at: float | None = None  # perf_counter() of the first body write
@@ -86,7 +95,8 @@ class MockLLMServer:
         return f"http://127.0.0.1:{self.port}"
 
     def script(self, path: str, *replies: Reply) -> None:
-        """Queue replies for `path`, served first in first out. An unscripted request gets 599."""
+        """Queue replies for `path` (with or without its query), served first in first out. An
+        unscripted request gets 599."""
         with self._lock:
             self._replies.setdefault(path, deque()).extend(replies)
 
@@ -109,8 +119,12 @@ class MockLLMServer:
     def __enter__(self) -> MockLLMServer:
         return self.start()
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         self.stop()
+        if exc_type is None and self.schema_errors:
+            raise AssertionError(
+                "request bodies the vendor's schema refuses:\n" + "\n".join(self.schema_errors)
+            )
 
     # --- server thread ---
 
@@ -144,7 +158,7 @@ class MockLLMServer:
         if request is None:
             return False
         self.requests.append(request)
-        reply = self._next_reply(request.path)
+        reply = self._refusal(request) or self._next_reply(request.path)
         if reply.delay:
             await asyncio.sleep(reply.delay)
         if reply.body is not None:
@@ -167,9 +181,29 @@ class MockLLMServer:
         body = await reader.readexactly(int(headers.get("content-length", "0")))
         return Recorded(method, path, headers, body)
 
+    def _refusal(self, request: Recorded) -> Reply | None:
+        """A 400 for a body the vendor's schema refuses, as the API would answer it."""
+        if not self.validate:
+            return None
+        from .vendor_schema import api_of, problems
+
+        api = api_of(request.method, request.path)
+        if api is None:
+            return None
+        try:
+            found = problems(api, request.json(), self.dialect)
+        except ValueError as exc:
+            found = [f"(body): not JSON: {exc}"]
+        if not found:
+            return None
+        self.schema_errors.append(f"{request.method} {request.path}: {found[0]}")
+        message = f"invalid request body: {found[0]}"
+        body = json.dumps({"error": {"type": "invalid_request_error", "message": message}})
+        return Reply(status=400, body=body.encode())
+
     def _next_reply(self, path: str) -> Reply:
         with self._lock:
-            queue = self._replies.get(path)
+            queue = self._replies.get(path) or self._replies.get(path.split("?", 1)[0])
             if queue:
                 return queue.popleft()
         body = json.dumps({"error": {"message": f"no scripted reply for {path}"}}).encode()

@@ -85,11 +85,15 @@ async def test_thinking_and_text_stream_with_usage(
         *wire.anthropic_end("end_turn", output_tokens=33),
     ]
     server.script(PATH, Reply(chunks=chunks))
-    events = await collect(make(server, client), request(reasoning="low", max_output_tokens=1024))
+    llm = make(server, client, info=model_info(thinking="budget"))
+    events = await collect(llm, request(reasoning="low", max_output_tokens=1024))
+    signed = Reasoning(
+        "Let me think.", "EqQBCkYIBxgCKkA==", origin="anthropic", model="claude-test"
+    )
     assert events == [
         ThoughtDelta("Let me "),
         ThoughtDelta("think."),
-        ReasoningBlock(Reasoning("Let me think.", "EqQBCkYIBxgCKkA==", origin="anthropic")),
+        ReasoningBlock(signed),
         TextDelta("Hello"),
         TextDelta("!"),
         Usage(input_tokens=75, output_tokens=33, cached_tokens=20),
@@ -101,9 +105,13 @@ async def test_thinking_and_text_stream_with_usage(
     assert "authorization" not in sent.headers
     body = sent.json()
     assert body["model"] == "claude-test"
-    assert body["system"] == "You are terse."
+    cache = {"type": "ephemeral"}
+    # Breakpoints: the system prompt (caching the tools before it) and the last message.
+    assert body["system"] == [{"type": "text", "text": "You are terse.", "cache_control": cache}]
     assert body["stream"] is True
-    assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+    assert body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": cache}]}
+    ]
     assert body["tools"] == [
         {
             "name": "read_file",
@@ -125,9 +133,11 @@ async def test_thinking_budget_levels(
     server: MockLLMServer, client: httpx.AsyncClient, level: str, budget: int
 ) -> None:
     server.script(PATH, Reply(chunks=wire.anthropic_text(["ok"])))
-    await collect(make(server, client), request(reasoning=level, max_output_tokens=32000))
+    llm = make(server, client, info=model_info(thinking="budget"))
+    await collect(llm, request(reasoning=level, max_output_tokens=32000))
     body = server.requests[0].json()
     assert body["thinking"] == {"type": "enabled", "budget_tokens": budget}
+    assert "output_config" not in body
     assert body["max_tokens"] == 32000  # already room for the answer
 
 
@@ -176,7 +186,9 @@ async def test_server_tool_and_redacted_blocks_are_kept(
     server.script(PATH, Reply(chunks=chunks))
     events = await collect(make(server, client), request())
     assert of_type(events, ReasoningBlock) == [
-        ReasoningBlock(Reasoning("", redacted="EmwKAhgBEgy3va", origin="anthropic"))
+        ReasoningBlock(
+            Reasoning("", redacted="EmwKAhgBEgy3va", origin="anthropic", model="claude-test")
+        )
     ]
     assert of_type(events, OpaqueBlock) == [
         OpaqueBlock({**SEARCH_USE, "input": {"query": "acp spec"}}),
@@ -200,6 +212,8 @@ async def test_second_round_sends_blocks_back_in_order(
                 Reasoning("", redacted="EmwK", origin="anthropic"),
                 Reasoning("foreign", "rs_1", "enc", origin="openai"),  # not ours: dropped
                 Reasoning("unsigned"),  # refused by the API: dropped
+                # Another Claude model's thinking: bound to that model, dropped.
+                Reasoning("other", "sig-2", origin="anthropic", model="claude-other"),
             ],
             tool_calls=[
                 ToolCall("toolu_a", "read_file", '{"path":"a"}'),
@@ -213,8 +227,13 @@ async def test_second_round_sends_blocks_back_in_order(
     ]
     await collect(make(server, client), request(history))
     messages = server.requests[0].json()["messages"]
+    cache = {"type": "ephemeral"}
     assert messages == [
-        {"role": "user", "content": [{"type": "text", "text": "read a and b"}]},
+        # Cache breakpoints: the previous user message (read back) and the last (written).
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "read a and b", "cache_control": cache}],
+        },
         {
             "role": "assistant",
             "content": [
@@ -237,7 +256,7 @@ async def test_second_round_sends_blocks_back_in_order(
                     "content": "bad arguments",
                     "is_error": True,
                 },
-                {"type": "text", "text": "also c"},
+                {"type": "text", "text": "also c", "cache_control": cache},
             ],
         },
     ]
@@ -310,5 +329,5 @@ async def test_images_become_base64_blocks(
     await collect(make(server, client, info=model_info(images=True)), req)
     assert server.requests[0].json()["messages"][0]["content"] == [
         {"type": "image", "source": {"type": "base64", "media_type": "image/webp", "data": "AAAA"}},
-        {"type": "text", "text": "what?"},
+        {"type": "text", "text": "what?", "cache_control": {"type": "ephemeral"}},
     ]

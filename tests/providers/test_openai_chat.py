@@ -191,6 +191,7 @@ async def test_deepseek_round_trips_reasoning_content(
     server: MockLLMServer, client: httpx.AsyncClient
 ) -> None:
     server.script(PATH, Reply(chunks=wire.chat_text(["ok"])))
+    server.dialect = "deepseek"
     llm = make(server, client, deepseek=True)
     await collect(llm, request(TWO_ROUNDS, reasoning="high"))
     body = server.requests[0].json()
@@ -206,6 +207,7 @@ async def test_deepseek_reasoning_none_disables_thinking(
     server: MockLLMServer, client: httpx.AsyncClient
 ) -> None:
     server.script(PATH, Reply(chunks=wire.chat_text(["ok"])))
+    server.dialect = "deepseek"
     await collect(make(server, client, deepseek=True), request(reasoning="none"))
     body = server.requests[0].json()
     assert body["thinking"] == {"type": "disabled"}

@@ -79,7 +79,9 @@ async def test_reasoning_summary_and_text_stream(
     assert events == [
         ThoughtDelta("Plan"),
         ThoughtDelta("ning"),
-        ReasoningBlock(Reasoning("Planning", "rs_0", "gAAAA-secret", origin="openai")),
+        ReasoningBlock(
+            Reasoning("Planning", "rs_0", "gAAAA-secret", origin="openai", model="test-model")
+        ),
         TextDelta("Hel"),
         TextDelta("lo"),
         Usage(input_tokens=200, output_tokens=40, cached_tokens=64, reasoning_tokens=16),
@@ -139,7 +141,8 @@ async def test_two_rounds_keep_calls_contiguous_and_send_reasoning_back(
         Reasoning("Plan", "rs_9", "gAAAA-secret", origin="openai"),
         Reasoning("from another provider", "sig", "blob", origin="anthropic"),
     ]
-    await collect(make(server, client), request(history(kept)))
+    reasoner = model_info(reasoning=("low", "medium", "high"))
+    await collect(make(server, client, info=reasoner), request(history(kept)))
     items = server.requests[0].json()["input"]
     assert items[1:] == [
         {
@@ -186,6 +189,7 @@ async def test_deepseek_sends_reasoning_text_for_every_round(
     script.event("response.output_item.done", output_index=0, item=done)
     chunks = script.text_deltas(1, ["ok"]).text_done(1, ["ok"]).completed(done=False)
     server.script(PATH, Reply(chunks=chunks))
+    server.dialect = "deepseek"
     llm = make(server, client, deepseek=True)
     events = await collect(
         llm, request(history([Reasoning("I will read both.")]), reasoning="high")

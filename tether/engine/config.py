@@ -458,6 +458,9 @@ def model_info(model_id: str, spec: ModelConfig | None = None) -> ModelInfo:
         output_price=spec.output_price,
         cached_input_price=spec.cached_input_price,
         currency=spec.currency or base.currency,
+        reasons=spec.reasons,
+        max_tokens_param=spec.max_tokens_param,
+        thinking=spec.thinking,
     )
 
 
