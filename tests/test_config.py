@@ -457,7 +457,7 @@ async def test_acp_serves_an_env_provider_end_to_end(home: Path, project: Path) 
                 if u["sessionUpdate"] == "agent_message_chunk"
             )
             assert text == "Hello there"
-        sent = server.requests[0]
+        sent = server.posts[0]
         assert sent.headers["authorization"] == "Bearer sk-e2e"
         assert sent.json()["model"] == "gpt-5.4"
 

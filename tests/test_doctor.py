@@ -132,7 +132,7 @@ def test_probe_reports_latency_and_the_providers_exact_error(
     assert chat.headers["authorization"] == f"Bearer {LOCAL_KEY}"
     messages = next(r for r in server.requests if r.path == "/v1/messages")
     assert messages.headers["x-api-key"] == "bad"
-    assert len(server.requests) == 2  # one attempt each: a 401 is reported, not retried
+    assert len(server.posts) == 2  # one attempt each: a 401 is reported, not retried
 
 
 def test_probe_reports_a_connection_failure(tmp_path: Path) -> None:

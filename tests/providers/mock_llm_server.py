@@ -6,7 +6,9 @@ asyncio loop in a background thread, so the client under test shares nothing wit
 
 Like the real APIs, it refuses a request body its vendor's published schema refuses (400
 `invalid_request_error`, see `vendor_schema.py`); every such refusal is also kept in
-`schema_errors`, and leaving the `with` block fails the test when there is one.
+`schema_errors`, and leaving the `with` block fails the test when there is one. A valid body
+the real API still refuses (`vendor_rules.py`: `max_tokens` to a reasoning model, ...) gets the
+same 400 with the vendor's own message, and is kept in `rule_errors`.
 
     with MockLLMServer() as server:
         server.script("/chat/completions", Reply(chunks=[sse({...}), DONE]))
@@ -52,6 +54,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     end: Literal["close", "cut", "hold"] = "close"
     delay: float = 0.0
+    gate: threading.Event | None = None  # wait for it (at most 15 s) before answering
 
 
 def error_reply(status: int, message: str, headers: dict[str, str] | None = None) -> Reply:
@@ -79,6 +82,7 @@ class MockLLMServer:
         self.dialect: Dialect = dialect  # "deepseek": allow DeepSeek's documented extensions
         self.validate = validate
         self.schema_errors: list[str] = []
+        self.rule_errors: list[str] = []
         self.requests: list[Recorded] = []
         self.disconnected = threading.Event()  # a "hold" reply saw its client leave
         self.first_body_byte_at: float | None = None  # perf_counter() of the first body write
@@ -89,6 +93,11 @@ class MockLLMServer:
         self._stop: asyncio.Event | None = None
         self._thread: threading.Thread | None = None
         self.port = 0
+
+    @property
+    def posts(self) -> list[Recorded]:
+        """The requests for a model's answer (model-list GETs left out)."""
+        return [r for r in self.requests if r.method == "POST"]
 
     @property
     def url(self) -> str:
@@ -159,6 +168,8 @@ class MockLLMServer:
             return False
         self.requests.append(request)
         reply = self._refusal(request) or self._next_reply(request.path)
+        if reply.gate is not None:
+            await asyncio.get_running_loop().run_in_executor(None, reply.gate.wait, 15)
         if reply.delay:
             await asyncio.sleep(reply.delay)
         if reply.body is not None:
@@ -182,24 +193,29 @@ class MockLLMServer:
         return Recorded(method, path, headers, body)
 
     def _refusal(self, request: Recorded) -> Reply | None:
-        """A 400 for a body the vendor's schema refuses, as the API would answer it."""
+        """A 400 for a body the vendor refuses (its schema, then its documented rules)."""
         if not self.validate:
             return None
+        from .vendor_rules import refusal
         from .vendor_schema import api_of, problems
 
         api = api_of(request.method, request.path)
         if api is None:
             return None
         try:
-            found = problems(api, request.json(), self.dialect)
+            body = request.json()
         except ValueError as exc:
-            found = [f"(body): not JSON: {exc}"]
-        if not found:
+            body, found = None, [f"(body): not JSON: {exc}"]
+        else:
+            found = problems(api, body, self.dialect)
+        if found or body is None:
+            self.schema_errors.append(f"{request.method} {request.path}: {found[0]}")
+            return _invalid(f"invalid request body: {found[0]}")
+        message = refusal(api, body, self.dialect)
+        if message is None:
             return None
-        self.schema_errors.append(f"{request.method} {request.path}: {found[0]}")
-        message = f"invalid request body: {found[0]}"
-        body = json.dumps({"error": {"type": "invalid_request_error", "message": message}})
-        return Reply(status=400, body=body.encode())
+        self.rule_errors.append(message)
+        return _invalid(message)
 
     def _next_reply(self, path: str) -> Reply:
         with self._lock:
@@ -255,6 +271,11 @@ class MockLLMServer:
         except ConnectionError:
             pass
         self.disconnected.set()
+
+
+def _invalid(message: str) -> Reply:
+    body = json.dumps({"error": {"type": "invalid_request_error", "message": message}})
+    return Reply(status=400, body=body.encode())
 
 
 def _headers(headers: dict[str, str]) -> bytes:

@@ -37,10 +37,12 @@ pytestmark = pytest.mark.anyio
 PATH = "/v1/responses"
 
 
-def make(server: MockLLMServer, client: httpx.AsyncClient, **kw: Any) -> OpenAIResponses:
+def make(
+    server: MockLLMServer, client: httpx.AsyncClient, model: str = "test-model", **kw: Any
+) -> OpenAIResponses:
     kw.setdefault("info", model_info())
     return OpenAIResponses(
-        server.url + "/v1", "sk-test", "test-model", client=client, retry=FAST_RETRY, **kw
+        server.url + "/v1", "sk-test", model, client=client, retry=FAST_RETRY, **kw
     )
 
 
@@ -74,13 +76,13 @@ async def test_reasoning_summary_and_text_stream(
         .completed(done=True)
     )
     server.script(PATH, Reply(chunks=chunks))
-    llm = make(server, client, info=model_info(reasoning=("low", "high")))
+    llm = make(server, client, "gpt-5.5", info=model_info(reasoning=("low", "high")))
     events = await collect(llm, request(reasoning="high"))
     assert events == [
         ThoughtDelta("Plan"),
         ThoughtDelta("ning"),
         ReasoningBlock(
-            Reasoning("Planning", "rs_0", "gAAAA-secret", origin="openai", model="test-model")
+            Reasoning("Planning", "rs_0", "gAAAA-secret", origin="openai", model="gpt-5.5")
         ),
         TextDelta("Hel"),
         TextDelta("lo"),
@@ -88,7 +90,7 @@ async def test_reasoning_summary_and_text_stream(
         Finish("stop"),
     ]
     body = server.requests[0].json()
-    assert body["model"] == "test-model"
+    assert body["model"] == "gpt-5.5"
     assert body["stream"] is True
     assert body["instructions"] == "You are terse."
     assert body["input"] == [
@@ -142,7 +144,7 @@ async def test_two_rounds_keep_calls_contiguous_and_send_reasoning_back(
         Reasoning("from another provider", "sig", "blob", origin="anthropic"),
     ]
     reasoner = model_info(reasoning=("low", "medium", "high"))
-    await collect(make(server, client, info=reasoner), request(history(kept)))
+    await collect(make(server, client, "gpt-5.5", info=reasoner), request(history(kept)))
     items = server.requests[0].json()["input"]
     assert items[1:] == [
         {

@@ -224,7 +224,13 @@ class Turn:
         total = self.session.state.cost if cost is not None else None
         used = usage.input_tokens + usage.output_tokens
         return ev.UsageSampled(
-            used=used, size=info.context_window, cost=total, currency=info.currency
+            used=used,
+            size=info.context_window,
+            cost=total,
+            currency=info.currency,
+            input_tokens=usage.input_tokens,
+            cached_tokens=usage.cached_tokens,
+            output_tokens=usage.output_tokens,
         )
 
 

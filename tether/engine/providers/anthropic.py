@@ -18,7 +18,7 @@ round of a tool loop reads the prefix the round before it wrote (three of the AP
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec import UNSET
 
@@ -40,6 +40,9 @@ from tether.engine.providers.common import (
     without_refused,
 )
 from tether.schemas import anthropic as wire
+
+if TYPE_CHECKING:
+    from tether.engine.providers.model_list import RemoteModel
 
 API_VERSION = "2023-06-01"
 # Thinking budget per reasoning level (tokens), for models that take one. The API's floor is 1024.
@@ -183,6 +186,13 @@ class AnthropicMessages(HTTPProvider):
             return None
         signature = r.signature if r.origin == self.name and r.signature else ""
         return {"type": "thinking", "thinking": r.text, "signature": signature}
+
+    async def list_models(self) -> list[RemoteModel]:
+        """Anthropic's `GET /v1/models`, every page."""
+        from tether.engine.providers.model_list import anthropic_models
+
+        headers = {**self._headers(), **self._extra_headers}
+        return await anthropic_models(self._get_client(), self.base_url, headers, self.name)
 
     def _decoder(self) -> MessagesDecoder:
         return MessagesDecoder(self.name, self.model)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -14,6 +14,9 @@ import msgspec
 from tether.engine.history import AssistantMessage, ImagePart, Message, UserMessage
 from tether.engine.providers.base import ChatRequest, ModelInfo, ProviderError, StreamEvent
 from tether.engine.providers.retry import RetryPolicy, Send, StreamDecoder, stream_with_retry
+
+if TYPE_CHECKING:
+    from tether.engine.providers.model_list import RemoteModel
 
 # Connecting should be quick; reading waits for a slow model between deltas.
 CONNECT_TIMEOUT = 10.0
@@ -167,6 +170,14 @@ class HTTPProvider:
             return client.stream("POST", url, content=body, headers=headers, timeout=timeout)
 
         return send
+
+    async def list_models(self) -> list[RemoteModel]:
+        """The chat models the provider lists (`GET {base}/models`); ProviderError when the
+        listing fails."""
+        from tether.engine.providers.model_list import openai_models
+
+        headers = {**self._headers(), **self._extra_headers}
+        return await openai_models(self._get_client(), self.base_url, headers, self.name)
 
     def _get_client(self) -> httpx.AsyncClient:
         if self._client is None:
