@@ -54,7 +54,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     end: Literal["close", "cut", "hold"] = "close"
     delay: float = 0.0
-    gate: threading.Event | None = None  # wait for it (at most 15 s) before answering
+    gate: threading.Event | None = None  # wait for it (at most 60 s) before answering
 
 
 def error_reply(status: int, message: str, headers: dict[str, str] | None = None) -> Reply:
@@ -169,7 +169,7 @@ class MockLLMServer:
         self.requests.append(request)
         reply = self._refusal(request) or self._next_reply(request.path)
         if reply.gate is not None:
-            await asyncio.get_running_loop().run_in_executor(None, reply.gate.wait, 15)
+            await asyncio.get_running_loop().run_in_executor(None, reply.gate.wait, 60)
         if reply.delay:
             await asyncio.sleep(reply.delay)
         if reply.body is not None:

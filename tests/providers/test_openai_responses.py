@@ -266,3 +266,17 @@ async def test_image_parts_become_input_images(
         {"type": "input_text", "text": "what?"},
         {"type": "input_image", "image_url": "data:image/png;base64,AAAA", "detail": "auto"},
     ]
+
+
+async def test_a_model_that_does_not_reason_gets_no_reasoning_items(
+    server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    # The earlier rounds ran on gpt-5.5 (same provider); the session switched to gpt-4.1.
+    # OpenAI refuses reasoning items and the encrypted-content include for such a model.
+    server.script(PATH, Reply(chunks=wire.responses_text(["ok"])))
+    kept = [Reasoning("Plan", "rs_9", "gAAAA-secret", origin="openai", model="gpt-5.5")]
+    await collect(make(server, client, "gpt-4.1"), request(history(kept)))
+    body = server.requests[0].json()
+    assert [i for i in body["input"] if i["type"] == "reasoning"] == []
+    assert "include" not in body and "reasoning" not in body
+    assert server.rule_errors == []
