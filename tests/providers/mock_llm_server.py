@@ -85,6 +85,7 @@ class MockLLMServer:
         self.rule_errors: list[str] = []
         self.requests: list[Recorded] = []
         self.disconnected = threading.Event()  # a "hold" reply saw its client leave
+        self.received = threading.Event()  # some request has arrived
         self.first_body_byte_at: float | None = None  # perf_counter() of the first body write
         self._replies: dict[str, deque[Reply]] = {}
         self._lock = threading.Lock()
@@ -167,6 +168,7 @@ class MockLLMServer:
         if request is None:
             return False
         self.requests.append(request)
+        self.received.set()
         reply = self._refusal(request) or self._next_reply(request.path)
         if reply.gate is not None:
             await asyncio.get_running_loop().run_in_executor(None, reply.gate.wait, 60)

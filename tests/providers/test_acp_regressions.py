@@ -110,6 +110,24 @@ async def test_listed_models_are_offered_after_session_new(home: Path, project: 
         assert server.posts[0].json()["model"] == "gpt-7-preview"
 
 
+async def test_the_end_of_input_does_not_wait_for_a_model_list(home: Path, project: Path) -> None:
+    gate = threading.Event()  # a provider that never answers its model list
+    with MockLLMServer() as server:
+        reply = listing("gpt-5.5")
+        reply.gate = gate
+        server.script("/v1/models", reply)
+        try:
+            async with spawn_agent(home, env=openai_env(server, "openai:gpt-5.5")) as agent:
+                await agent.initialize()
+                await agent.new_session(project)
+                assert await anyio.to_thread.run_sync(server.received.wait, 15)  # GET /models
+                await agent.close_input()
+                assert await agent.wait_exit() == 0
+                await agent.drain()
+        finally:
+            gate.set()
+
+
 async def test_a_keyless_server_runs_on_the_first_model_it_lists(
     home: Path, project: Path, tmp_path: Path
 ) -> None:

@@ -65,6 +65,7 @@ class AcpAgent:
         self._input_ended = False  # prompts received before the end still answer: `cancelled`
         self._web: Web | None = None
         self._discovery: Discovery | None = None
+        self._discovering: set[anyio.CancelScope] = set()  # waits on the model lists
 
     def register(self) -> None:
         p = self.peer
@@ -85,6 +86,7 @@ class AcpAgent:
         )
         p.on_notification("session/cancel", self.cancel, acp.SessionIdParams)
         p.on_input_end.append(self.end_turns)
+        p.on_input_end.append(self._stop_discovery)
         p.on_close.append(self.shutdown)
 
     # --- helpers ---------------------------------------------------------------------------
@@ -156,10 +158,16 @@ class AcpAgent:
 
         if self._discovery is None:
             self._discovery = Discovery(catalog, data_dir() / "models")
-        try:
-            await self._discovery.refresh()
-        except Exception:  # discovery is a convenience: it never breaks a session
-            log.exception("model discovery failed")
+        with anyio.CancelScope() as scope:
+            self._discovering.add(scope)
+            try:
+                await self._discovery.refresh()
+            except Exception:  # discovery is a convenience: it never breaks a session
+                log.exception("model discovery failed")
+                return
+            finally:
+                self._discovering.discard(scope)
+        if scope.cancelled_caught or s.id not in self.sessions:
             return
         moved = self._discovery.replacement(s.state.model)
         if moved is not None and not s.history and not s.busy:
@@ -168,6 +176,11 @@ class AcpAgent:
             await self._emit(s, ev.Notice("info", notice))
         if moved is not None or list(catalog.infos) != offered:
             await self._send_options(s)
+
+    async def _stop_discovery(self) -> None:
+        """The input ended: nobody will see the lists, so the exit does not wait for them."""
+        for scope in self._discovering:
+            scope.cancel()
 
     async def list_sessions(self, params: acp.ListSessionsRequest) -> acp.ListSessionsResponse:
         self._ready()
