@@ -108,7 +108,7 @@ def test_lists_providers_and_models_without_printing_keys(
         r"context 32,000\s+output 8,192\s+images yes\s+reasoning low/high \(default low\)", default
     )
     assert "price in 1.5 / out 6 USD per 1M tokens" in default
-    assert "openai:gpt-4.1 " in out and "demo " in out
+    assert "openai:gpt-5.4 " in out and "demo " in out
     assert server.requests == []  # no --probe, no traffic
 
 
@@ -132,7 +132,7 @@ def test_probe_reports_latency_and_the_providers_exact_error(
     assert chat.headers["authorization"] == f"Bearer {LOCAL_KEY}"
     messages = next(r for r in server.requests if r.path == "/v1/messages")
     assert messages.headers["x-api-key"] == "bad"
-    assert len(server.requests) == 2  # one attempt each: a 401 is reported, not retried
+    assert len(server.posts) == 2  # one attempt each: a 401 is reported, not retried
 
 
 def test_probe_reports_a_connection_failure(tmp_path: Path) -> None:
@@ -141,7 +141,7 @@ def test_probe_reports_a_connection_failure(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text(f'[providers.gone]\nkind = "openai"\nbase_url = "{url}/v1"\n')
     done = doctor("--probe", env={"TETHER_CONFIG": str(path)})
-    line = line_matching(r"^\s+gone\s+gone:gpt-4.1\s+error\s", done.stdout)
+    line = line_matching(r"^\s+gone\s+gone:gpt-5\.5\s+error\s", done.stdout)
     assert "gone: connection failed:" in line
     assert done.returncode == 1
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, get_args
 import msgspec
 
 from tether.engine.builtin_models import BUILTIN_MODELS
-from tether.engine.models import ModelCatalog, builtin_catalog
+from tether.engine.models import ModelCatalog, ProviderHandle, builtin_catalog
 from tether.engine.providers.base import LLM, ModelInfo
 from tether.engine.toml_lines import Key, index_keys, line_of
 from tether.schemas.config import (
@@ -465,6 +465,9 @@ def model_info(model_id: str, spec: ModelConfig | None = None) -> ModelInfo:
         output_price=spec.output_price,
         cached_input_price=spec.cached_input_price,
         currency=spec.currency or base.currency,
+        reasons=spec.reasons,
+        max_tokens_param=spec.max_tokens_param,
+        thinking=spec.thinking,
     )
 
 
@@ -498,6 +501,8 @@ def catalog_for(
     clients = _Clients()
     for info in setup.models.values():
         catalog.add(info, _factory(setup.providers[provider_of(info.id)], info, clients))
+    for provider in setup.providers.values():
+        catalog.providers[provider.name] = _handle(provider, clients)
     choices = [("--model", model_override)]
     if script is None:  # an explicit script outranks the ambient choices
         choices += [(MODEL_ENV, env.get(MODEL_ENV)), ("[defaults] model", setup.file_default)]
@@ -614,6 +619,17 @@ def _factory(provider: Provider, info: ModelInfo, clients: _Clients) -> Callable
     return lambda: make_adapter(provider, model, info, client=clients.get(provider))
 
 
+def _handle(provider: Provider, clients: _Clients) -> ProviderHandle:
+    """The provider for model discovery: its models open on the shared client."""
+    return ProviderHandle(
+        provider.name,
+        provider.kind,
+        provider.base_url,
+        keyless=not provider.api_key,
+        open=lambda model, info: make_adapter(provider, model, info, client=clients.get(provider)),
+    )
+
+
 def http_timeout(provider: Provider) -> float | httpx.Timeout:
     t = provider.timeout
     if t is None or isinstance(t, float | int):
@@ -641,7 +657,7 @@ def make_adapter(
     if provider.kind.endswith("anthropic"):
         from tether.engine.providers.anthropic import AnthropicMessages
 
-        return AnthropicMessages(*args, **named)
+        return AnthropicMessages(*args, deepseek=deepseek, **named)
     if provider.kind.endswith("responses"):
         from tether.engine.providers.openai_responses import OpenAIResponses
 

@@ -61,6 +61,8 @@ class Report:
     warnings: list[str] = field(default_factory=list[str])
     probes: list[Probe] = field(default_factory=list[Probe])
     log_file: Path | None = None  # where `tether acp` writes its log
+    # With --probe: the chat models each provider's model list names, or why there is none.
+    listed: dict[str, list[str] | str] = field(default_factory=dict[str, list[str] | str])
 
     @property
     def healthy(self) -> bool:
@@ -83,6 +85,7 @@ def run_doctor(
         import anyio
 
         report.probes = anyio.run(probe_all, report.setup, report.catalog)
+        report.listed = anyio.run(list_all, report.setup)
     out.write(render_json(report) if as_json else render_text(report))
     return 0 if report.healthy else 1
 
@@ -205,6 +208,33 @@ async def probe(provider: Provider, info: ModelInfo) -> Probe:
     return result
 
 
+async def list_all(setup: Setup) -> dict[str, list[str] | str]:
+    """Every provider's model list (`GET /models`), all at once: ids, or the error."""
+    import anyio
+
+    listed: dict[str, list[str] | str] = {p: "" for p in setup.providers}
+
+    async def one(provider: Provider) -> None:
+        listed[provider.name] = await list_models(provider)
+
+    async with anyio.create_task_group() as tg:
+        for provider in setup.providers.values():
+            tg.start_soon(one, provider)
+    return listed
+
+
+async def list_models(provider: Provider) -> list[str] | str:
+    from tether.engine.providers.base import ProviderError
+
+    adapter = make_adapter(provider, "", ModelInfo(f"{provider.name}:", "model list"))
+    try:
+        return [m.id for m in await adapter.list_models()]
+    except ProviderError as exc:
+        return str(exc)
+    finally:
+        await adapter.aclose()
+
+
 def _ms_since(start: float) -> int:
     return round((time.perf_counter() - start) * 1000)
 
@@ -221,6 +251,8 @@ def render_text(r: Report) -> str:
         lines += ["", "warnings", *(f"  {w}" for w in r.warnings)]
     if r.probes:
         lines += ["", "probe (one short streamed request per provider)", *_probe_lines(r.probes)]
+    if r.listed:
+        lines += ["", "listed by the providers (GET /models)", *_listed_lines(r.listed)]
     return "\n".join(lines) + "\n"
 
 
@@ -316,6 +348,16 @@ def _probe_lines(probes: list[Probe]) -> list[str]:
     return _table(rows)
 
 
+def _listed_lines(listed: dict[str, list[str] | str]) -> list[str]:
+    rows: list[list[str]] = []
+    for provider, ids in listed.items():
+        if isinstance(ids, str):
+            rows.append([provider, "error", ids])
+        else:
+            rows.append([provider, f"{len(ids)} models", ", ".join(ids) or "-"])
+    return _table(rows)
+
+
 def _table(rows: list[list[str]]) -> list[str]:
     """Rows with every column but the last padded to its widest cell."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)] if rows else []
@@ -351,5 +393,6 @@ def render_json(r: Report) -> str:
         "default_reason": _default_reason(r.catalog),
         "warnings": r.warnings,
         "probes": [asdict(p) for p in r.probes],
+        "listed": r.listed,
     }
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from tether.engine.providers.base import LLM, ModelInfo
+
+
+class ListingLLM(LLM, Protocol):
+    """A model whose provider can list what else it serves (the HTTP adapters)."""
+
+    async def list_models(self) -> Sequence[Any]: ...
+
+
+@dataclass(frozen=True)
+class ProviderHandle:
+    """A configured provider, as model discovery sees it."""
+
+    name: str
+    kind: str
+    base_url: str
+    keyless: bool  # sends no credentials: a local server
+    open: Callable[[str, ModelInfo], ListingLLM]  # (model name, its info) -> an adapter
 
 
 @dataclass
@@ -19,6 +37,8 @@ class ModelCatalog:
     # Problems met while building it (a broken config file, an unknown TETHER_MODEL): tether
     # still serves, and a front may show these to the user once.
     warnings: list[str] = field(default_factory=list[str])
+    # The providers behind the models, by name (empty for the demo and scripted models).
+    providers: dict[str, ProviderHandle] = field(default_factory=dict[str, ProviderHandle])
 
     def add(self, info: ModelInfo, factory: Callable[[], LLM]) -> None:
         self.infos[info.id] = info
