@@ -184,7 +184,7 @@ def test_a_base_url_alone_is_a_keyless_provider_and_the_default(
     ) in done.stdout
     assert "TETHER_MODEL=openai:NAME picks one" in done.stdout  # local servers name models
     line_matching(r"^\s+openai\s+openai:gpt-5.5\s+ok\s", done.stdout)
-    [probe] = server.posts
+    assert len(server.posts) == 1  # the probe
     assert all("authorization" not in r.headers for r in server.requests)  # GET /models too
 
 
