@@ -15,9 +15,11 @@ from tests.acp_schema import validate_agent_frame
 from tether.engine.models import ModelCatalog
 from tether.engine.providers.scripted import Script, ScriptedModel
 from tether.engine.registry import Registry, ToolDef
+from tether.engine.sessions import EngineDeps
 from tether.engine.store import Store
+from tether.engine.system_prompt import PERSONA
 from tether.engine.turn import TurnConfig
-from tether.rpc.acp.agent import SYSTEM_PROMPT, AcpAgent, AgentDeps
+from tether.rpc.acp.agent import AcpAgent
 from tether.rpc.acp.handshake import Handshake
 from tether.rpc.peer import Peer
 from tether.transports.framing import NdjsonFramer
@@ -82,12 +84,12 @@ async def agent_in_memory(
         return models[-1]
 
     catalog.add(ScriptedModel(loaded).info, open_model)
-    deps = AgentDeps(
+    deps = EngineDeps(
         catalog=catalog,
         registry_factory=lambda: Registry(tools),
         store=Store(home / "tether.db"),
         spill_root=home / "spill",
-        turn=turn or TurnConfig(system=SYSTEM_PROMPT),
+        turn=turn or TurnConfig(system=PERSONA),
     )
     a, b = memory_pair()
     agent_peer = Peer(FramedStream(a, NdjsonFramer()), name="agent")

@@ -23,8 +23,14 @@ async def test_initialize_negotiates_version_1(home: Path) -> None:
         assert result["authMethods"] == []
         assert result["agentInfo"]["name"] == "tether"
         caps = result["agentCapabilities"]
-        assert caps["sessionCapabilities"] == {"list": {}, "close": {}}
-        assert not caps.get("loadSession", False)
+        assert caps["sessionCapabilities"] == {
+            "list": {},
+            "resume": {},
+            "close": {},
+            "delete": {},
+            "additionalDirectories": {},
+        }
+        assert caps["loadSession"] is True
 
 
 async def test_demo_turn_with_permission_matches_golden(home: Path, project: Path) -> None:
@@ -81,7 +87,7 @@ async def test_available_commands_come_after_the_new_session_response(
         second = await agent.recv()
         assert second["params"]["update"]["sessionUpdate"] == "available_commands_update"
         names = [c["name"] for c in second["params"]["update"]["availableCommands"]]
-        assert names == ["mode", "model", "undo", "help"]
+        assert names == ["mode", "model", "undo", "title", "help"]
 
 
 async def test_modes_and_config_options_stay_in_sync(home: Path, project: Path) -> None:

@@ -111,7 +111,11 @@ def test_ctrl_c_on_a_terminal_cancels_the_turn(home: Path, project: Path, tmp_pa
 def test_ctrl_c_at_the_permission_prompt(home: Path, project: Path) -> None:
     screen = _ctrl_c_on_a_terminal(home, ["--cwd", str(project), "tidy up"], b"choose: ")
     assert "Traceback" not in screen and "KeyboardInterrupt" not in screen, screen
-    assert screen.endswith("choose: ^C\r\n[stop: cancelled]\r\n"), screen
+    # The card the question was about is closed, on a line of its own, then the stop line.
+    assert screen.endswith(
+        "choose: ^C\r\n  ✗ write_file README.md — error [ABORTED]: the turn was cancelled\r\n"
+        "[stop: cancelled]\r\n"
+    ), screen
     assert "reviewed by the tether demo" not in (project / "README.md").read_text()
 
 

@@ -42,6 +42,7 @@ class _Call:
     plan: CallPlan | None = None
     approved_by: str | None = None
     result: ToolResultMessage | None = None
+    shown: bool = False  # its card was announced
 
 
 def error_text(code: str, message: str) -> str:
@@ -88,6 +89,14 @@ class Batch:
         await self._execute([c for c in self._calls if c.result is None])
         return self.results()
 
+    async def close_cards(self) -> None:
+        """Every card the client was shown ends `completed` or `failed`: after a cancel, the
+        calls that never finished are closed here (their results say ABORTED)."""
+        for c in self._calls:
+            if c.shown and c.result is None:
+                text = error_text("ABORTED", "the turn was cancelled")
+                await self._emit(ToolFinished(c.call.id, "failed", [TextOut(text)]))
+
     def results(self) -> list[ToolResultMessage]:
         return [
             c.result
@@ -133,6 +142,7 @@ class Batch:
             p.confirm = True
             p.title += " (after an earlier call of this round)"
         written.update(p.writes)
+        c.shown = True
         await self._emit(
             ToolStarted(
                 c.call.id, c.call.name, p.title, p.kind, _raw(c.call), p.locations, p.content

@@ -103,13 +103,13 @@ class Store:
         start = session.saved_messages
         events, session.pending_events = session.pending_events, []
         try:
-            await self._run(self._save, session, new, start, coalesce(events))
+            await self._run(self._save, session, new, coalesce(events))
         except BaseException:
             session.pending_events[:0] = events  # not stored: keep them for the next save
             raise
         session.saved_messages = start + len(new)
 
-    def _save(self, s: Session, new: list[Message], start: int, events: list[Event]) -> None:
+    def _save(self, s: Session, new: list[Message], events: list[Event]) -> None:
         db = self._conn()
         with db:
             db.execute(
@@ -118,10 +118,16 @@ class Store:
                 "title=excluded.title, updated_at=excluded.updated_at, state=excluded.state",
                 (s.id, s.cwd, s.title, s.updated_at, s.updated_at, _encode(s.state)),
             )
-            db.executemany(
-                "INSERT OR REPLACE INTO messages(session_id, seq, body) VALUES(?, ?, ?)",
-                [(s.id, start + i, _encode(m)) for i, m in enumerate(new)],
-            )
+            if new:
+                # Appended after whatever is stored: another process (a second editor window)
+                # may have added to this session too, and nothing of it is overwritten.
+                (first,) = db.execute(
+                    "SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE session_id=?", (s.id,)
+                ).fetchone()
+                db.executemany(
+                    "INSERT INTO messages(session_id, seq, body) VALUES(?, ?, ?)",
+                    [(s.id, first + i, _encode(m)) for i, m in enumerate(new)],
+                )
             if events:
                 row = db.execute(
                     "SELECT COALESCE(MAX(seq) + 1, 0) FROM events WHERE session_id=?", (s.id,)
@@ -190,6 +196,18 @@ class Store:
         sql += " ORDER BY updated_at DESC, id DESC LIMIT ?"
         args.append(limit)
         return [SessionRow(*r) for r in self._conn().execute(sql, args).fetchall()]
+
+    async def delete(self, session_id: str) -> bool:
+        """Remove a session with its messages and events; False when there was none."""
+        return await self._run(self._delete, session_id)
+
+    def _delete(self, session_id: str) -> bool:
+        db = self._conn()
+        with db:
+            db.execute("DELETE FROM messages WHERE session_id=?", (session_id,))
+            db.execute("DELETE FROM events WHERE session_id=?", (session_id,))
+            db.execute("DELETE FROM sessions WHERE id=?", (session_id,))
+            return db.changes() > 0
 
     async def close(self) -> None:
         if self._db is not None:

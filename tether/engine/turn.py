@@ -136,8 +136,11 @@ class Turn:
         try:
             await batch.run()
         finally:
-            # Even when cancelled, every call gets a result so the history stays well-formed.
+            # Even when cancelled, every call gets a result so the history stays well-formed,
+            # and every card the client saw is closed.
             self.session.history.extend(batch.results())
+            with anyio.CancelScope(shield=True):
+                await batch.close_cards()
         await self.persist(self.session)
 
     async def _stream_round(self) -> _Round:

@@ -214,6 +214,29 @@ class NewSessionResponse(Base):
     config_options: list[SelectConfigOption] | UnsetType = UNSET
 
 
+class LoadSessionRequest(Base):
+    session_id: str
+    cwd: str
+    mcp_servers: list[dict[str, Any]]
+    additional_directories: list[str] | UnsetType | None = UNSET
+
+
+class LoadSessionResponse(Base):
+    modes: SessionModeState | UnsetType = UNSET
+    config_options: list[SelectConfigOption] | UnsetType = UNSET
+
+
+class ResumeSessionRequest(Base):
+    session_id: str
+    cwd: str
+    mcp_servers: list[dict[str, Any]] | UnsetType | None = UNSET
+    additional_directories: list[str] | UnsetType | None = UNSET
+
+
+class ResumeSessionResponse(LoadSessionResponse):
+    pass
+
+
 class SessionIdParams(Base):
     """Params of every request that names only a session (close, cancel)."""
 

@@ -18,11 +18,17 @@ if TYPE_CHECKING:
 PROTOCOL_VERSION = 1
 
 AGENT_CAPABILITIES: dict[str, Any] = {
-    "loadSession": False,
+    "loadSession": True,
     # Images reach image-capable models; a session on another model refuses them with a reason.
     "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
     "mcpCapabilities": {"http": False, "sse": False},
-    "sessionCapabilities": {"list": {}, "close": {}},
+    "sessionCapabilities": {
+        "list": {},
+        "resume": {},
+        "close": {},
+        "delete": {},
+        "additionalDirectories": {},
+    },
 }
 
 

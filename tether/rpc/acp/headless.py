@@ -113,7 +113,7 @@ async def _talk(proc: anyio.abc.Process, options: AskOptions) -> int:
     code = 3  # the agent went away before answering
     async with anyio.create_task_group() as tg:
         tg.start_soon(peer.run)
-        tg.start_soon(_watch_interrupts, stop)
+        tg.start_soon(_watch_interrupts, stop, transcript)
         try:
             code = await client.converse(options.cwd, options)
         finally:
@@ -139,12 +139,13 @@ class _Stop:
         self.requested.set()
 
 
-async def _watch_interrupts(stop: _Stop) -> None:
+async def _watch_interrupts(stop: _Stop, transcript: Transcript) -> None:
     import signal
 
     try:
         with anyio.open_signal_receiver(signal.SIGINT) as signals:
             async for _ in signals:
+                transcript.after_echo()  # now: the terminal echoed ^C where the cursor is
                 stop.request(INTERRUPTED)
     except NotImplementedError:  # Windows: Ctrl-C stays a KeyboardInterrupt
         return
@@ -190,8 +191,6 @@ class _Client:
             self.transcript.error("the agent exited before the turn ended")
             return 3
         if self.stop.requested.is_set():
-            if self.stop.code == INTERRUPTED:
-                self.transcript.after_echo()
             self.transcript.stop("cancelled")
             return self.stop.code
         assert result is not None
@@ -243,7 +242,11 @@ class _Client:
             return _first(opts, "allow_once")
         if self.policy == "no" or not _interactive():
             return _first(opts, "reject_once")
-        return await _in_daemon_thread(lambda: _prompt_choice(params))
+        self.transcript.prompting = True
+        try:
+            return await _in_daemon_thread(lambda: _prompt_choice(params))
+        finally:
+            self.transcript.prompting = False
 
     async def elicit(self, params: dict[str, Any]) -> dict[str, Any]:
         props = params.get("requestedSchema", {}).get("properties", {})

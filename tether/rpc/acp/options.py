@@ -42,17 +42,6 @@ def has_reasoning(session: Session, catalog: ModelCatalog) -> bool:
     return info is not None and bool(info.reasoning_levels)
 
 
-def reasoning_for(model: str, wanted: str | None, catalog: ModelCatalog) -> str | None:
-    """The effort level a session keeps after picking `model`: its choice when the model has
-    that level, else the model's default (None for a model without levels)."""
-    info = catalog.infos.get(model)
-    if info is None or not info.reasoning_levels:
-        return None
-    if wanted in info.reasoning_levels:
-        return wanted
-    return info.default_reasoning or info.reasoning_levels[0]
-
-
 def _base_options(session: Session, catalog: ModelCatalog) -> list[acp.SelectConfigOption]:
     return [
         acp.SelectConfigOption(

@@ -159,14 +159,15 @@ async def serve_stream(stream: FramedStream, handshake: Handshake, options: Serv
 
     from tether.engine.config import load_catalog
     from tether.engine.registry import Registry
+    from tether.engine.sessions import EngineDeps
     from tether.engine.store import Store, data_dir
-    from tether.rpc.acp.agent import AcpAgent, AgentDeps
+    from tether.rpc.acp.agent import AcpAgent
     from tether.rpc.peer import Peer
     from tether.tools import catalog as tool_catalog
 
     home = data_dir()
     tools = tool_catalog()
-    deps = AgentDeps(
+    deps = EngineDeps(
         # The config file and the environment; a broken file is logged and left out.
         catalog=load_catalog(script=options.script, model_override=options.model),
         registry_factory=lambda: Registry(tools),

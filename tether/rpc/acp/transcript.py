@@ -39,6 +39,9 @@ class Transcript:
         self.out = out
         self.cwd = cwd
         self._in_text = False
+        # A question is on the terminal (stderr) with the cursor after it: what is printed
+        # meanwhile starts on a fresh line.
+        self.prompting = False
         self._titles: dict[str, str] = {}  # tool call id -> title, for permission lines
         self._labels: dict[str, str] = {}  # tool call id -> "write_file notes.md"
 
@@ -47,9 +50,9 @@ class Transcript:
             self.out.write(text)
 
     def _line(self, text: str) -> None:
-        if self._in_text:
+        if self._in_text or self.prompting:
             self._w("\n")
-            self._in_text = False
+            self._in_text = self.prompting = False
         self._w(text + "\n")
 
     def update(self, u: acp.SessionUpdate) -> None:

@@ -1,0 +1,362 @@
+"""Session lifecycle, protocol-agnostic: new, load, resume, close, delete, list; the settings a
+session carries; and running one prompt as a turn. A protocol front (ACP today) translates its
+requests into these calls and shows the events this module emits through `Front.show`.
+
+Every event goes through `SessionManager.emit`: recorded in the session (for replay), then shown.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import logging
+import shutil
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import anyio
+import msgspec
+
+from tether.engine import events as ev
+from tether.engine import undo
+from tether.engine.history import TextPart, UserPart
+from tether.engine.models import ModelCatalog
+from tether.engine.providers.base import LLM
+from tether.engine.registry import Registry
+from tether.engine.seam import Capabilities
+from tether.engine.session import (
+    APPROVALS,
+    MODES,
+    Session,
+    SessionState,
+    now_iso,
+)
+from tether.engine.store import SessionRow, Store
+from tether.engine.system_prompt import PERSONA, project_context, system_prompt
+from tether.engine.turn import Turn, TurnConfig
+
+if TYPE_CHECKING:
+    from tether.engine.discovery import Discovery
+
+log = logging.getLogger("tether.sessions")
+
+Closer = Callable[[], Awaitable[None]]
+
+
+class UnknownSession(LookupError):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"no session {session_id!r}")
+        self.session_id = session_id
+
+
+class InvalidSetting(ValueError):
+    """A setting's value is not one of its choices; the message lists them."""
+
+
+class Front(Protocol):
+    """What the manager needs of a protocol front."""
+
+    async def show(self, session_id: str, event: ev.Event) -> None:
+        """Render an engine event to the client (already recorded for replay)."""
+        ...
+
+    def capabilities(self, session: Session, model: LLM) -> Capabilities:
+        """The seam implementations for a session's calls (client fs, approvals, ...)."""
+        ...
+
+
+@dataclass
+class EngineDeps:
+    catalog: ModelCatalog
+    registry_factory: Callable[[], Registry]
+    store: Store
+    spill_root: Path
+    turn: TurnConfig = field(default_factory=lambda: TurnConfig(system=PERSONA))
+
+
+@dataclass
+class _Runtime:
+    """What an open session holds beyond its stored state: its model, and what to close."""
+
+    model: LLM | None = None
+    closers: list[Closer] = field(default_factory=list[Closer])
+
+
+class SessionManager:
+    def __init__(self, deps: EngineDeps, front: Front) -> None:
+        self.deps = deps
+        self.front = front
+        self.sessions: dict[str, Session] = {}
+        self._runtime: dict[str, _Runtime] = {}
+        self._input_ended = False  # prompts accepted after the end still answer `cancelled`
+        self._discovery: Discovery | None = None
+        self._discovering: set[anyio.CancelScope] = set()  # waits on the model lists
+
+    # --- events -------------------------------------------------------------------------
+
+    async def emit(self, s: Session, event: ev.Event) -> None:
+        """The one path of every engine event: recorded for replay, then shown."""
+        s.record(event)
+        await self.front.show(s.id, event)
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    async def new(
+        self, cwd: str, mcp_servers: list[dict[str, object]], roots: list[str]
+    ) -> Session:
+        catalog = self.deps.catalog
+        state = SessionState(
+            model=catalog.default,
+            mcp_servers=[dict(m) for m in mcp_servers],
+            roots=roots or [cwd],
+            reasoning=reasoning_for(catalog.default, None, catalog),
+        )
+        s = Session(f"sess_{uuid.uuid4().hex}", cwd, state)
+        self._open(s)
+        await self.deps.store.save(s)
+        return s
+
+    async def load(self, session_id: str) -> tuple[Session, list[ev.Event]]:
+        """The session (opened from the store when not open) and everything its client was
+        shown, for replay."""
+        s = await self.resume(session_id)
+        return s, await self.deps.store.events(session_id)
+
+    async def resume(self, session_id: str) -> Session:
+        s = self.sessions.get(session_id)
+        if s is not None:
+            return s
+        stored = await self.deps.store.load(session_id)
+        if stored is None:
+            raise UnknownSession(session_id)
+        if stored.state.model not in self.deps.catalog:
+            log.info(
+                "session %s: model %s is gone; using the default", stored.id, stored.state.model
+            )
+            stored.state.model = self.deps.catalog.default
+        self._open(stored)
+        return stored
+
+    def _open(self, s: Session) -> None:
+        self.sessions[s.id] = s
+        self._runtime[s.id] = _Runtime()
+
+    def get(self, session_id: str) -> Session:
+        s = self.sessions.get(session_id)
+        if s is None:
+            raise UnknownSession(session_id)
+        return s
+
+    def on_close(self, s: Session, closer: Closer) -> None:
+        """Run `closer` when the session closes (its processes, PTYs, servers)."""
+        self._runtime[s.id].closers.append(closer)
+
+    async def close(self, session_id: str) -> None:
+        """Stop the session's turn and everything it runs; its record stays."""
+        s = self.get(session_id)
+        s.cancel_turn()
+        self.sessions.pop(s.id, None)
+        runtime = self._runtime.pop(s.id, _Runtime())
+        with anyio.CancelScope(shield=True):
+            for closer in reversed(runtime.closers):
+                try:
+                    await closer()
+                except Exception:
+                    log.exception("closing session %s", s.id)
+
+    async def delete(self, session_id: str) -> None:
+        """Close the session if open, and remove its record and its spill files."""
+        if session_id in self.sessions:
+            await self.close(session_id)
+        if not await self.deps.store.delete(session_id):
+            raise UnknownSession(session_id)
+        await anyio.to_thread.run_sync(
+            lambda: shutil.rmtree(self.deps.spill_root / session_id, ignore_errors=True)
+        )
+
+    async def list(
+        self, cwd: str | None, cursor: str | None, limit: int
+    ) -> tuple[list[SessionRow], str | None]:
+        after = decode_cursor(cursor) if cursor is not None else None
+        rows = await self.deps.store.list(cwd, after, limit + 1)
+        page = rows[:limit]
+        more = len(rows) > limit
+        return page, encode_cursor(page[-1].updated_at, page[-1].id) if more else None
+
+    async def end_input(self) -> None:
+        """The client is gone: running turns stop and answer `cancelled`; nobody will see the
+        model lists, so the exit does not wait for them."""
+        self._input_ended = True
+        for s in self.sessions.values():
+            s.cancel_turn(by="input end")
+        for scope in self._discovering:
+            scope.cancel()
+
+    async def discover(self, s: Session) -> bool:
+        """Offer the models the providers list (fetched once per process, after a session was
+        answered); a session still on a default that discovery replaced moves with it. True
+        when the session's options changed."""
+        catalog = self.deps.catalog
+        if not catalog.providers:
+            return False
+        from tether.engine.discovery import Discovery
+        from tether.engine.store import data_dir
+
+        offered = list(catalog.infos)
+        if self._discovery is None:
+            self._discovery = Discovery(catalog, data_dir() / "models")
+        with anyio.CancelScope() as scope:
+            self._discovering.add(scope)
+            try:
+                await self._discovery.refresh()
+            except Exception:  # discovery is a convenience: it never breaks a session
+                log.exception("model discovery failed")
+                return False
+            finally:
+                self._discovering.discard(scope)
+        if scope.cancelled_caught or s.id not in self.sessions:
+            return False
+        moved = self._discovery.replacement(s.state.model)
+        if moved is not None and not s.history and not s.busy:
+            await self.set_model(s, moved)
+            await self.emit(s, ev.Notice("info", self._discovery.notice or f"Using {moved}"))
+        return moved is not None or list(catalog.infos) != offered
+
+    async def shutdown(self) -> None:
+        for session_id in list(self.sessions):
+            await self.close(session_id)
+        await self.deps.store.close()
+
+    # --- settings -------------------------------------------------------------------------
+
+    async def set_mode(self, s: Session, mode: str) -> None:
+        _one_of(mode, MODES, "mode")
+        s.state.mode = mode
+        await self.persist(s)
+
+    async def set_approvals(self, s: Session, value: str) -> None:
+        _one_of(value, APPROVALS, "approvals value")
+        s.state.approvals = value
+        await self.persist(s)
+
+    async def set_model(self, s: Session, model: str) -> None:
+        catalog = self.deps.catalog
+        _one_of(model, catalog.infos, "model")
+        s.state.model = model
+        s.state.reasoning = reasoning_for(model, s.state.reasoning, catalog)
+        self._runtime[s.id].model = None
+        await self.persist(s)
+
+    async def set_reasoning(self, s: Session, level: str) -> None:
+        levels = self.deps.catalog.infos[s.state.model].reasoning_levels
+        _one_of(level, {k: k for k in levels}, "reasoning level")
+        s.state.reasoning = level
+        await self.persist(s)
+
+    async def set_title(self, s: Session, title: str) -> None:
+        s.title = " ".join(title.split())[:120] or None
+        await self.emit(s, ev.TitleChanged(s.title or ""))
+        await self.persist(s)
+
+    async def persist(self, s: Session) -> None:
+        s.updated_at = now_iso()
+        await self.deps.store.save(s)
+
+    # --- turns ----------------------------------------------------------------------------
+
+    def claim(self, s: Session) -> anyio.CancelScope:
+        """Own the session for one turn, synchronously (SessionBusy when it is taken)."""
+        scope = s.claim()
+        if self._input_ended:
+            s.cancel_turn(by="input end")
+        return scope
+
+    def model(self, s: Session) -> LLM:
+        runtime = self._runtime[s.id]
+        if runtime.model is None:
+            runtime.model = self.deps.catalog.open(s.state.model)
+        return runtime.model
+
+    def capabilities(self, s: Session) -> Capabilities:
+        return self.front.capabilities(s, self.model(s))
+
+    async def run_turn(
+        self, s: Session, parts: list[UserPart], scope: anyio.CancelScope
+    ) -> ev.StopReason:
+        """One prompt as a turn; TurnFailed when the provider cannot serve it."""
+        s.record(ev.UserPrompted(parts, message=len(s.history)))  # the client showed it
+        text = prompt_text(parts)
+        if s.title is None and text:
+            s.title = text.splitlines()[0][:80]
+            await self.emit(s, ev.TitleChanged(s.title))
+        model = self.model(s)
+        turn = Turn(
+            s,
+            model=model,
+            registry=self.deps.registry_factory(),
+            ctx=self.front.capabilities(s, model),
+            emit=lambda e: self.emit(s, e),
+            persist=self.persist,
+            config=await self._turn_config(s),
+        )
+        await self._tell_config_problems(s)
+        stop = await turn.run(parts, scope)
+        await self.persist(s)
+        return stop
+
+    async def undo(self, s: Session) -> str:
+        return await undo.undo_last(s.state.undo, self.capabilities(s), lambda e: self.emit(s, e))
+
+    async def _turn_config(self, s: Session) -> TurnConfig:
+        if s.state.context is None:
+            s.state.context = await project_context(Path(s.cwd))
+        base = self.deps.turn
+        mode = s.state.mode
+        system = system_prompt(base.system, s.state.context, mode, MODES[mode][1])
+        return dataclasses.replace(base, system=system)
+
+    async def _tell_config_problems(self, s: Session) -> None:
+        """Configuration problems found at startup, shown once, in the first turn."""
+        warnings = self.deps.catalog.warnings
+        if warnings:
+            text = "\n".join(warnings)
+            await self.emit(s, ev.Notice("warning", "tether's configuration has problems", text))
+            warnings.clear()
+
+
+def prompt_text(parts: list[UserPart]) -> str:
+    return "\n".join(p.text for p in parts if isinstance(p, TextPart)).strip()
+
+
+def reasoning_for(model: str, wanted: str | None, catalog: ModelCatalog) -> str | None:
+    """The effort level a session keeps after picking `model`: its choice when the model has
+    that level, else the model's default (None for a model without levels)."""
+    info = catalog.infos.get(model)
+    if info is None or not info.reasoning_levels:
+        return None
+    if wanted in info.reasoning_levels:
+        return wanted
+    return info.default_reasoning or info.reasoning_levels[0]
+
+
+def _one_of(value: str, choices: object, what: str) -> None:
+    if value not in choices:  # type: ignore[operator]  # any container of names
+        known = ", ".join(choices)  # type: ignore[arg-type]
+        raise InvalidSetting(f"unknown {what} {value!r}; choose one of {known}")
+
+
+def encode_cursor(updated_at: str, session_id: str) -> str:
+    return base64.urlsafe_b64encode(msgspec.json.encode([updated_at, session_id])).decode()
+
+
+def decode_cursor(cursor: str) -> tuple[str, str]:
+    try:
+        updated_at, session_id = msgspec.json.decode(
+            base64.urlsafe_b64decode(cursor), type=tuple[str, str]
+        )
+    except (ValueError, msgspec.DecodeError):
+        raise InvalidSetting(f"invalid cursor {cursor!r}") from None
+    return updated_at, session_id

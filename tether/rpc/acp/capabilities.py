@@ -1,0 +1,46 @@
+"""A session's capability seam over ACP: the client's fs, approvals and questions where the
+client offers them; local terminal, spill and the process's web capability otherwise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tether.engine.local import LocalSpill, LocalTerminal
+from tether.engine.providers.base import LLM
+from tether.engine.seam import Capabilities, Web
+from tether.engine.session import Session
+from tether.rpc.acp.approval import AcpApproval
+from tether.rpc.acp.ask import AcpAsk
+from tether.rpc.acp.client_fs import ClientFileSystem
+from tether.rpc.acp.handshake import Handshake
+from tether.rpc.peer import Peer
+from tether.schemas import acp
+
+
+def acp_capabilities(
+    peer: Peer,
+    handshake: Handshake,
+    s: Session,
+    model: LLM,
+    spill_root: Path,
+    web: Web,
+) -> Capabilities:
+    caps = handshake.client or acp.ClientCapabilities()
+
+    def withdraw() -> bool:
+        # After the client's own session/cancel it answers its pending requests itself.
+        return s.cancelled_by != "client"
+
+    forms = handshake.form_elicitation
+    return Capabilities(
+        session_id=s.id,
+        cwd=Path(s.cwd),
+        roots=[Path(r) for r in s.state.roots] or [Path(s.cwd)],
+        fs=ClientFileSystem(peer, s.id, caps.fs),
+        terminal=LocalTerminal(),
+        approval=AcpApproval(peer, s.id, forms=forms, withdraw=withdraw),
+        ask=AcpAsk(peer, s.id, forms=forms, withdraw=withdraw),
+        spill=LocalSpill(spill_root / s.id),
+        web=web,
+        llm=model,
+    )
