@@ -23,7 +23,7 @@ async def test_initialize_negotiates_version_1(home: Path) -> None:
         assert result["authMethods"] == []
         assert result["agentInfo"]["name"] == "tether"
         caps = result["agentCapabilities"]
-        assert caps["sessionCapabilities"] == {"list": {}, "close": {}}
+        assert caps["sessionCapabilities"] == {"list": {}, "close": {}, "additionalDirectories": {}}
         assert not caps.get("loadSession", False)
 
 

@@ -8,27 +8,13 @@ from pathlib import Path
 
 import anyio
 
+from tether.engine.local_fs import LocalFileSystem as LocalFileSystem
 from tether.engine.seam import (
     CommandResult,
     ConfirmDecision,
     ConfirmRequest,
     SeamError,
 )
-
-
-class LocalFileSystem:
-    async def read_text(self, path: Path) -> str:
-        try:
-            return await anyio.Path(path).read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError:
-            raise SeamError("FILE_NOT_FOUND", f"no such file: {path}") from None
-        except IsADirectoryError:
-            raise SeamError("IS_A_DIRECTORY", f"{path} is a directory") from None
-
-    async def write_text(self, path: Path, content: str) -> None:
-        target = anyio.Path(path)
-        await target.parent.mkdir(parents=True, exist_ok=True)
-        await target.write_text(content, encoding="utf-8")
 
 
 class LocalTerminal:

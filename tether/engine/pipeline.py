@@ -68,8 +68,9 @@ class Batch:
         self._spill_bytes = spill_inline_bytes
 
     async def run(self) -> list[ToolResultMessage]:
+        written: set[str] = set()
         for c in self._calls:
-            await self._prepare(c)
+            await self._prepare(c, written)
         await self._confirm(
             [c for c in self._calls if c.result is None and c.plan and c.plan.confirm]
         )
@@ -92,20 +93,26 @@ class Batch:
 
     # --- decode, validate, plan ------------------------------------------------------------
 
-    async def _prepare(self, c: _Call) -> None:
+    async def _prepare(self, c: _Call, written: set[str]) -> None:
         c.tool = self._registry.get(c.call.name)
         try:
             if c.tool is None:
                 raise ToolError("UNKNOWN_TOOL", f"there is no tool named {c.call.name!r}")
             c.args = c.tool.decode(c.call.arguments)
             c.plan = await c.tool.plan(self._ctx, c.args, self._mode)
-        except (ToolError, SeamError) as exc:
+        except Exception as exc:
+            code, message = _error_of(c, exc)
             await self._emit(
                 ToolStarted(c.call.id, c.call.name, c.call.name, "other", _raw(c.call))
             )
-            await self._fail(c, exc.code, exc.message)
+            await self._fail(c, code, message)
             return
         p = c.plan
+        # A file an earlier call of this round writes was planned as it is now, not as that
+        # call leaves it (a "new" file may exist by then): such a later write always asks.
+        if written.intersection(p.writes):
+            p.confirm = True
+        written.update(p.writes)
         await self._emit(
             ToolStarted(
                 c.call.id, c.call.name, p.title, p.kind, _raw(c.call), p.locations, p.content
@@ -200,6 +207,15 @@ class Batch:
             f"{text[:SPILL_PREVIEW_CHARS]}\n[... result truncated: {size} bytes in all; the full "
             f"text is saved at {path} — read it with read_file]"
         )
+
+
+def _error_of(c: _Call, exc: Exception) -> tuple[str, str]:
+    """A planning failure as the call's error result; an unexpected one is logged, and only
+    this call fails, never the turn."""
+    if isinstance(exc, ToolError | SeamError):
+        return exc.code, exc.message
+    log.exception("planning %s failed", c.call.name)
+    return "TOOL_FAILED", f"{type(exc).__name__}: {exc}"
 
 
 def _raw(call: ToolCall) -> object:

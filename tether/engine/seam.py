@@ -13,6 +13,8 @@ from typing import Any, Literal, Protocol
 
 from tether.engine.events import Location, ToolContent
 from tether.engine.providers.base import LLM
+from tether.engine.reads import ReadLedger
+from tether.engine.workspace import Workspace
 
 
 class SeamError(Exception):
@@ -24,12 +26,68 @@ class SeamError(Exception):
         self.message = message
 
 
+FileKind = Literal["file", "dir", "symlink", "other"]
+TEXT_MAX_BYTES = 4 * 1024 * 1024  # what read_text loads whole (an edit's diff carries it twice)
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """What `lstat` says of a path (a symlink is not followed)."""
+
+    kind: FileKind
+    size: int
+    mtime_ns: int
+    links: int = 1
+
+    @property
+    def stamp(self) -> tuple[int, int]:
+        return (self.mtime_ns, self.size)
+
+
+@dataclass(frozen=True)
+class DirEntry:
+    name: str
+    kind: FileKind
+    size: int = 0
+    target: FileKind | None = None  # what a symlink points at (None: dangling, or not a link)
+
+
 class FileSystem(Protocol):
-    async def read_text(self, path: Path) -> str:
-        """The file's text; the editor's unsaved buffer when the client serves `fs`."""
+    """Every file access of a tool. Only regular files are read or written: a FIFO, a device or
+    a socket is an error (NOT_A_REGULAR_FILE), never opened in a way that could block."""
+
+    async def stat(self, path: Path) -> FileStat | None:
+        """`lstat` of the path; None when nothing is there."""
         ...
 
-    async def write_text(self, path: Path, content: str) -> None: ...
+    async def read_text(self, path: Path, *, max_bytes: int = TEXT_MAX_BYTES) -> str:
+        """The file's text; the editor's unsaved buffer when the client serves `fs`.
+        FILE_TOO_LARGE over `max_bytes`."""
+        ...
+
+    async def read_bytes(self, path: Path, *, offset: int = 0, max_bytes: int) -> bytes:
+        """At most `max_bytes` bytes from `offset`, as stored on disk."""
+        ...
+
+    async def write_text(self, path: Path, content: str) -> None:
+        """Create or replace a regular file (parents are created). Refuses a file with more than
+        one hard link: the write would change the file under its other names too."""
+        ...
+
+    async def list_dir(self, path: Path) -> list[DirEntry]: ...
+
+    async def copy(self, src: Path, dst: Path) -> None:
+        """Copy a file or a directory tree to `dst`, which must not exist."""
+        ...
+
+    async def move(self, src: Path, dst: Path) -> None:
+        """Rename `src` to `dst`, which must not exist."""
+        ...
+
+    async def delete(self, path: Path, *, permanent: bool) -> None:
+        """Move to the system trash, or delete for good when `permanent`. A failed trashing
+        raises TRASH_FAILED and leaves the path alone."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -107,3 +165,15 @@ class Capabilities:
     spill: Spill
     web: Web
     llm: LLM | None = None
+    # The path policy; built from `roots` with the default denylist when not given.
+    workspace: Workspace | None = None
+    reads: ReadLedger = field(default_factory=ReadLedger)  # per turn: see engine/reads.py
+
+    def __post_init__(self) -> None:
+        if self.workspace is None:
+            self.workspace = Workspace(list(self.roots))
+
+    @property
+    def policy(self) -> Workspace:
+        assert self.workspace is not None
+        return self.workspace

@@ -1,25 +1,29 @@
-"""File tools: read_file, write_file, list_dir."""
+"""File tools: read_file, write_file, list_dir, view_image."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-
-import anyio
+from typing import Literal
 
 from tether.engine.events import DiffOut, Location, TextOut
 from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
-from tether.engine.seam import Capabilities, SeamError
-from tether.tools.paths import display, resolve
+from tether.engine.seam import TEXT_MAX_BYTES, Capabilities, DirEntry, FileStat
+from tether.tools.paths import display, existing, regular_file, resolve, spill_root
+from tether.tools.text import (
+    LINE_MAX_CHARS,
+    SNIFF_BYTES,
+    Window,
+    check_text,
+    image_type,
+    load_text,
+    stream_window,
+    window_of,
+)
 
 READ_MAX_CHARS = 32_000
 READ_HARD_MAX = 200_000
 LIST_MAX_ENTRIES = 500
-
-
-def _spill_root(ctx: Capabilities) -> list[Path]:
-    directory = getattr(ctx.spill, "directory", None)
-    return [directory] if isinstance(directory, Path) else []
+IMAGE_MAX_BYTES = 5 * 1024 * 1024
 
 
 @tool(kind="read", read_only=True, spill=False)
@@ -28,48 +32,87 @@ async def read_file(
     path: str,
     start_line: int = 1,
     end_line: int | None = None,
-    line_numbers: bool = False,
+    with_lineno: bool = False,
     max_chars: int = READ_MAX_CHARS,
 ) -> ToolOutput:
     """Read a text file of the project (the editor's unsaved text when it has the file open).
 
-    The output starts with a label `L{start}-{end} of {total}` naming the lines shown.
+    The output starts with a label `L{start}-{end} of {total}` naming the lines shown. Lines
+    longer than 2000 characters are cut. Images and other binary files are refused (use
+    view_image for images).
 
     Args:
         path: File path, relative to the project directory or absolute.
         start_line: First line to show, 1-based.
         end_line: Last line to show, inclusive; the end of the file when omitted.
-        line_numbers: Prefix each line with its number and a tab.
+        with_lineno: Prefix each line with its number and a tab. Lines read this way may be
+            changed with edit_lineno during this turn.
         max_chars: At most this many characters are returned (up to 200000).
     """
-    full = resolve(ctx, path, extra_roots=_spill_root(ctx))
-    text = await ctx.fs.read_text(full)
-    lines = text.splitlines()
-    first = max(start_line, 1)
-    last = min(end_line or len(lines), len(lines))
-    shown, last = _clip(lines, first, last, min(max(max_chars, 1), READ_HARD_MAX), line_numbers)
-    label = f"L{first}-{last} of {len(lines)}"
-    if last < (end_line or len(lines)):
-        label += f" (truncated; continue with start_line={last + 1})"
-    return ToolOutput(f"{label}\n{shown}", [TextOut(f"{display(ctx, full)} {label}")])
+    if start_line < 1:
+        raise ToolError("INVALID_ARGS", "start_line must be 1 or more")
+    if end_line is not None and end_line < start_line:
+        raise ToolError("INVALID_ARGS", f"end_line ({end_line}) is before start_line")
+    full = resolve(ctx, path, extra_roots=spill_root(ctx))
+    st = await regular_file(ctx, full, path)
+    await check_text(ctx, full, path, st)
+    budget = min(max(max_chars, 1), READ_HARD_MAX)
+    if st.size <= TEXT_MAX_BYTES:
+        win = window_of(await ctx.fs.read_text(full), start_line, end_line, budget)
+    else:
+        win = await stream_window(ctx, full, st.size, start_line, end_line, budget)
+    if win.total and start_line > win.total:
+        raise ToolError(
+            "INVALID_ARGS", f"start_line={start_line} is past the end of {path} ({win.total} lines)"
+        )
+    body, shown = _render(win, budget, with_lineno)
+    last = start_line + len(shown) - 1
+    label = _label(win, last, end_line, shown)
+    if with_lineno:
+        ctx.reads.record(full, st.stamp, {n: t for n, (t, cut) in shown.items() if not cut})
+    return ToolOutput(f"{label}\n{body}", [TextOut(f"{display(ctx, full)} {label}")])
 
 
-def _clip(lines: list[str], first: int, last: int, budget: int, numbered: bool) -> tuple[str, int]:
+def _render(win: Window, budget: int, numbered: bool) -> tuple[str, dict[int, tuple[str, bool]]]:
+    """The lines that fit the budget; a first line alone over it is cut to fit."""
     out: list[str] = []
+    shown: dict[int, tuple[str, bool]] = {}
     used = 0
-    for n in range(first, last + 1):
-        line = f"{n}\t{lines[n - 1]}" if numbered else lines[n - 1]
-        if used + len(line) + 1 > budget and out:
-            return "\n".join(out), n - 1
-        out.append(line)
-        used += len(line) + 1
-    return "\n".join(out), last
+    for i, line in enumerate(win.lines):
+        n = win.first + i
+        prefix = f"{n}\t" if numbered else ""
+        limit = LINE_MAX_CHARS
+        if not out and len(prefix) + min(len(line), limit) + 1 > budget:
+            limit = max(budget - len(prefix) - 1, 1)
+        elif used + len(prefix) + min(len(line), limit) + 1 > budget:
+            break
+        cut = win.full_lengths[i] > limit
+        text = line[:limit]
+        out.append(prefix + text + (f" [… line cut after {limit} chars]" if cut else ""))
+        shown[n] = (text, cut)
+        used += len(out[-1]) + 1
+        if limit < LINE_MAX_CHARS:
+            break
+    return "\n".join(out), shown
+
+
+def _label(win: Window, last: int, end_line: int | None, shown: dict[int, tuple[str, bool]]) -> str:
+    if win.total == 0:
+        return "L0-0 of 0 (empty file)"
+    label = f"L{win.first}-{last} of {win.total}"
+    wanted = win.total if end_line is None else min(end_line, win.total)
+    if last < wanted:
+        label += f" (truncated; continue with start_line={last + 1})"
+    cut = [n for n, (_, c) in shown.items() if c]
+    if cut:
+        label += f" (line{'s' if len(cut) > 1 else ''} {', '.join(map(str, cut[:5]))} cut)"
+    return label
 
 
 @read_file.planned_by
 async def _plan_read(ctx: Capabilities, args: object, mode: str) -> CallPlan:
     path = str(getattr(args, "path", ""))
-    full = resolve(ctx, path, extra_roots=_spill_root(ctx))
+    full = resolve(ctx, path, extra_roots=spill_root(ctx))
     line = int(getattr(args, "start_line", 1) or 1)
     return CallPlan(
         title=f"Read {display(ctx, full)}",
@@ -86,17 +129,17 @@ async def write_file(
     """Create a text file, or replace an existing one when `overwrite` is true.
 
     Parent directories are created as needed. Replacing a file always asks the user first.
+    To change part of a file, prefer edit_replace or edit_lineno.
 
     Args:
         path: File path, relative to the project directory or absolute.
         content: The complete new text of the file.
         overwrite: Must be true to replace a file that already exists.
     """
-    full = resolve(ctx, path)
-    old = await _existing_text(ctx, full)
-    if old is not None and not overwrite:
-        raise ToolError("FILE_EXISTS", f"{path} exists; pass overwrite=true to replace it")
+    full = resolve(ctx, path, access="write")
+    old = await _old_text(ctx, full, path, overwrite)
     await ctx.fs.write_text(full, content)
+    ctx.reads.forget(full)
     verb = "replaced" if old is not None else "created"
     return ToolOutput(
         f"{verb} {display(ctx, full)} ({len(content.encode())} bytes)",
@@ -108,10 +151,8 @@ async def write_file(
 async def _plan_write(ctx: Capabilities, args: object, mode: str) -> CallPlan:
     path = str(getattr(args, "path", ""))
     content = str(getattr(args, "content", ""))
-    full = resolve(ctx, path)
-    old = await _existing_text(ctx, full)
-    if old is not None and not getattr(args, "overwrite", False):
-        raise ToolError("FILE_EXISTS", f"{path} exists; pass overwrite=true to replace it")
+    full = resolve(ctx, path, access="write")
+    old = await _old_text(ctx, full, path, bool(getattr(args, "overwrite", False)))
     verb = "Replace" if old is not None else "Create"
     return CallPlan(
         title=f"{verb} {display(ctx, full)}",
@@ -124,15 +165,28 @@ async def _plan_write(ctx: Capabilities, args: object, mode: str) -> CallPlan:
     )
 
 
-async def _existing_text(ctx: Capabilities, full: Path) -> str | None:
-    if not await anyio.Path(full).exists():
+async def _old_text(ctx: Capabilities, full: Path, path: str, overwrite: bool) -> str | None:
+    """The text a write would replace (None: a new file); refuses what must not be replaced."""
+    st = await ctx.fs.stat(full)
+    if st is None:
         return None
-    if await anyio.Path(full).is_dir():
-        raise ToolError("IS_A_DIRECTORY", f"{full} is a directory")
-    try:
-        return await ctx.fs.read_text(full)
-    except SeamError:
-        return None
+    if st.kind == "dir":
+        raise ToolError("IS_A_DIRECTORY", f"{path} is a directory")
+    if not overwrite:
+        raise ToolError("FILE_EXISTS", f"{path} exists; pass overwrite=true to replace it")
+    st = await regular_file(ctx, full, path)
+    _single_link(path, st)
+    return await load_text(ctx, full, path, st)
+
+
+def _single_link(path: str, st: FileStat) -> None:
+    if st.links > 1:
+        raise ToolError(
+            "HARD_LINK",
+            f"{path} has {st.links} hard links: writing it would change the same file under its "
+            "other names, which may lie outside the project. Copy it to a new file and edit "
+            "that instead.",
+        )
 
 
 @tool(kind="read", read_only=True)
@@ -143,31 +197,79 @@ async def list_dir(ctx: Capabilities, path: str = ".") -> ToolOutput:
         path: Directory path, relative to the project directory or absolute.
     """
     full = resolve(ctx, path)
-    try:
-        entries = await anyio.to_thread.run_sync(_entries, full)
-    except FileNotFoundError:
-        raise ToolError("FILE_NOT_FOUND", f"no such directory: {path}") from None
-    except NotADirectoryError:
-        raise ToolError("NOT_A_DIRECTORY", f"{path} is a file; use read_file") from None
+    st = await existing(ctx, full, path)
+    if st.kind != "dir":
+        raise ToolError("NOT_A_DIRECTORY", f"{path} is a file; use read_file")
+    entries = sorted(
+        (_entry_name(e) for e in await ctx.fs.list_dir(full)),
+        key=lambda n: (not n.endswith("/"), n.lower()),
+    )
     shown = entries[:LIST_MAX_ENTRIES]
-    head = f"{display(ctx, full) or '.'}: {len(entries)} entries"
+    head = f"{display(ctx, full)}: {len(entries)} entries"
     if len(entries) > len(shown):
         head += f" (first {len(shown)} shown)"
     text = "\n".join([head, *shown])
     return ToolOutput(text, [TextOut(text)])
 
 
-def _entries(directory: Path) -> list[str]:
-    with os.scandir(directory) as it:
-        items = [e.name + ("/" if e.is_dir() else "") for e in it]
-    return sorted(items, key=lambda n: (not n.endswith("/"), n.lower()))
+def _entry_name(e: DirEntry) -> str:
+    if e.kind == "dir" or e.target == "dir":
+        return e.name + "/"
+    if e.kind == "other" or (e.kind == "symlink" and e.target not in ("file", "dir")):
+        return f"{e.name} (not a regular file)"
+    return e.name
 
 
 @list_dir.planned_by
 async def _plan_list(ctx: Capabilities, args: object, mode: str) -> CallPlan:
     full = resolve(ctx, str(getattr(args, "path", ".")))
     return CallPlan(
-        title=f"List {display(ctx, full) or '.'}",
+        title=f"List {display(ctx, full)}",
+        kind="read",
+        locations=[Location(str(full))],
+        scope=str(full),
+    )
+
+
+@tool(kind="read", read_only=True, spill=False)
+async def view_image(
+    ctx: Capabilities, path: str, detail: Literal["auto", "low", "high", "original"] = "auto"
+) -> ToolOutput:
+    """Look at an image file of the project (PNG, JPEG, GIF or WebP), for models that see images.
+
+    Args:
+        path: Image path, relative to the project directory or absolute.
+        detail: How closely to look: auto, low, high or original resolution.
+    """
+    model = ctx.llm.info if ctx.llm is not None else None
+    if model is None or not model.images:
+        name = model.id if model is not None else "this session's model"
+        raise ToolError(
+            "IMAGES_UNSUPPORTED",
+            f"the model {name} does not accept images, so view_image cannot show {path}",
+        )
+    full = resolve(ctx, path)
+    st = await regular_file(ctx, full, path)
+    mime = image_type(await ctx.fs.read_bytes(full, max_bytes=SNIFF_BYTES))
+    if mime is None:
+        raise ToolError("NOT_AN_IMAGE", f"{path} is not a PNG, JPEG, GIF or WebP image")
+    if st.size > IMAGE_MAX_BYTES:
+        raise ToolError(
+            "FILE_TOO_LARGE",
+            f"{path} has {st.size} bytes; images over {IMAGE_MAX_BYTES} are not sent",
+        )
+    raise ToolError(
+        "IMAGES_NOT_YET",
+        f"{path} is a {mime} image, but tool results cannot carry images yet in this version "
+        "of tether; ask the user to attach it to a prompt instead",
+    )
+
+
+@view_image.planned_by
+async def _plan_view(ctx: Capabilities, args: object, mode: str) -> CallPlan:
+    full = resolve(ctx, str(getattr(args, "path", "")))
+    return CallPlan(
+        title=f"View {display(ctx, full)}",
         kind="read",
         locations=[Location(str(full))],
         scope=str(full),

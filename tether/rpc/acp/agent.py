@@ -19,11 +19,13 @@ from tether.engine.history import ImagePart, TextPart, UserPart
 from tether.engine.local import LocalSpill, LocalTerminal, NoAsk, NoWeb
 from tether.engine.models import ModelCatalog
 from tether.engine.providers.base import LLM, ModelInfo
+from tether.engine.reads import ReadLedger
 from tether.engine.registry import Registry
 from tether.engine.seam import Capabilities
 from tether.engine.session import MODES, Session, SessionState, now_iso
 from tether.engine.store import Store
 from tether.engine.turn import Turn, TurnConfig, TurnFailed
+from tether.engine.workspace import DEFAULT_DENYLIST, Workspace
 from tether.rpc.acp import commands, options
 from tether.rpc.acp.approval import AcpApproval
 from tether.rpc.acp.client_fs import ClientFileSystem
@@ -49,6 +51,7 @@ class AgentDeps:
     store: Store
     spill_root: Path
     turn: TurnConfig = field(default_factory=lambda: TurnConfig(system=SYSTEM_PROMPT))
+    path_denylist: tuple[str, ...] = DEFAULT_DENYLIST
 
 
 class AcpAgent:
@@ -103,6 +106,13 @@ class AcpAgent:
     async def new_session(self, params: acp.NewSessionRequest) -> Reply:
         self._ready()
         cwd = _absolute_dir(params.cwd, "cwd")
+        extra = (
+            params.additional_directories if isinstance(params.additional_directories, list) else []
+        )
+        roots = [
+            cwd,
+            *(_absolute_dir(d, f"additionalDirectories[{i}]") for i, d in enumerate(extra)),
+        ]
         for i, server in enumerate(params.mcp_servers):
             if not isinstance(server.get("name"), str):
                 raise RpcError.invalid_params(f"mcpServers[{i}] needs a string `name`")
@@ -110,7 +120,7 @@ class AcpAgent:
         state = SessionState(
             model=catalog.default,
             mcp_servers=params.mcp_servers,
-            roots=[cwd],
+            roots=roots,
             reasoning=options.reasoning_for(catalog.default, None, catalog),
         )
         s = Session(f"sess_{uuid.uuid4().hex}", cwd, state)
@@ -284,10 +294,11 @@ class AcpAgent:
 
     def _capabilities(self, s: Session, model: LLM) -> Capabilities:
         caps = self.handshake.client or acp.ClientCapabilities()
+        roots = [Path(r) for r in s.state.roots] or [Path(s.cwd)]
         return Capabilities(
             session_id=s.id,
             cwd=Path(s.cwd),
-            roots=[Path(r) for r in s.state.roots] or [Path(s.cwd)],
+            roots=roots,
             fs=ClientFileSystem(self.peer, s.id, caps.fs),
             terminal=LocalTerminal(),
             approval=AcpApproval(self.peer, s.id, forms=self.handshake.form_elicitation),
@@ -295,6 +306,8 @@ class AcpAgent:
             spill=LocalSpill(self.deps.spill_root / s.id),
             web=NoWeb(),
             llm=model,
+            workspace=Workspace(roots, denylist=self.deps.path_denylist),
+            reads=ReadLedger(),  # a new ledger each turn: edit_lineno needs this turn's reads
         )
 
     async def _command(self, s: Session, name: str, arg: str) -> acp.PromptResponse:

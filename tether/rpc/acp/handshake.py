@@ -22,7 +22,7 @@ AGENT_CAPABILITIES: dict[str, Any] = {
     # Images reach image-capable models; a session on another model refuses them with a reason.
     "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
     "mcpCapabilities": {"http": False, "sse": False},
-    "sessionCapabilities": {"list": {}, "close": {}},
+    "sessionCapabilities": {"list": {}, "close": {}, "additionalDirectories": {}},
 }
 
 
