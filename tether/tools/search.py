@@ -314,13 +314,15 @@ class _Search:
         if self.large:
             skipped.append(f"{self.large} over {REGEX_FILE_MAX_BYTES // (1024 * 1024)} MiB")
         note = f"; skipped {', '.join(skipped)} files" if skipped else ""
-        note += _skipped_note(stats)
+        walked = _skipped_note(stats)
         if not self.lines:
-            text = f"no matches for /{pattern}/ in {where} ({self.files} files searched{note})"
+            text = (
+                f"no matches for /{pattern}/ in {where} ({self.files} files searched{note}){walked}"
+            )
             return ToolOutput(text, [TextOut(text)])
         summary = (
             f"{len(self.lines)} matching lines in {self.matched_files} files "
-            f"({self.files} files searched{note})"
+            f"({self.files} files searched{note}){walked}"
         )
         lines = [*self.lines, summary]
         if self.more:
