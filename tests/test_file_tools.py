@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 from pathlib import Path
 
@@ -348,6 +349,30 @@ async def test_deleting_a_symlink_removes_the_link_only(ctx: Capabilities, proje
 
 
 # --- view_image -----------------------------------------------------------------------------
+
+
+async def test_view_image_sends_the_picture_to_an_image_model(
+    project: Path, tmp_path: Path
+) -> None:
+    import msgspec
+
+    from tether.engine.history import ImagePart
+    from tether.engine.providers.scripted import Script, ScriptedModel
+
+    script = msgspec.convert({"model": {"images": True}, "rounds": []}, Script)
+    ctx = make_ctx(project, tmp_path / "spill", llm=ScriptedModel(script))
+    (project / "logo.png").write_bytes(PNG)
+    out = await run(ctx, view_image, path="logo.png", detail="high")
+    assert out.text == "logo.png: image/png image, 40 bytes (shown to you below)"
+    assert out.images == [ImagePart(base64.b64encode(PNG).decode(), "image/png", "high")]
+    p = await plan(ctx, view_image, path="logo.png")
+    assert (p.title, p.kind, p.confirm) == ("View logo.png", "read", False)
+    (project / "notes.txt").write_text("not a picture")
+    e = await _error(ctx, view_image, path="notes.txt")
+    assert (e.code, e.message) == (
+        "NOT_AN_IMAGE",
+        "notes.txt is not a PNG, JPEG, GIF or WebP image",
+    )
 
 
 async def test_view_image_refuses_models_without_images(ctx: Capabilities, project: Path) -> None:

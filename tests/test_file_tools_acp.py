@@ -14,6 +14,7 @@ import pytest
 from tests.harness import script, spawn_agent
 from tests.inprocess import Client, agent_in_memory
 from tests.stored import tool_results
+from tether.engine.history import ToolResultMessage
 from tether.engine.registry import CallPlan, ToolDef, tool
 from tether.engine.seam import Capabilities
 from tether.rpc.errors import RpcError
@@ -225,3 +226,22 @@ async def test_a_fifo_does_not_wedge_the_process(home: Path, project: Path, tmp_
         await agent.close_input()
         assert await agent.wait_exit(10) == 0
     assert tool_results(home, sid)[1].startswith("L1-3 of 3")
+
+
+async def test_view_image_results_are_stored_with_their_picture(home: Path, project: Path) -> None:
+    from tests.stored import stored_messages
+
+    (project / "dot.gif").write_bytes(b"GIF89a" + b"\x01\x00" * 4)
+    turn = _rounds([_call("view_image", "v", path="dot.gif")])
+    turn["model"] = {"images": True}
+    async with agent_in_memory(home, turn, catalog()) as client:
+        sid = await client.start(project)
+        assert await client.prompt(sid, "look") == "end_turn"
+        [model] = client.models
+    [result] = [m for m in stored_messages(home, sid) if m["type"] == "tool"]
+    assert result["content"].startswith("dot.gif: image/gif image, 14 bytes")
+    assert result["images"] == [
+        {"type": "image", "data": "R0lGODlhAQABAAEAAQA=", "mime_type": "image/gif"}
+    ]
+    sent = model.requests[-1].messages[-1]
+    assert isinstance(sent, ToolResultMessage) and sent.images[0].mime_type == "image/gif"

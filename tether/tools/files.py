@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Literal
 
 from tether.engine.events import DiffOut, Location, TextOut
+from tether.engine.history import ImagePart
 from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
 from tether.engine.seam import TEXT_MAX_BYTES, Capabilities, DirEntry, FileStat
 from tether.tools.paths import display, existing, regular_file, resolve, spill_root
@@ -23,7 +25,7 @@ from tether.tools.text import (
 READ_MAX_CHARS = 32_000
 READ_HARD_MAX = 200_000
 LIST_MAX_ENTRIES = 500
-IMAGE_MAX_BYTES = 5 * 1024 * 1024
+IMAGE_MAX_BYTES = 3_750_000  # 5 MB once base64-encoded: the smallest provider limit
 
 
 @tool(kind="read", read_only=True, spill=False)
@@ -256,13 +258,12 @@ async def view_image(
     if st.size > IMAGE_MAX_BYTES:
         raise ToolError(
             "FILE_TOO_LARGE",
-            f"{path} has {st.size} bytes; images over {IMAGE_MAX_BYTES} are not sent",
+            f"{path} has {st.size} bytes; images over {IMAGE_MAX_BYTES} bytes are not sent",
         )
-    raise ToolError(
-        "IMAGES_NOT_YET",
-        f"{path} is a {mime} image, but tool results cannot carry images yet in this version "
-        "of tether; ask the user to attach it to a prompt instead",
-    )
+    data = await ctx.fs.read_bytes(full, max_bytes=IMAGE_MAX_BYTES)
+    image = ImagePart(base64.b64encode(data).decode(), mime, None if detail == "auto" else detail)
+    text = f"{display(ctx, full)}: {mime} image, {len(data)} bytes (shown to you below)"
+    return ToolOutput(text, [TextOut(text)], images=[image])
 
 
 @view_image.planned_by

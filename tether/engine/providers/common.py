@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import msgspec
 
-from tether.engine.history import ImagePart, Message, UserMessage
+from tether.engine.history import ImagePart, Message, ToolResultMessage, UserMessage
 from tether.engine.providers.base import ChatRequest, ModelInfo, ProviderError, StreamEvent
 from tether.engine.providers.retry import RetryPolicy, Send, StreamDecoder, stream_with_retry
 
@@ -26,6 +26,17 @@ def check_images(info: ModelInfo, messages: list[Message]) -> None:
     for m in messages:
         if isinstance(m, UserMessage) and any(isinstance(p, ImagePart) for p in m.parts):
             raise ProviderError(f"model {info.id} does not accept images")
+
+
+def tool_images(info: ModelInfo, m: ToolResultMessage) -> list[ImagePart]:
+    """The pictures of a tool result a model is sent: none for a model without images (the
+    session may have switched to it after the tool ran)."""
+    return m.images if info.images else []
+
+
+def openai_detail(part: ImagePart) -> str:
+    """OpenAI's `detail` knows low, high and auto; "original" asks for the most there is."""
+    return {"low": "low", "high": "high", "original": "high"}.get(part.detail or "", "auto")
 
 
 def data_url(part: ImagePart) -> str:

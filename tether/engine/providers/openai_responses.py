@@ -39,7 +39,13 @@ from tether.engine.providers.base import (
     ToolCallDelta,
     Usage,
 )
-from tether.engine.providers.common import HTTPProvider, data_url, encode
+from tether.engine.providers.common import (
+    HTTPProvider,
+    data_url,
+    encode,
+    openai_detail,
+    tool_images,
+)
 from tether.engine.providers.retry import looks_transient
 from tether.engine.providers.sse import SSEEvent, decode_data
 from tether.schemas import openai_responses as wire
@@ -92,7 +98,11 @@ class OpenAIResponses(HTTPProvider):
         if isinstance(m, UserMessage):
             return [wire.MessageItem("user", _user_content(m))]
         if isinstance(m, ToolResultMessage):
-            return [wire.FunctionCallOutputItem(m.call_id, m.content)]
+            images = tool_images(self.info, m)
+            if not images:
+                return [wire.FunctionCallOutputItem(m.call_id, m.content)]
+            parts = [wire.InputImage(data_url(p), openai_detail(p)) for p in images]
+            return [wire.FunctionCallOutputItem(m.call_id, [wire.InputText(m.content), *parts])]
         return self._assistant(m, with_tools)
 
     def _assistant(self, m: AssistantMessage, with_tools: bool) -> list[wire.InputItem]:
