@@ -207,3 +207,48 @@ async def test_a_huge_file_is_read_in_bounded_memory(ctx: Capabilities, project:
         tracemalloc.stop()
     assert got.startswith("L1-1 of 1 (line 1 cut)") and len(got) < 1100
     assert peak < 16 * 1024 * 1024, peak
+
+
+def test_the_config_file_sets_the_denylist(tmp_path: Path) -> None:
+    import json
+    import re
+
+    from tether.engine.config import ConfigError, build_catalog, example_config, parse_config
+    from tether.engine.workspace import DEFAULT_DENYLIST
+
+    catalog = build_catalog(parse_config('[workspace]\npath_denylist = ["*.sqlite"]\n'), env={})
+    assert catalog.path_denylist == ("*.sqlite",)
+    assert build_catalog(parse_config(""), env={}).path_denylist is None
+    with pytest.raises(
+        ConfigError, match=r":2: workspace.path_denylist: expected an array, got a string"
+    ):
+        parse_config('[workspace]\npath_denylist = ".env"\n')
+    # The example file shows the built-in list.
+    shown = re.search(r"#path_denylist = (\[.*\])", example_config())
+    assert shown is not None and tuple(json.loads(shown.group(1))) == DEFAULT_DENYLIST
+
+
+async def test_tether_acp_applies_the_configured_denylist(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    from tests.harness import script, spawn_agent
+    from tests.stored import tool_results
+
+    config = tmp_path / "config.toml"
+    config.write_text('[workspace]\npath_denylist = ["*.sqlite"]\n')
+    (project / "data.sqlite").write_text("rows\n")
+    (project / ".env").write_text("A=1\n")
+    calls = [
+        {"tool_call": {"id": f"r{i}", "name": "read_file", "arguments": {"path": p}}}
+        for i, p in enumerate(["data.sqlite", ".env"])
+    ]
+    turn = script(tmp_path / "s.json", [calls, [{"text": "done"}]])
+    async with spawn_agent(
+        home, "--script", str(turn), env={"TETHER_CONFIG": str(config)}
+    ) as agent:
+        await agent.initialize()
+        sid = await agent.new_session(project)
+        assert (await agent.prompt(sid, "go"))["result"] == {"stopReason": "end_turn"}
+    denied, replaced = tool_results(home, sid)
+    assert denied == "error [PATH_DENIED]: data.sqlite matches the path denylist entry '*.sqlite'"
+    assert replaced == "L1-1 of 1\nA=1"  # the configured list replaced the built-in one

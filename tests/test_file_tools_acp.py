@@ -245,3 +245,29 @@ async def test_view_image_results_are_stored_with_their_picture(home: Path, proj
     ]
     sent = model.requests[-1].messages[-1]
     assert isinstance(sent, ToolResultMessage) and sent.images[0].mime_type == "image/gif"
+
+
+async def test_additional_directories_are_roots(home: Path, project: Path, tmp_path: Path) -> None:
+    other = tmp_path / "shared-lib"
+    other.mkdir()
+    (other / "lib.py").write_text("LIB = 1\n")
+    turn = _rounds(
+        [
+            _call("read_file", "r1", path=str(other / "lib.py")),
+            _call("read_file", "r2", path=str(tmp_path / "elsewhere.txt")),
+        ]
+    )
+    (tmp_path / "elsewhere.txt").write_text("no\n")
+    async with agent_in_memory(home, turn, catalog()) as client:
+        await client.peer.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        params = {"cwd": str(project), "mcpServers": [], "additionalDirectories": [str(other)]}
+        sid = (await client.peer.request("session/new", params))["sessionId"]
+        assert await client.prompt(sid, "go") == "end_turn"
+        bad = {**params, "additionalDirectories": ["relative/dir"]}
+        with pytest.raises(RpcError) as e:
+            await client.peer.request("session/new", bad)
+        assert e.value.code == -32602
+        assert "additionalDirectories[0] must be an absolute path" in e.value.message
+    inside, outside = tool_results(home, sid)
+    assert inside == "L1-1 of 1\nLIB = 1"
+    assert outside.startswith("error [OUTSIDE_ROOTS]: ")

@@ -18,6 +18,8 @@ class ModelCatalog:
     # Problems met while building it (a broken config file, an unknown TETHER_MODEL): tether
     # still serves, and a front may show these to the user once.
     warnings: list[str] = field(default_factory=list[str])
+    # The config file's `[workspace] path_denylist`, when it sets one (None: the built-in list).
+    path_denylist: tuple[str, ...] | None = None
 
     def add(self, info: ModelInfo, factory: Callable[[], LLM]) -> None:
         self.infos[info.id] = info

@@ -306,9 +306,13 @@ class AcpAgent:
             spill=LocalSpill(self.deps.spill_root / s.id),
             web=NoWeb(),
             llm=model,
-            workspace=Workspace(roots, denylist=self.deps.path_denylist),
+            workspace=Workspace(roots, denylist=self._denylist()),
             reads=ReadLedger(),  # a new ledger each turn: edit_lineno needs this turn's reads
         )
+
+    def _denylist(self) -> tuple[str, ...]:
+        configured = self.deps.catalog.path_denylist
+        return configured if configured is not None else self.deps.path_denylist
 
     async def _command(self, s: Session, name: str, arg: str) -> acp.PromptResponse:
         if name == "mode":
