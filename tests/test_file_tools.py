@@ -6,7 +6,10 @@ import base64
 import os
 from pathlib import Path
 
+import anyio
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import TRASH_HOME
 from tests.toolctx import make_ctx, plan, run, text
@@ -381,4 +384,40 @@ async def test_view_image_refuses_models_without_images(ctx: Capabilities, proje
     assert (e.code, e.message) == (
         "IMAGES_UNSUPPORTED",
         "the model this session's model does not accept images, so view_image cannot show logo.png",
+    )
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    text=st.text(alphabet="ab\n\ré", max_size=80),
+    first=st.integers(1, 12),
+    span=st.one_of(st.none(), st.integers(0, 6)),
+    budget=st.integers(1, 40),
+    chunk=st.integers(1, 9),
+)
+def test_streamed_windows_match_whole_reads(
+    tmp_path: Path, text: str, first: int, span: int | None, budget: int, chunk: int
+) -> None:
+    """The streaming reader (for files too large to load) sees what a whole read sees, whatever
+    the chunk size."""
+    from tether.tools import text as text_mod
+
+    path = tmp_path / "w.txt"
+    path.write_bytes(text.encode())
+    last = None if span is None else first + span
+    ctx = make_ctx(tmp_path, tmp_path / "spill")
+    whole = text_mod.window_of(text, first, last, budget)
+    old = text_mod.STREAM_CHUNK
+    text_mod.STREAM_CHUNK = chunk
+    try:
+        size = path.stat().st_size
+        streamed = anyio.run(text_mod.stream_window, ctx, path, size, first, last, budget)
+    finally:
+        text_mod.STREAM_CHUNK = old
+    assert (streamed.lines, streamed.full_lengths, streamed.total) == (
+        whole.lines,
+        whole.full_lengths,
+        whole.total,
     )

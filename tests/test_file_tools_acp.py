@@ -271,3 +271,23 @@ async def test_additional_directories_are_roots(home: Path, project: Path, tmp_p
     inside, outside = tool_results(home, sid)
     assert inside == "L1-1 of 1\nLIB = 1"
     assert outside.startswith("error [OUTSIDE_ROOTS]: ")
+
+
+async def test_files_the_editor_does_not_serve_are_read_from_disk(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "added"
+    other.mkdir()
+    (other / "x.txt").write_text("from disk\n")
+    turn = _rounds([_call("read_file", "r1", path=str(other / "x.txt"))])
+    async with agent_in_memory(home, turn, catalog()) as client:
+
+        async def only_the_project(params: dict[str, Any]) -> dict[str, Any]:
+            raise RpcError.not_found(params["path"])  # like Zed outside its worktrees
+
+        client.peer.on_request("fs/read_text_file", only_the_project)
+        await client.peer.request("initialize", {"protocolVersion": 1, "clientCapabilities": FS})
+        params = {"cwd": str(project), "mcpServers": [], "additionalDirectories": [str(other)]}
+        sid = (await client.peer.request("session/new", params))["sessionId"]
+        assert await client.prompt(sid, "go") == "end_turn"
+    assert tool_results(home, sid) == ["L1-1 of 1\nfrom disk"]

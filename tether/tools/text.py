@@ -107,35 +107,76 @@ async def stream_window(
 ) -> Window:
     """A window of a file too large to load: read in chunks, keep only the window's lines (each
     cut), count every line. Memory stays within a few chunks whatever the file's size."""
-    win = Window(first, unit="bytes")
-    keep_bytes = 4 * (LINE_MAX_CHARS + 1)
-    used = 0
-    line_no, cur, cur_len = 1, bytearray(), 0
+    win = Window(first)
+    scan = _Scan(win, first, last, budget)
     offset = 0
+    ends_with_newline = True
     while offset < size:
         chunk = await ctx.fs.read_bytes(full, offset=offset, max_bytes=STREAM_CHUNK)
         if not chunk:
             break
         offset += len(chunk)
+        ends_with_newline = chunk.endswith(b"\n")
+        scan.feed(chunk)
+    if scan.cur_len:  # a last line without a newline, in the window
+        scan.keep()
+        ends_with_newline = True
+    partial = offset > 0 and not ends_with_newline  # one more line, past the window
+    win.total = scan.line_no if partial else scan.line_no - 1
+    return win
+
+
+class _Scan:
+    """Line bookkeeping over chunks: the lines before and after the window are only counted."""
+
+    def __init__(self, win: Window, first: int, last: int | None, budget: int) -> None:
+        self.win, self.first, self.last, self.budget = win, first, last, budget
+        self.line_no = 1  # the line the next byte belongs to
+        self.cur = bytearray()  # the head of the window line being read
+        self.cur_len = 0
+        self.used = 0
+
+    def _in_window(self) -> bool:
+        n = self.line_no
+        return (
+            self.first <= n and (self.last is None or n <= self.last) and self.used <= self.budget
+        )
+
+    def feed(self, chunk: bytes) -> None:
         pos = 0
-        while pos <= len(chunk):
+        while pos < len(chunk):
+            if not self._in_window():
+                if self.line_no >= self.first:  # past the window: count the rest
+                    self.line_no += chunk.count(b"\n", pos)
+                    return
+                pos = self._skip(chunk, pos)
+                continue
             nl = chunk.find(b"\n", pos)
             end = nl if nl >= 0 else len(chunk)
-            wanted = line_no >= first and (last is None or line_no <= last) and used <= budget
-            if wanted and len(cur) < keep_bytes:
-                cur += chunk[pos : min(end, pos + keep_bytes - len(cur))]
-            cur_len += end - pos
+            room = 4 * (LINE_MAX_CHARS + 1) - len(self.cur)
+            if room > 0:
+                self.cur += chunk[pos : min(end, pos + room)]
+            self.cur_len += end - pos
             if nl < 0:
-                break
-            if wanted:
-                used += _keep(win, cur, cur_len)
-            line_no, cur, cur_len, pos = line_no + 1, bytearray(), 0, nl + 1
-    if cur_len:
-        if line_no >= first and (last is None or line_no <= last) and used <= budget:
-            _keep(win, cur, cur_len)
-        line_no += 1
-    win.total = line_no - 1
-    return win
+                return
+            self.keep()
+            pos = nl + 1
+
+    def _skip(self, chunk: bytes, pos: int) -> int:
+        """Past the lines before the window: the position after them, or the chunk's end."""
+        wanted = self.first - self.line_no
+        if chunk.count(b"\n", pos) < wanted:
+            self.line_no += chunk.count(b"\n", pos)
+            return len(chunk)
+        for _ in range(wanted):
+            pos = chunk.index(b"\n", pos) + 1
+        self.line_no = self.first
+        return pos
+
+    def keep(self) -> None:
+        self.used += _keep(self.win, self.cur, self.cur_len)
+        self.line_no += 1
+        self.cur, self.cur_len = bytearray(), 0
 
 
 def _keep(win: Window, raw: bytearray, length: int) -> int:

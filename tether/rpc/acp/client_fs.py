@@ -36,8 +36,13 @@ class ClientFileSystem:
         try:
             result = await self._peer.request("fs/read_text_file", params, acp.ReadTextFileResponse)
         except RpcError as exc:
-            code = "FILE_NOT_FOUND" if exc.code == RESOURCE_NOT_FOUND else "CLIENT_FS_ERROR"
-            raise SeamError(code, f"the editor could not read {path}: {exc.message}") from None
+            if exc.code == RESOURCE_NOT_FOUND:
+                # Editors serve only their project's files (Zed: its worktrees); a file our policy
+                # allows outside them (a spill file, an added directory) is read from disk.
+                return await self._local.read_text(path, max_bytes=max_bytes)
+            raise SeamError(
+                "CLIENT_FS_ERROR", f"the editor could not read {path}: {exc.message}"
+            ) from None
         if len(result.content) > max_bytes:  # the editor's buffer grew past the bound
             raise SeamError(
                 "FILE_TOO_LARGE", f"the editor's text of {path} is over {max_bytes} characters"
