@@ -291,3 +291,57 @@ async def test_files_the_editor_does_not_serve_are_read_from_disk(
         sid = (await client.peer.request("session/new", params))["sessionId"]
         assert await client.prompt(sid, "go") == "end_turn"
     assert tool_results(home, sid) == ["L1-1 of 1\nfrom disk"]
+
+
+async def test_every_file_tool_card(home: Path, project: Path) -> None:
+    (project / "src").mkdir()
+    (project / "src" / "a.py").write_text("x = 1\n")
+    turn = _rounds(
+        [
+            _call("read_file", "read", path="src/a.py", start_line=1),
+            _call("list_dir", "list", path="src"),
+            _call("tree", "tree"),
+            _call("glob_paths", "glob", pattern="**/*.py"),
+            _call("regex_files", "grep", pattern="x ="),
+        ],
+        [_call("write_file", "write", path="src/b.py", content="y = 2\n")],
+        [_call("copy_path", "copy", src="src/b.py", dst="lib/b.py")],
+        [_call("move_path", "move", src="lib/b.py", dst="lib/c.py")],
+        [_call("delete_path", "delete", path="lib/c.py", permanent=True)],
+    )
+    async with agent_in_memory(home, turn, catalog()) as client:
+        sid = await client.start(project)
+        assert await client.prompt(sid, "go") == "end_turn"
+    src = project / "src"
+    cards = {
+        u["toolCallId"]: (u["kind"], u["title"], [loc["path"] for loc in u["locations"]])
+        for u in _calls(client, "tool_call")
+    }
+    assert cards == {
+        "read": ("read", "Read src/a.py", [str(src / "a.py")]),
+        "list": ("read", "List src", [str(src)]),
+        "tree": ("search", "Tree of .", [str(project)]),
+        "glob": ("search", "Find . for **/*.py", [str(project)]),
+        "grep": ("search", "Search . for x =", [str(project)]),
+        "write": ("edit", "Create src/b.py", [str(src / "b.py")]),
+        "copy": (
+            "edit",
+            "Copy src/b.py to lib/b.py",
+            [str(src / "b.py"), str(project / "lib/b.py")],
+        ),
+        "move": (
+            "move",
+            "Move lib/b.py to lib/c.py",
+            [str(project / "lib/b.py"), str(project / "lib/c.py")],
+        ),
+        "delete": ("delete", "Delete lib/c.py permanently", [str(project / "lib/c.py")]),
+    }
+    finished = {
+        u["toolCallId"]: u["status"]
+        for u in _calls(client, "tool_call_update")
+        if u.get("status") in ("completed", "failed")
+    }
+    assert finished == dict.fromkeys(cards, "completed")
+    asked = [p["toolCall"]["toolCallId"] for p in client.permissions]
+    assert asked == ["write", "copy", "move", "delete"]  # reads and searches never ask
+    assert (src / "b.py").read_text() == "y = 2\n" and not (project / "lib" / "c.py").exists()
