@@ -321,8 +321,8 @@ async def test_every_file_tool_card(home: Path, project: Path) -> None:
         "read": ("read", "Read src/a.py", [str(src / "a.py")]),
         "list": ("read", "List src", [str(src)]),
         "tree": ("search", "Tree of .", [str(project)]),
-        "glob": ("search", "Find . for **/*.py", [str(project)]),
-        "grep": ("search", "Search . for x =", [str(project)]),
+        "glob": ("search", "Find **/*.py in .", [str(project)]),
+        "grep": ("search", "Search . for /x =/", [str(project)]),
         "write": ("edit", "Create src/b.py", [str(src / "b.py")]),
         "copy": (
             "edit",

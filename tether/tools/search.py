@@ -8,6 +8,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Literal
 
+import anyio
+
 from tether.engine.events import Location, TextOut
 from tether.engine.registry import CallPlan, Planner, ToolError, ToolOutput, tool
 from tether.engine.seam import Capabilities, SeamError
@@ -23,12 +25,15 @@ REGEX_FILE_MAX_BYTES = 8 * 1024 * 1024
 MATCH_LINE_CHARS = 300
 
 
-def _plan_for(verb: str, kind: str = "search") -> Planner:
+def _plan_for(title: str) -> Planner:
+    """A read-only card: `title` is formatted with `where` (the path) and the call's `pattern`."""
+
     async def plan(ctx: Capabilities, args: object, mode: str) -> CallPlan:
         full = resolve(ctx, str(getattr(args, "path", ".") or "."))
-        what = getattr(args, "pattern", None)
-        title = f"{verb} {display(ctx, full)}" + (f" for {what}" if what else "")
-        return CallPlan(title=title, kind=kind, locations=[Location(str(full))], scope=str(full))
+        shown = title.format(where=display(ctx, full), pattern=getattr(args, "pattern", ""))
+        return CallPlan(
+            title=shown, kind="search", locations=[Location(str(full))], scope=str(full)
+        )
 
     return plan
 
@@ -94,7 +99,7 @@ async def tree(
     return ToolOutput(text, [TextOut(text)])
 
 
-tree.planned_by(_plan_for("Tree of"))
+tree.planned_by(_plan_for("Tree of {where}"))
 
 
 def _render_tree(found: list[Found], fmt: str) -> str:
@@ -162,7 +167,7 @@ async def glob_paths(ctx: Capabilities, pattern: str, path: str = ".") -> ToolOu
     return ToolOutput(text, [TextOut(head)])
 
 
-glob_paths.planned_by(_plan_for("Find", "search"))
+glob_paths.planned_by(_plan_for("Find {pattern} in {where}"))
 
 
 def glob_regex(pattern: str) -> re.Pattern[str]:
@@ -261,11 +266,26 @@ async def regex_files(
     return search.output(pattern, display(ctx, full), stats)
 
 
-regex_files.planned_by(_plan_for("Search"))
+regex_files.planned_by(_plan_for("Search {where} for /{pattern}/"))
 
 
 def _glob_hit(rx: re.Pattern[str], glob: str | None, f: Found) -> bool:
     return bool(rx.fullmatch(f.rel if glob and "/" in glob else f.entry.name))
+
+
+def _grep(rx: re.Pattern[str], data: bytes, limit: int) -> list[tuple[int, str]]:
+    """Up to `limit` matching lines, numbered, each cut for display."""
+    hits: list[tuple[int, str]] = []
+    for n, line in enumerate(data.decode("utf-8", "replace").split("\n"), 1):
+        if rx.search(line) is None:
+            continue
+        text = line.removesuffix("\r")
+        if len(text) > MATCH_LINE_CHARS:
+            text = text[:MATCH_LINE_CHARS] + " […]"
+        hits.append((n, text))
+        if len(hits) == limit:
+            break
+    return hits
 
 
 class _Search:
@@ -291,20 +311,17 @@ class _Search:
             self.binary += 1
             return True
         self.files += 1
+        room = self.limit - len(self.lines)
+        # On a worker thread, so a long search leaves the event loop its turns.
+        hits = await anyio.to_thread.run_sync(
+            _grep, self.rx, data, room + 1, abandon_on_cancel=True
+        )
         shown = display(self.ctx, path)
-        hit = False
-        for n, line in enumerate(data.decode("utf-8", "replace").split("\n"), 1):
-            if self.rx.search(line) is None:
-                continue
-            if len(self.lines) == self.limit:
-                self.more = True
-                return False
-            hit = True
-            text = line.removesuffix("\r")
-            if len(text) > MATCH_LINE_CHARS:
-                text = text[:MATCH_LINE_CHARS] + " […]"
-            self.lines.append(f"{shown}:{n}: {text}")
-        self.matched_files += hit
+        self.lines += [f"{shown}:{n}: {text}" for n, text in hits[:room]]
+        self.matched_files += bool(hits)
+        if len(hits) > room:
+            self.more = True
+            return False
         return True
 
     def output(self, pattern: str, where: str, stats: WalkStats) -> ToolOutput:
