@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -182,6 +183,17 @@ class AgentProcess:
         with anyio.fail_after(timeout):
             return await self.proc.wait()
 
+    async def stderr_text(self, timeout: float = 5) -> str:
+        """Everything the agent wrote to stderr (spawned with `capture_stderr`), to its end."""
+        assert self.proc.stderr is not None
+        chunks: list[bytes] = []
+        with anyio.fail_after(timeout):
+            while True:
+                try:
+                    chunks.append(await self.proc.stderr.receive())
+                except anyio.EndOfStream:
+                    return b"".join(chunks).decode("utf-8", "replace")
+
     async def drain(self, timeout: float = 5) -> None:
         """Read (and validate) every frame until the agent closes its output."""
         try:
@@ -197,10 +209,17 @@ def agent_command(*args: str) -> list[str]:
 
 @asynccontextmanager
 async def spawn_agent(
-    home: Path, *args: str, framing: str = "ndjson", env: dict[str, str] | None = None
+    home: Path,
+    *args: str,
+    framing: str = "ndjson",
+    env: dict[str, str] | None = None,
+    capture_stderr: bool = False,
 ) -> AsyncIterator[AgentProcess]:
+    """`capture_stderr`: keep the agent's stderr for `stderr_text()` (a test must then read it
+    after the agent exits; the pipe holds 64 KiB)."""
     env = {**os.environ, "TETHER_HOME": str(home), "PYTHONPATH": str(REPO), **(env or {})}
-    proc = await anyio.open_process(agent_command(*args), env=env, cwd=REPO, stderr=None)
+    stderr = subprocess.PIPE if capture_stderr else None
+    proc = await anyio.open_process(agent_command(*args), env=env, cwd=REPO, stderr=stderr)
     agent = AgentProcess(proc, framing)
     try:
         yield agent

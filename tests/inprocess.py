@@ -30,12 +30,18 @@ class Client:
     peer: Peer
     updates: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     permissions: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
-    choice: str = "allow"
+    choice: str | None = "allow"  # the option id picked; None answers `cancelled`
     models: list[ScriptedModel] = field(default_factory=list[ScriptedModel])
+    cancel_on: str | None = None  # send session/cancel when an agent chunk has this text
 
     async def on_update(self, params: dict[str, Any]) -> None:
         validate_agent_frame({"jsonrpc": "2.0", "method": "session/update", "params": params})
-        self.updates.append(params["update"])
+        update = params["update"]
+        self.updates.append(update)
+        content = update.get("content")
+        text = content.get("text") if isinstance(content, dict) else None
+        if self.cancel_on is not None and text == self.cancel_on:
+            await self.peer.notify("session/cancel", {"sessionId": params["sessionId"]})
 
     async def on_permission(self, params: dict[str, Any]) -> dict[str, Any]:
         frame = {
@@ -46,6 +52,8 @@ class Client:
         }
         validate_agent_frame(frame)
         self.permissions.append(params)
+        if self.choice is None:
+            return {"outcome": {"outcome": "cancelled"}}
         return {"outcome": {"outcome": "selected", "optionId": self.choice}}
 
     async def start(self, cwd: Path, caps: dict[str, Any] | None = None) -> str:
@@ -92,5 +100,7 @@ async def agent_in_memory(
         tg.start_soon(agent_peer.run)
         tg.start_soon(client_peer.run)
         yield client
-        await b.aclose()
+        await b.close_output()  # the agent reads the end of its input, answers, and stops
         tg.cancel_scope.cancel()
+    await a.aclose()
+    await b.aclose()

@@ -36,6 +36,10 @@ def _permission_requests(agent: AgentProcess) -> list[dict[str, Any]]:
     return [f for f in agent.frames if f.get("method") == "session/request_permission"]
 
 
+def _updates_for(agent: AgentProcess, call_id: str) -> list[dict[str, Any]]:
+    return [u for u in agent.updates() if u.get("toolCallId") == call_id]
+
+
 async def test_two_calls_ask_once_for_the_round(home: Path, project: Path, tmp_path: Path) -> None:
     async with spawn_agent(home, "--script", str(_two_writes(tmp_path))) as agent:
         await agent.initialize()
@@ -44,13 +48,22 @@ async def test_two_calls_ask_once_for_the_round(home: Path, project: Path, tmp_p
         assert resp["result"]["stopReason"] == "end_turn"
         [req] = _permission_requests(agent)
         card = req["params"]["toolCall"]
-        assert card["toolCallId"].startswith("round_")
-        assert card["title"] == "Approve 2 tool calls"
-        listing = card["content"][0]["content"]["text"]
+        round_id = card["toolCallId"]
+        assert round_id.startswith("round_")
+        assert card["title"] == "Edit a.txt, b.txt" and card["kind"] == "edit"
+        assert [c["type"] for c in card["content"]] == ["diff", "diff", "content"]
+        listing = card["content"][2]["content"]["text"]
         assert "Create a.txt" in listing and "Create b.txt" in listing
-        assert [c["type"] for c in card["content"][1:]] == ["diff", "diff"]
         kinds = [o["kind"] for o in req["params"]["options"]]
-        assert kinds == ["allow_once", "allow_always", "allow_once", "reject_once"]
+        assert kinds == ["allow_once", "allow_always", "reject_once", "reject_always"]
+        # The round's card is announced before the request and closed once decided.
+        shown = _updates_for(agent, round_id)
+        assert shown[0]["sessionUpdate"] == "tool_call" and shown[0]["title"] == card["title"]
+        assert agent.frames.index(req) > agent.frames.index(
+            next(f for f in agent.frames if f.get("params", {}).get("update") is shown[0])
+        )
+        assert shown[-1]["sessionUpdate"] == "tool_call_update"
+        assert shown[-1]["status"] == "completed"
         # The two calls then run in parallel, so the rest of the transcript has no fixed order.
         paths = {str(project): "<project>", str(home): "<home>", str(tmp_path): "<tmp>"}
         upto = agent.frames.index(req) + 1
@@ -65,12 +78,27 @@ async def test_reject_all(home: Path, project: Path, tmp_path: Path) -> None:
         agent.permission_choice = "reject_once"
         await agent.initialize()
         sid = await agent.new_session(project)
-        await agent.prompt(sid, "go")
+        resp = await agent.prompt(sid, "go")
+        assert resp["result"]["stopReason"] == "end_turn"
+        [req] = _permission_requests(agent)
+        closed = _updates_for(agent, req["params"]["toolCall"]["toolCallId"])[-1]
+        assert closed["status"] == "failed"
     assert not (project / "a.txt").exists() and not (project / "b.txt").exists()
-    assert all("REJECTED" in r for r in tool_results(home, sid))
+    assert tool_results(home, sid) == ["error [REJECTED]: user rejected this call"] * 2
 
 
-async def test_per_call_choice_uses_form_elicitation(
+async def _per_call(agent: AgentProcess, project: Path) -> str:
+    sid = await agent.new_session(project)
+    resp = await agent.request(
+        "session/set_config_option",
+        {"sessionId": sid, "configId": "approvals", "value": "call"},
+    )
+    [approvals] = [o for o in resp["result"]["configOptions"] if o["id"] == "approvals"]
+    assert approvals["currentValue"] == "call"
+    return sid
+
+
+async def test_per_call_review_uses_form_elicitation(
     home: Path, project: Path, tmp_path: Path
 ) -> None:
     asked: list[dict[str, Any]] = []
@@ -78,8 +106,6 @@ async def test_per_call_choice_uses_form_elicitation(
         default = agent.handler
 
         async def handler(method: str, params: Any) -> Any:
-            if method == "session/request_permission":
-                return {"outcome": {"outcome": "selected", "optionId": "choose"}}
             if method == "elicitation/create":
                 asked.append(params)
                 return {"action": "accept", "content": {"call_0": True, "call_1": False}}
@@ -87,8 +113,9 @@ async def test_per_call_choice_uses_form_elicitation(
 
         agent.handler = handler
         await agent.initialize(elicitation={"form": {}})
-        sid = await agent.new_session(project)
+        sid = await _per_call(agent, project)
         await agent.prompt(sid, "go")
+        assert _permission_requests(agent) == []
     [form] = asked
     assert form["mode"] == "form" and form["sessionId"] == sid
     props = form["requestedSchema"]["properties"]
@@ -97,12 +124,12 @@ async def test_per_call_choice_uses_form_elicitation(
     assert (project / "a.txt").exists() and not (project / "b.txt").exists()
 
 
-async def test_per_call_choice_without_forms_asks_one_by_one(
+async def test_per_call_review_without_forms_asks_one_by_one(
     home: Path, project: Path, tmp_path: Path
 ) -> None:
     async with spawn_agent(home, "--script", str(_two_writes(tmp_path))) as agent:
         default = agent.handler
-        answers = iter(["choose", "allow", "reject"])
+        answers = iter(["allow", "reject"])
 
         async def handler(method: str, params: Any) -> Any:
             if method == "session/request_permission":
@@ -111,10 +138,14 @@ async def test_per_call_choice_without_forms_asks_one_by_one(
 
         agent.handler = handler
         await agent.initialize()
-        sid = await agent.new_session(project)
+        sid = await _per_call(agent, project)
         await agent.prompt(sid, "go")
-        cards = [r["params"]["toolCall"]["toolCallId"] for r in _permission_requests(agent)]
-    assert cards[0].startswith("round_") and cards[1:] == ["c1", "c2"]
+        requests = _permission_requests(agent)
+        cards = [r["params"]["toolCall"]["toolCallId"] for r in requests]
+        assert cards == ["c1", "c2"]
+        for r in requests:
+            kinds = [o["kind"] for o in r["params"]["options"]]
+            assert kinds == ["allow_once", "allow_always", "reject_once", "reject_always"]
     assert (project / "a.txt").exists() and not (project / "b.txt").exists()
 
 
@@ -176,28 +207,68 @@ async def test_code_mode_creates_new_files_without_asking(
     assert (project / "a.txt").exists() and (project / "b.txt").exists()
 
 
-async def test_cancel_answers_pending_permission_as_cancelled(
+async def _pending_round(agent: AgentProcess, project: Path) -> tuple[str, int, dict[str, Any]]:
+    await agent.initialize()
+    sid = await agent.new_session(project)
+    rid = await agent.start_request(
+        "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
+    )
+    while not (req := _permission_requests(agent)):
+        await agent.recv()
+    return sid, rid, req[0]
+
+
+async def test_session_cancel_leaves_the_pending_permission_to_the_client(
     home: Path, project: Path, tmp_path: Path
 ) -> None:
-    async with spawn_agent(home, "--script", str(_two_writes(tmp_path))) as agent:
-        await agent.initialize()
-        sid = await agent.new_session(project)
-        rid = await agent.start_request(
-            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-        )
-        while not (req := _permission_requests(agent)):
-            await agent.recv()
+    """After session/cancel the client answers its pending permission requests itself (ACP):
+    the agent must not withdraw them, and the late `cancelled` answer is taken quietly."""
+    async with spawn_agent(
+        home, "--script", str(_two_writes(tmp_path)), capture_stderr=True
+    ) as agent:
+        sid, rid, req = await _pending_round(agent, project)
         await agent.notify("session/cancel", {"sessionId": sid})
-        frame = await agent.recv()
-        # The agent withdraws its own pending request, then ends the turn as cancelled.
-        assert frame == {
-            "jsonrpc": "2.0",
-            "method": "$/cancel_request",
-            "params": {"requestId": req[0]["id"]},
-        }
         resp = await agent.until_response(rid)
         assert resp["result"] == {"stopReason": "cancelled"}
+        await agent.send(
+            {"jsonrpc": "2.0", "id": req["id"], "result": {"outcome": {"outcome": "cancelled"}}}
+        )
+        assert not [f for f in agent.frames if f.get("method") == "$/cancel_request"]
+        round_id = req["params"]["toolCall"]["toolCallId"]
+        assert _updates_for(agent, round_id)[-1]["status"] == "failed"
         paths = {str(project): "<project>", str(home): "<home>", str(tmp_path): "<tmp>"}
         check_golden("round_permission_cancelled", agent.frames, paths)
+        await agent.close_input()
+        await agent.drain()
+        assert "unknown request id" not in await agent.stderr_text()
     assert not (project / "a.txt").exists()
-    assert all("ABORTED" in r for r in tool_results(home, sid))
+    assert all("ABORTED" in r or "cancelled" in r for r in tool_results(home, sid))
+
+
+async def test_a_withdrawn_prompt_withdraws_its_pending_permission(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    """Cancelling the prompt request itself ($/cancel_request) is not session/cancel: the agent
+    withdraws what it asked, and ignores a late answer quietly."""
+    async with spawn_agent(
+        home, "--script", str(_two_writes(tmp_path)), capture_stderr=True
+    ) as agent:
+        _, rid, req = await _pending_round(agent, project)
+        await agent.notify("$/cancel_request", {"requestId": rid})
+        withdrawn = await agent.recv()
+        while withdrawn.get("method") == "session/update":
+            withdrawn = await agent.recv()
+        assert withdrawn == {
+            "jsonrpc": "2.0",
+            "method": "$/cancel_request",
+            "params": {"requestId": req["id"]},
+        }
+        resp = await agent.until_response(rid)
+        assert resp["error"]["code"] == -32800
+        await agent.send(
+            {"jsonrpc": "2.0", "id": req["id"], "result": {"outcome": {"outcome": "cancelled"}}}
+        )
+        await agent.close_input()
+        await agent.drain()
+        assert "unknown request id" not in await agent.stderr_text()
+    assert not (project / "a.txt").exists()

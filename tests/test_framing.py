@@ -52,3 +52,32 @@ def test_auto_detects_from_the_first_byte() -> None:
     assert isinstance(cl.chosen, ContentLengthFramer)
     assert cl.encode(b"{}").startswith(b"Content-Length")
     assert AutoFramer().encode(b"{}") == b"{}\n"
+
+
+def test_content_length_a_huge_declared_length_does_not_swallow_later_frames() -> None:
+    f = ContentLengthFramer(max_frame=1000)
+    out = f.feed(b'Content-Length: 99999999999\r\n\r\n{"x":1}Content-Length: 2\r\n\r\n{}')
+    assert isinstance(out[0], FrameTooLarge) and out[1:] == [b"{}"]
+
+
+def test_content_length_resyncs_after_a_body_one_byte_short_or_long() -> None:
+    f = ContentLengthFramer()
+    short = b'Content-Length: 6\r\n\r\n{"a":1}'  # declares one byte too few
+    good = b'Content-Length: 7\r\n\r\n{"b":2}'
+    assert f.feed(short + good + good) == [b'{"a":1', b'{"b":2}', b'{"b":2}']
+    f = ContentLengthFramer()
+    long = b'Content-Length: 8\r\n\r\n{"a":1}'  # one byte too many: eats the next "C"
+    out = f.feed(long + good + good)
+    assert out[0] == b'{"a":1}C' and out[-1] == b'{"b":2}'
+
+
+def test_content_length_accepts_lf_only_headers() -> None:
+    f = ContentLengthFramer()
+    assert f.feed(b"Content-Length: 2\n\n{}content-length: 2\r\n\r\n[]") == [b"{}", b"[]"]
+
+
+def test_content_length_header_split_while_resyncing() -> None:
+    f = ContentLengthFramer(max_frame=4)
+    out = f.feed(b"Content-Length: 50\r\n\r\n" + b"z" * 30 + b"Content-Le")
+    out += f.feed(b"ngth: 2\r\n\r\n{}")
+    assert isinstance(out[0], FrameTooLarge) and out[1:] == [b"{}"]

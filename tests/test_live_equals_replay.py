@@ -1,5 +1,7 @@
-"""live == replay: for any turn, what the store replays through the translator is what the client
-saw live (message chunks merged per message; the user's own prompt replayed first)."""
+"""live == replay: for any turns, what the store replays through the translator is what the client
+saw live (message chunks merged per message; the user's own prompts replayed in place). Turns
+read, write, ask for permission (allowed, rejected, always, cancelled), get cancelled mid-round,
+and run slash commands; the session's title is part of it."""
 
 from __future__ import annotations
 
@@ -17,16 +19,23 @@ from tether.engine.store import Store
 from tether.rpc.acp.translate import replay
 from tether.tools import catalog
 
-LIVE_ONLY = {"available_commands_update", "session_info_update"}  # session-level, not turn events
+# Sent with the session's setup or a setting's change, not events of a turn: a reloaded session
+# gets its commands and options in the session/load answer instead.
+LIVE_ONLY = {"available_commands_update", "config_option_update", "current_mode_update"}
+CHOICES = ["allow", "allow_always", "reject", "reject_always", None]
 
 words = st.lists(st.sampled_from(["alpha ", "beta ", "gamma ", "δ ", "\n"]), min_size=1, max_size=4)
 calls = st.sampled_from(
     [
         ("list_dir", {"path": "."}),
-        ("read_file", {"path": "README.md", "with_lineno": True}),
+        ("read_file", {"path": "README.md", "start_line": 1, "with_lineno": True}),
         ("read_file", {"path": "missing.txt"}),
         ("todo_write", {"todos": [{"content": "look", "status": "in_progress"}]}),
         ("no_such_tool", {}),
+        ("write_file", {"path": "new.txt", "content": "fresh\n"}),
+        ("write_file", {"path": "README.md", "content": "# changed\n", "overwrite": True}),
+        ("write_file", {"path": "README.md", "content": "# hi\n", "overwrite": True}),
+        ("write_file", {"path": "README.md", "content": "no overwrite\n"}),
     ]
 )
 
@@ -45,7 +54,10 @@ def rounds(draw: st.DrawFn) -> list[dict[str, Any]]:
         if draw(st.booleans()):
             events.append({"usage": {"input": draw(st.integers(1, 5000)), "output": 7}})
         out.append({"events": events})
-    out.append({"events": [{"text": piece} for piece in draw(words)]})
+    last: list[dict[str, Any]] = [{"text": piece} for piece in draw(words)]
+    if draw(st.booleans()):  # the client cancels while the model is still streaming
+        last += [{"text": "STOP"}, {"delay": 30}]
+    out.append({"events": last})
     return out
 
 
@@ -72,27 +84,35 @@ def merge_chunks(updates: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return merged
 
 
-async def scenario(script_rounds: list[dict[str, Any]]) -> None:
+async def scenario(
+    script_rounds: list[dict[str, Any]], choice: str | None, command: str | None
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home, project = Path(tmp) / "home", Path(tmp) / "project"
         home.mkdir()
         project.mkdir()
         (project / "README.md").write_text("# hi\n")
         async with agent_in_memory(home, {"rounds": script_rounds}, catalog()) as client:
+            client.choice, client.cancel_on = choice, "STOP"
             sid = await client.start(project)
-            assert await client.prompt(sid, "go") == "end_turn"
+            prompts = ["go", *([command] if command else [])]
+            stops = [await client.prompt(sid, p) for p in prompts]
+            assert stops[0] in ("end_turn", "cancelled")
+            assert stops[1:] in ([], ["end_turn"])
         live = merge_chunks([u for u in client.updates if u["sessionUpdate"] not in LIVE_ONLY])
         store = Store(home / "tether.db")
         replayed = msgspec.to_builtins(replay(await store.events(sid), notices=False))
         await store.close()
-    assert replayed[0] == {
-        "sessionUpdate": "user_message_chunk",
-        "content": {"type": "text", "text": "go"},
-    }
-    assert replayed[1:] == live
+    users = [u for u in replayed if u["sessionUpdate"] == "user_message_chunk"]
+    assert [u["content"]["text"] for u in users] == prompts
+    assert replayed[0] == users[0]
+    assert [u for u in replayed if u["sessionUpdate"] != "user_message_chunk"] == live
+    assert {"sessionUpdate": "session_info_update", "title": "go"} in live
 
 
-@settings(max_examples=25, deadline=None)
-@given(rounds())
-def test_live_equals_replay(script_rounds: list[dict[str, Any]]) -> None:
-    anyio.run(scenario, script_rounds)
+@settings(max_examples=30, deadline=None)
+@given(rounds(), st.sampled_from(CHOICES), st.sampled_from([None, "/mode code", "/help"]))
+def test_live_equals_replay(
+    script_rounds: list[dict[str, Any]], choice: str | None, command: str | None
+) -> None:
+    anyio.run(scenario, script_rounds, choice, command)

@@ -23,7 +23,7 @@ async def test_bursts_coalesce_in_order_and_backpressure_applies() -> None:
         tg.start_soon(box.run, send)
         for i in range(3):
             await box.put(b"%d" % i)  # under the mark: no waiting
-        await anyio.sleep(0.01)
+        await anyio.wait_all_tasks_blocked()
         assert writes == [[b"0", b"1", b"2"]]  # one write for the burst
         blocked = anyio.Event()
 
@@ -32,7 +32,7 @@ async def test_bursts_coalesce_in_order_and_backpressure_applies() -> None:
             blocked.set()
 
         tg.start_soon(big)
-        await anyio.sleep(0.05)
+        await anyio.wait_all_tasks_blocked()
         assert not blocked.is_set()
         release.set()
         with anyio.fail_after(2):

@@ -35,6 +35,8 @@ async def pair() -> AsyncIterator[tuple[Peer, Peer, MemoryByteStream]]:
         tg.start_soon(right.run)
         yield left, right, b
         tg.cancel_scope.cancel()
+    await a.aclose()
+    await b.aclose()
 
 
 @asynccontextmanager
@@ -46,6 +48,8 @@ async def raw_server() -> AsyncIterator[tuple[Peer, MemoryByteStream]]:
         tg.start_soon(server.run)
         yield server, b
         tg.cancel_scope.cancel()
+    await a.aclose()
+    await b.aclose()
 
 
 async def _read(stream: MemoryByteStream) -> dict[str, Any]:
@@ -144,9 +148,15 @@ async def test_cancel_request_both_ways() -> None:
 
 async def test_cancelled_handler_answers_32800() -> None:
     async with raw_server() as (server, raw):
-        server.on_request("forever", lambda p: anyio.sleep_forever())
+        started = anyio.Event()
+
+        async def forever(p: Any) -> None:
+            started.set()
+            await anyio.sleep_forever()
+
+        server.on_request("forever", forever)
         await raw.send(b'{"jsonrpc":"2.0","id":"r1","method":"forever","params":{}}\n')
-        await anyio.sleep(0.05)
+        await started.wait()
         await raw.send(
             b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"r1"}}\n'
         )
@@ -172,27 +182,34 @@ async def test_garbage_in_keeps_serving() -> None:
 async def test_writes_keep_their_order() -> None:
     async with pair() as (left, right, _):
         seen: list[int] = []
+        all_seen = anyio.Event()
 
         async def note(p: dict[str, int]) -> None:
             seen.append(p["i"])
+            if len(seen) == 500:
+                all_seen.set()
 
         right.on_notification("note", note)
         for i in range(500):
             await left.notify("note", {"i": i})
         with anyio.fail_after(5):
-            while len(seen) < 500:
-                await anyio.sleep(0.01)
+            await all_seen.wait()
         assert seen == list(range(500))
 
 
 async def test_pending_requests_fail_when_the_other_side_goes_away() -> None:
     async with pair() as (left, right, b):
-        right.on_request("forever", lambda p: anyio.sleep_forever())
+        started = anyio.Event()
+
+        async def forever(p: Any) -> None:
+            started.set()
+            await anyio.sleep_forever()
+
+        right.on_request("forever", forever)
 
         async def hang_up() -> None:
-            await anyio.sleep(0.1)
+            await started.wait()
             await b.aclose()
-            await b.close_input()
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(hang_up)

@@ -36,8 +36,8 @@ class SdkClient:
         self, options: Any, session_id: str, tool_call: Any, **kw: Any
     ) -> Any:
         self.permissions.append((tool_call, options))
-        allow_round = next(o for o in options if o.option_id == "allow_round")
-        return {"outcome": {"outcome": "selected", "optionId": allow_round.option_id}}
+        allow = next(o for o in options if o.kind == "allow_once")  # clients map by kind
+        return {"outcome": {"outcome": "selected", "optionId": allow.option_id}}
 
     async def read_text_file(
         self, path: str, session_id: str, line: Any = None, limit: Any = None, **kw: Any
@@ -114,8 +114,13 @@ async def test_python_sdk_drives_a_batch_permission_and_a_cancel(
         assert result["resp"].stop_reason == "cancelled"
 
     [(card, options)] = client.permissions
-    assert card.title == "Approve 2 tool calls"
-    assert [o.kind for o in options][:2] == ["allow_once", "allow_always"]
+    assert card.title == "Edit one.txt, two.txt"
+    assert [o.kind for o in options] == [
+        "allow_once",
+        "allow_always",
+        "reject_once",
+        "reject_always",
+    ]
     assert (project / "one.txt").read_text() == "one" and (project / "two.txt").read_text() == "two"
     kinds = [getattr(u, "session_update", None) for u in client.updates]
     assert {"available_commands_update", "tool_call", "tool_call_update", "usage_update"} <= set(

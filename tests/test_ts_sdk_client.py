@@ -31,9 +31,14 @@ Frame = dict[str, Any]
 
 
 def _node() -> str:
+    """Node runs the official TypeScript SDK. CI installs it and sets TETHER_REQUIRE_NODE=1, so
+    there a missing node fails; on a developer's machine without it the test is skipped."""
     node = shutil.which("node")
     if node is None:
-        pytest.fail("node (>= 20) is required for the TypeScript SDK client test: not on PATH")
+        reason = "node (>= 20) is not on PATH: the TypeScript SDK client test needs it"
+        if os.environ.get("TETHER_REQUIRE_NODE") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
     return node
 
 

@@ -37,6 +37,9 @@ class Location(msgspec.Struct, frozen=True):
 
 class UserPrompted(msgspec.Struct, tag="user", frozen=True):
     parts: list[UserPart]
+    # The history index of the same prompt as a UserMessage, when there is one: the store then
+    # keeps the parts once, in the message.
+    message: int | None = None
 
 
 class TextDelta(msgspec.Struct, tag="text_delta", frozen=True):
@@ -51,7 +54,7 @@ class ThoughtDelta(msgspec.Struct, tag="thought_delta", frozen=True):
 
 class ToolStarted(msgspec.Struct, tag="tool_started", frozen=True):
     call_id: str
-    name: str
+    name: str | None  # the tool's name; None for a card that is not one call (a round)
     title: str
     kind: str
     raw_input: Any

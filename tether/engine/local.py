@@ -9,10 +9,12 @@ from pathlib import Path
 import anyio
 
 from tether.engine.local_fs import LocalFileSystem as LocalFileSystem
+from tether.engine.private import private_dir
 from tether.engine.seam import (
     CommandResult,
     ConfirmDecision,
     ConfirmRequest,
+    RoundCard,
     SeamError,
 )
 
@@ -39,7 +41,9 @@ class PolicyApproval:
     def __init__(self, allow: bool) -> None:
         self.allow = allow
 
-    async def confirm(self, batch: list[ConfirmRequest]) -> list[ConfirmDecision]:
+    async def confirm(
+        self, batch: list[ConfirmRequest], card: RoundCard | None = None
+    ) -> list[ConfirmDecision]:
         verdict = "allow" if self.allow else "reject"
         return [ConfirmDecision(verdict, by="policy") for _ in batch]
 
@@ -70,8 +74,8 @@ class LocalSpill:
         return await anyio.to_thread.run_sync(self._save, name, text)
 
     def _save(self, name: str, text: str) -> Path:
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(self.directory, 0o700)
+        private_dir(self.directory.parent)  # the spill root: other sessions' files are there
+        private_dir(self.directory)
         stem = _SAFE_NAME.sub("_", name).strip("._") or "result"
         for n in range(1000):
             path = self.directory / (f"{stem}.txt" if n == 0 else f"{stem}-{n}.txt")

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import anyio
 import msgspec
 
+from tether.engine import round_card
 from tether.engine.events import (
     Event,
     PlanChanged,
@@ -21,7 +22,7 @@ from tether.engine.events import (
 from tether.engine.grants import Grant, Grants
 from tether.engine.history import ToolCall, ToolResultMessage
 from tether.engine.registry import CallPlan, Registry, ToolDef, ToolError, ToolOutput
-from tether.engine.seam import Capabilities, ConfirmRequest, SeamError
+from tether.engine.seam import Capabilities, ConfirmDecision, ConfirmRequest, SeamError
 
 log = logging.getLogger("tether.tools")
 
@@ -57,6 +58,7 @@ class Batch:
         grants: Grants,
         mode: str,
         emit: Emit,
+        approvals: str = "round",
         spill_inline_bytes: int = SPILL_INLINE_BYTES,
     ) -> None:
         self._calls = [_Call(c) for c in calls]
@@ -64,6 +66,7 @@ class Batch:
         self._ctx = ctx
         self._grants = grants
         self._mode = mode
+        self._approvals = approvals  # "round": one request for several calls; "call": each
         self._emit = emit
         self._spill_bytes = spill_inline_bytes
 
@@ -100,24 +103,37 @@ class Batch:
                 raise ToolError("UNKNOWN_TOOL", f"there is no tool named {c.call.name!r}")
             c.args = c.tool.decode(c.call.arguments)
             c.plan = await c.tool.plan(self._ctx, c.args, self._mode)
-        except Exception as exc:
-            code, message = _error_of(c, exc)
-            await self._emit(
-                ToolStarted(c.call.id, c.call.name, c.call.name, "other", _raw(c.call))
-            )
-            await self._fail(c, code, message)
+        except (ToolError, SeamError) as exc:
+            await self._refuse(c, exc.code, exc.message)
+            return
+        except Exception as exc:  # a planner's bug is this call's error, never the turn's
+            log.exception("planning %s failed", c.call.name)
+            await self._refuse(c, "TOOL_FAILED", f"{type(exc).__name__}: {exc}")
             return
         p = c.plan
-        # A file an earlier call of this round writes was planned as it is now, not as that
-        # call leaves it (a "new" file may exist by then): such a later write always asks.
         if written.intersection(p.writes):
+            # Planned against the files as they were before this round: an earlier call of the
+            # round writes the same file first, so whatever the plan says, the user decides.
             p.confirm = True
+            p.title += " (after an earlier call of this round)"
         written.update(p.writes)
         await self._emit(
             ToolStarted(
                 c.call.id, c.call.name, p.title, p.kind, _raw(c.call), p.locations, p.content
             )
         )
+
+    async def _refuse(self, c: _Call, code: str, message: str) -> None:
+        """A call refused before it ran still shows as its tool would: title, kind, place."""
+        card = (
+            c.tool.describe(self._ctx, c.args)
+            if c.tool is not None
+            else CallPlan(title=c.call.name)
+        )
+        await self._emit(
+            ToolStarted(c.call.id, c.call.name, card.title, card.kind, _raw(c.call), card.locations)
+        )
+        await self._fail(c, code, message)
 
     # --- the aggregated confirm ----------------------------------------------------------
 
@@ -134,7 +150,7 @@ class Batch:
                 await self._fail(c, "REJECTED", f"a session grant rejects {c.plan.scope}")
         if not ask:
             return
-        decisions = await self._ctx.approval.confirm([_request(c) for c in ask])
+        decisions = await self._decide([_request(c) for c in ask])
         for c, d in zip(ask, decisions, strict=True):
             assert c.plan is not None
             if d.remember and d.verdict in ("allow", "reject"):
@@ -145,6 +161,28 @@ class Batch:
                 await self._fail(c, "REJECTED", f"{d.by.split()[0]} rejected this call")
             else:
                 await self._fail(c, "REJECTED", "the permission request was cancelled")
+
+    async def _decide(self, requests: list[ConfirmRequest]) -> list[ConfirmDecision]:
+        """Ask once for the round on its own card (shown, then closed like every card), or
+        call by call when there is one call or the session reviews each."""
+        if len(requests) < 2 or self._approvals != "round":
+            return await self._ctx.approval.confirm(requests, None)
+        card = round_card.round_card(requests)
+        await self._emit(
+            ToolStarted(
+                card.id, None, card.title, card.kind, card.raw_input, card.locations, card.content
+            )
+        )
+        decisions: list[ConfirmDecision] = [ConfirmDecision("cancelled") for _ in requests]
+        try:
+            decisions = await self._ctx.approval.confirm(requests, card)
+        finally:
+            status = "completed" if any(d.verdict == "allow" for d in decisions) else "failed"
+            with anyio.CancelScope(shield=True):
+                await self._emit(
+                    ToolFinished(card.id, status, round_card.outcome(requests, decisions))
+                )
+        return decisions
 
     # --- execution -----------------------------------------------------------------------
 
@@ -209,15 +247,6 @@ class Batch:
         )
 
 
-def _error_of(c: _Call, exc: Exception) -> tuple[str, str]:
-    """A planning failure as the call's error result; an unexpected one is logged, and only
-    this call fails, never the turn."""
-    if isinstance(exc, ToolError | SeamError):
-        return exc.code, exc.message
-    log.exception("planning %s failed", c.call.name)
-    return "TOOL_FAILED", f"{type(exc).__name__}: {exc}"
-
-
 def _raw(call: ToolCall) -> object:
     try:
         return msgspec.json.decode(call.arguments or "{}")
@@ -236,4 +265,5 @@ def _request(c: _Call) -> ConfirmRequest:
         scope=c.plan.scope,
         content=c.plan.content,
         locations=c.plan.locations,
+        target=c.plan.target,
     )

@@ -51,9 +51,13 @@ class CallPlan:
     confirm: bool = False
     scope: str = ""
     writes: list[str] = field(default_factory=list[str])
+    target: str = ""  # the call's short object (a path, a command line) for round titles
 
 
 Planner = Callable[[Capabilities, Any, str], Awaitable[CallPlan]]
+# How a call looks before anything is checked (no I/O, may raise): the card a call keeps when
+# its plan refuses it (FILE_EXISTS, OUTSIDE_ROOTS, ...).
+Describer = Callable[[Capabilities, Any], CallPlan]
 
 
 @dataclass
@@ -68,6 +72,7 @@ class ToolDef:
     timeout: float = DEFAULT_TIMEOUT
     spill: bool = True  # oversized results go to a spill file (reads opt out: they page instead)
     planner: Planner | None = None
+    describer: Describer | None = None
 
     @property
     def spec(self) -> ToolSpec:
@@ -85,9 +90,18 @@ class ToolDef:
     async def plan(self, ctx: Capabilities, args: msgspec.Struct, mode: str) -> CallPlan:
         if self.planner is not None:
             return await self.planner(ctx, args, mode)
-        return CallPlan(
-            title=self.name, kind=self.kind, confirm=not self.read_only, scope=self.name
-        )
+        plan = self.describe(ctx, args)
+        plan.confirm, plan.scope = not self.read_only, self.name
+        return plan
+
+    def describe(self, ctx: Capabilities, args: msgspec.Struct | None) -> CallPlan:
+        """The call's card without checks; never raises (falls back to the tool's name)."""
+        if self.describer is not None and args is not None:
+            try:
+                return self.describer(ctx, args)
+            except Exception:  # a describer sees unchecked arguments: any failure is tolerated
+                pass
+        return CallPlan(title=self.name, kind=self.kind)
 
     async def invoke(self, ctx: Capabilities, args: msgspec.Struct) -> ToolOutput:
         values = {f: getattr(args, f) for f in args.__struct_fields__}
@@ -98,6 +112,11 @@ class ToolDef:
         """Decorator: attach the function that builds this tool's CallPlan."""
         self.planner = planner
         return planner
+
+    def described_by(self, describer: Describer) -> Describer:
+        """Decorator: attach the function that names a call before it is checked."""
+        self.describer = describer
+        return describer
 
 
 def _args_message(text: str) -> str:
@@ -173,12 +192,34 @@ def _args_struct(fn: Callable[..., Any], docs: dict[str, str]) -> type[msgspec.S
 
 
 def _json_schema(args_type: type[msgspec.Struct]) -> dict[str, Any]:
+    """The arguments' JSON schema, self-contained: providers reject a whole request for one
+    `$ref` they cannot resolve, so nested definitions are inlined where they are used."""
     full = msgspec.json.schema(args_type)
-    schema = dict(full["$defs"][args_type.__name__])
-    schema.pop("title", None)
+    defs: dict[str, Any] = full.get("$defs", {})
+    schema = _inline(defs[args_type.__name__], defs, ())
     schema.setdefault("required", [])
     schema["additionalProperties"] = False
     return schema
+
+
+def _inline(node: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:
+    if isinstance(node, list):
+        return [_inline(v, defs, seen) for v in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        name = ref.removeprefix("#/$defs/")
+        if name in seen:
+            raise TypeError(f"tool argument type {name} is recursive; tools need flat types")
+        target = _inline(defs[name], defs, (*seen, name))
+        return {**target, **{k: _inline(v, defs, seen) for k, v in node.items() if k != "$ref"}}
+    out = {k: _inline(v, defs, seen) for k, v in node.items() if k not in ("title", "properties")}
+    if isinstance(node.get("properties"), dict):  # a property may be called "title"
+        out["properties"] = {k: _inline(v, defs, seen) for k, v in node["properties"].items()}
+    if out.get("type") == "object" and "properties" in out:
+        out.setdefault("additionalProperties", False)  # our Structs forbid unknown fields
+    return out
 
 
 class Registry:

@@ -116,6 +116,19 @@ class ConfirmRequest:
     scope: str  # what an "always" answer would cover, e.g. "write_file in /project/src"
     content: list[ToolContent] = field(default_factory=list[ToolContent])
     locations: list[Location] = field(default_factory=list[Location])
+    target: str = ""  # the short object of the call for a round's title: a path, a command
+
+
+@dataclass(frozen=True)
+class RoundCard:
+    """The tool card of a round's permission request (two or more calls, one request)."""
+
+    id: str
+    title: str
+    kind: str
+    content: list[ToolContent]
+    locations: list[Location]
+    raw_input: Any
 
 
 Verdict = Literal["allow", "reject", "cancelled"]
@@ -130,8 +143,11 @@ class ConfirmDecision:
 
 
 class Approval(Protocol):
-    async def confirm(self, batch: list[ConfirmRequest]) -> list[ConfirmDecision]:
-        """Decide a round's calls, in order. A cancelled turn answers `cancelled` for each."""
+    async def confirm(
+        self, batch: list[ConfirmRequest], card: RoundCard | None
+    ) -> list[ConfirmDecision]:
+        """Decide a round's calls, in order: in one request on `card` when given (the card is
+        already shown), else call by call. A cancelled turn answers `cancelled` for each."""
         ...
 
 

@@ -18,12 +18,19 @@ MODES: dict[str, tuple[str, str]] = {
     "code": ("Code", "Create new files freely; ask before replacing or running anything"),
 }
 DEFAULT_MODE = "ask"
+# How a round of several calls needing consent is put to the user.
+APPROVALS: dict[str, tuple[str, str]] = {
+    "round": ("One per round", "Ask once for all the calls of a round"),
+    "call": ("One per call", "Ask about each call on its own (a checkbox form where offered)"),
+}
+DEFAULT_APPROVALS = "round"
 
 
 class SessionState(msgspec.Struct):
     """What is persisted with a session besides its history."""
 
     mode: str = DEFAULT_MODE
+    approvals: str = DEFAULT_APPROVALS
     model: str = ""
     grants: Grants = msgspec.field(default_factory=Grants)
     mcp_servers: list[dict[str, Any]] = []
@@ -33,6 +40,8 @@ class SessionState(msgspec.Struct):
     # A summary standing in for history[:compacted_upto] in requests (the history keeps all).
     summary: str | None = None
     compacted_upto: int = 0
+    # The project snapshot in the system prompt, taken at the first prompt (see system_prompt).
+    context: str | None = None
 
 
 def now_iso() -> str:
@@ -47,8 +56,13 @@ class Session:
     history: list[Message] = field(default_factory=list[Message])
     title: str | None = None
     updated_at: str = field(default_factory=now_iso)
-    # A running turn's scope, so session/cancel and session/close can stop it.
+    # The running turn's scope, made when the prompt is accepted (before anything awaits), so
+    # a second prompt is refused and a cancel arriving before the turn really starts still
+    # counts: a scope cancelled before it is entered cancels at once when entered.
     turn_scope: anyio.CancelScope | None = None
+    # Why the running turn was cancelled: "client" when the client said so (session/cancel),
+    # which also answers the turn's pending permission requests itself.
+    cancelled_by: str | None = None
     saved_messages: int = 0  # how many history entries the store already has
     # Events not yet stored, kept for replay.
     pending_events: list[Event] = field(default_factory=list[Event])
@@ -62,6 +76,26 @@ class Session:
         if not isinstance(event, Notice):
             self.pending_events.append(event)
 
-    def cancel_turn(self) -> None:
+    def claim(self) -> anyio.CancelScope:
+        """Own the session for one turn; SessionBusy when a turn already runs. Synchronous on
+        purpose: two prompts sent back to back cannot both pass."""
         if self.turn_scope is not None:
+            raise SessionBusy(self.id)
+        self.cancelled_by = None
+        self.turn_scope = anyio.CancelScope()
+        return self.turn_scope
+
+    def release(self) -> None:
+        self.turn_scope = None
+
+    def cancel_turn(self, by: str = "agent") -> None:
+        if self.turn_scope is not None:
+            self.cancelled_by = self.cancelled_by or by
             self.turn_scope.cancel()
+
+
+class SessionBusy(Exception):
+    """A turn already runs in this session."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session {session_id} is already running a turn; cancel it first")

@@ -13,8 +13,9 @@ from typing import Any
 import anyio
 import msgspec
 
-from tether.engine.events import Event, coalesce
-from tether.engine.history import Message
+from tether.engine.events import Event, UserPrompted, coalesce
+from tether.engine.history import Message, UserMessage
+from tether.engine.private import private_dir, private_file
 from tether.engine.session import Session, SessionState
 
 _MIGRATIONS = [
@@ -83,11 +84,16 @@ class Store:
         if self._db is None:
             import apsw
 
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.path.parent)
+            private_file(self.path)  # prompts and file contents live here: owner only
             db = apsw.Connection(str(self.path))
             db.setbusytimeout(5000)
             db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON")
             _migrate(db)
+            for suffix in ("-wal", "-shm"):  # SQLite made them; an old one may be looser
+                side = self.path.with_name(self.path.name + suffix)
+                if side.exists():
+                    os.chmod(side, 0o600)
             self._db = db
         return self._db
 
@@ -122,7 +128,7 @@ class Store:
                 ).fetchone()
                 db.executemany(
                     "INSERT INTO events(session_id, seq, body) VALUES(?, ?, ?)",
-                    [(s.id, row[0] + i, _encode(e)) for i, e in enumerate(events)],
+                    [(s.id, row[0] + i, _encode(_by_reference(e))) for i, e in enumerate(events)],
                 )
 
     async def load(self, session_id: str) -> Session | None:
@@ -148,12 +154,23 @@ class Store:
         return await self._run(self._events, session_id)
 
     def _events(self, session_id: str) -> list[Event]:
-        rows = (
-            self._conn()
-            .execute("SELECT body FROM events WHERE session_id=? ORDER BY seq", (session_id,))
-            .fetchall()
-        )
-        return [_event.decode(b) for (b,) in rows]
+        db = self._conn()
+        rows = db.execute(
+            "SELECT body FROM events WHERE session_id=? ORDER BY seq", (session_id,)
+        ).fetchall()
+        return [self._resolve(db, session_id, _event.decode(b)) for (b,) in rows]
+
+    @staticmethod
+    def _resolve(db: Any, session_id: str, event: Event) -> Event:
+        """A user prompt stored by reference takes its parts from the message it names."""
+        if not isinstance(event, UserPrompted) or event.message is None or event.parts:
+            return event
+        row = db.execute(
+            "SELECT body FROM messages WHERE session_id=? AND seq=?", (session_id, event.message)
+        ).fetchone()
+        message = _message.decode(row[0]) if row is not None else None
+        parts = message.parts if isinstance(message, UserMessage) else []
+        return UserPrompted(parts, event.message)
 
     async def list(
         self, cwd: str | None, after: tuple[str, str] | None, limit: int
@@ -178,6 +195,14 @@ class Store:
         if self._db is not None:
             await self._run(self._db.close)
             self._db = None
+
+
+def _by_reference(event: Event) -> Event:
+    """The form an event is stored in: a prompt that is also a history message is stored once,
+    in the message (a 100 MB prompt must not make a 200 MB database)."""
+    if isinstance(event, UserPrompted) and event.message is not None:
+        return UserPrompted([], event.message)
+    return event
 
 
 def _migrate(db: Any) -> None:

@@ -11,6 +11,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 
 import anyio
+import anyio.lowlevel
 
 from tether.engine import compaction
 from tether.engine import events as ev
@@ -83,22 +84,19 @@ class Turn:
         self._told_shrink = False
 
     async def emit(self, event: ev.Event) -> None:
-        """Every event goes to the front (live) and into the session's record (replay)."""
-        self.session.record(event)
         await self._front(event)
 
-    async def run(self, parts: list[UserPart]) -> ev.StopReason:
-        """Run the turn to its stop reason. Cancellation of the caller's scope ends it with
-        `cancelled`; a provider failure raises TurnFailed."""
+    async def run(self, parts: list[UserPart], scope: anyio.CancelScope) -> ev.StopReason:
+        """Run the turn to its stop reason inside `scope` (the session's claim: cancelling it,
+        even before this starts, ends the turn with `cancelled`); a provider failure raises
+        TurnFailed."""
         self.session.history.append(UserMessage(parts))
-        self.session.record(ev.UserPrompted(parts))  # the client showed it already: replay only
         await self.persist(self.session)
-        with anyio.CancelScope() as scope:
-            self.session.turn_scope = scope
+        with scope:
             try:
+                await anyio.lowlevel.checkpoint()  # a cancel that came first ends it here
                 return await self._rounds()
             finally:
-                self.session.turn_scope = None
                 with anyio.CancelScope(shield=True):
                     await self.persist(self.session)
         return "cancelled"
@@ -130,6 +128,7 @@ class Turn:
             grants=self.session.state.grants,
             mode=self.session.state.mode,
             emit=self.emit,
+            approvals=self.session.state.approvals,
         )
         try:
             await batch.run()
@@ -256,6 +255,10 @@ class _Accumulator:
         self.usage: llm.Usage | None = None
         self.finish: FinishReason = "stop"
         self.retries = 0
+        # Leading whitespace is held back: a message never starts with a whitespace-only chunk
+        # (clients render an empty bubble for it); it goes out with the first visible text.
+        self._held_text = ""
+        self._held_thought = ""
 
     @property
     def text(self) -> str:
@@ -263,11 +266,15 @@ class _Accumulator:
 
     async def take(self, item: llm.StreamEvent, emit: Emit) -> None:
         if isinstance(item, llm.TextDelta):
-            self.text_parts.append(item.text)
-            await emit(ev.TextDelta(self.id, item.text))
+            text, self._held_text = _unhold(self.text_parts, self._held_text, item.text)
+            if text:
+                self.text_parts.append(text)
+                await emit(ev.TextDelta(self.id, text))
         elif isinstance(item, llm.ThoughtDelta):
-            self.thought_parts.append(item.text)
-            await emit(ev.ThoughtDelta(self.id, item.text))
+            text, self._held_thought = _unhold(self.thought_parts, self._held_thought, item.text)
+            if text:
+                self.thought_parts.append(text)
+                await emit(ev.ThoughtDelta(self.id, text))
         elif isinstance(item, llm.ToolCallDelta):
             self.calls.append(ToolCall(item.id, item.name, item.arguments))
         elif isinstance(item, llm.ReasoningBlock):
@@ -286,6 +293,14 @@ class _Accumulator:
         if not reasoning and self.thought_parts:
             reasoning = [Reasoning("".join(self.thought_parts))]
         return AssistantMessage(self.text, reasoning, self.calls, self.opaque)
+
+
+def _unhold(shown: list[str], held: str, text: str) -> tuple[str, str]:
+    """(what to show now, what to keep holding) for a delta of a message showing `shown`."""
+    if shown:
+        return text, ""
+    pending = held + text
+    return ("", pending) if not pending.strip() else (pending, "")
 
 
 def _retry_notice(item: llm.RetryNotice) -> ev.Notice:

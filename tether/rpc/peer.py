@@ -17,6 +17,7 @@ import msgspec
 from anyio.abc import TaskGroup
 from msgspec import UNSET, Raw
 
+from tether.rpc.depth import MAX_DEPTH, too_deep
 from tether.rpc.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -41,6 +42,14 @@ NotificationHandler = Callable[[Any], Awaitable[None]]
 _encode = msgspec.json.Encoder().encode
 _envelope = msgspec.json.Decoder(Envelope)
 _NO_PARAMS = b"{}"
+_EMPTY_ARRAY = b"[]"
+# Requests still running when the input ends get this long to answer before they are cancelled.
+DRAIN_SECONDS = 10.0
+_ABANDONED_MEMORY = 256  # ids of requests given up on, whose late answers are dropped quietly
+# Requests handled at once; past it the peer stops reading (a burst cannot grow memory). Routes
+# registered `bounded=False` (a turn, which may wait on the client's answers) do not count, so
+# the responses they wait for can always be read.
+MAX_IN_FLIGHT = 64
 
 
 class Reply:
@@ -55,16 +64,26 @@ class Reply:
 
 
 class _Route:
-    __slots__ = ("decoder", "handler")
+    __slots__ = ("accept", "bounded", "decoder", "handler")
 
-    def __init__(self, handler: Callable[[Any], Awaitable[Any]], params_type: Any) -> None:
+    def __init__(
+        self,
+        handler: Callable[[Any], Awaitable[Any]],
+        params_type: Any,
+        accept: Callable[[Any], None] | None = None,
+        bounded: bool = True,
+    ) -> None:
         self.handler = handler
+        self.accept = accept
+        self.bounded = bounded
         self.decoder = msgspec.json.Decoder(params_type) if params_type is not None else None
 
     def decode(self, raw: Raw | None) -> Any:
         data = bytes(raw) if raw is not None else _NO_PARAMS
         if self.decoder is None:
             return msgspec.json.decode(data)
+        if data.replace(b" ", b"") == _EMPTY_ARRAY:
+            data = _NO_PARAMS  # Neovim's vim.json encodes an empty table `{}` as `[]`
         return self.decoder.decode(data)
 
 
@@ -88,14 +107,33 @@ class Peer:
         self._ids = count()
         self._outbox = Outbox()
         self._closed = False
+        self._input_ended = False
+        self._idle = anyio.Event()  # set when the input has ended and no request is running
+        self._abandoned: dict[int, None] = {}  # insertion-ordered set, bounded
+        self._slots = anyio.Semaphore(MAX_IN_FLIGHT)
         self._tg: TaskGroup | None = None
+        # Called once the input has ended, before waiting for running requests to answer
+        # (the ACP agent ends its turns there, so their prompts answer `cancelled`).
+        self.on_input_end: list[Callable[[], Awaitable[None]]] = []
         self.on_close: list[Callable[[], Awaitable[None]]] = []
 
     # --- registration ---------------------------------------------------------------------
 
-    def on_request(self, method: str, handler: RequestHandler, params_type: Any = None) -> None:
-        """`params_type` (a msgspec type) decodes params; a mismatch answers -32602."""
-        self._requests[method] = _Route(handler, params_type)
+    def on_request(
+        self,
+        method: str,
+        handler: RequestHandler,
+        params_type: Any = None,
+        *,
+        accept: Callable[[Any], None] | None = None,
+        bounded: bool = True,
+    ) -> None:
+        """`params_type` (a msgspec type) decodes params; a mismatch answers -32602.
+
+        `accept(params)` runs synchronously when the request is read, before any later frame
+        (a notification that follows it, say) is looked at; raising RpcError refuses it. The
+        handler then runs as its own task and, once accepted, always starts."""
+        self._requests[method] = _Route(handler, params_type, accept, bounded)
 
     def on_notification(
         self, method: str, handler: NotificationHandler, params_type: Any = None
@@ -109,10 +147,19 @@ class Peer:
             b'{"jsonrpc":"2.0","method":%s,"params":%s}' % (_encode(method), _encode(params))
         )
 
-    async def request(self, method: str, params: Any, result_type: type[T] | Any = Any) -> T:
+    async def request(
+        self,
+        method: str,
+        params: Any,
+        result_type: type[T] | Any = Any,
+        *,
+        withdraw: Callable[[], bool] | None = None,
+    ) -> T:
         """Send a request and await its result. Raises RpcError for an error answer and
-        ConnectionClosed when the other side is gone; cancelling sends `$/cancel_request`."""
-        if self._closed:
+        ConnectionClosed when the other side is gone. A cancelled caller withdraws the request
+        with `$/cancel_request` unless `withdraw()` says the other side answers it anyway (an
+        ACP client answers its pending permission requests itself after `session/cancel`)."""
+        if self._closed or self._input_ended:
             raise ConnectionClosed(f"{self.name}: connection closed")
         rid = next(self._ids)
         waiter = self._pending[rid] = _Waiter()
@@ -123,13 +170,20 @@ class Peer:
             )
             await waiter.done.wait()
         except anyio.get_cancelled_exc_class():
-            if not waiter.done.is_set() and not self._closed:
-                with anyio.CancelScope(shield=True):
-                    await self.notify("$/cancel_request", {"requestId": rid})
+            if not waiter.done.is_set():
+                self._abandon(rid)
+                if not self._closed and (withdraw is None or withdraw()):
+                    with anyio.CancelScope(shield=True):
+                        await self.notify("$/cancel_request", {"requestId": rid})
             raise
         finally:
             self._pending.pop(rid, None)
         return self._outcome(waiter, result_type)
+
+    def _abandon(self, rid: int) -> None:
+        self._abandoned[rid] = None
+        if len(self._abandoned) > _ABANDONED_MEMORY:
+            del self._abandoned[next(iter(self._abandoned))]
 
     @staticmethod
     def _outcome(waiter: _Waiter, result_type: Any) -> Any:
@@ -149,8 +203,11 @@ class Peer:
         except OutboxClosed:
             raise ConnectionClosed(f"{self.name}: connection closed") from None
 
-    async def _writer(self) -> None:
-        await self._outbox.run(self.stream.send_payloads)
+    async def _writer(self, done: anyio.Event) -> None:
+        try:
+            await self._outbox.run(self.stream.send_payloads)
+        finally:
+            done.set()
         if self._outbox.broken:
             log.warning("%s: output closed; the client is gone", self.name)
             self._shutdown()
@@ -158,21 +215,46 @@ class Peer:
     # --- the read loop --------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Serve until the input ends or the output breaks, then cancel what is still running."""
+        """Serve until the input ends or the output breaks. At the end of input every request
+        already received is answered (the input-end hooks stop long work first), then queued
+        frames are written and the close hooks run."""
+        writer_done = anyio.Event()
         async with anyio.create_task_group() as tg:
             self._tg = tg
-            tg.start_soon(self._writer)
+            tg.start_soon(self._writer, writer_done)
             try:
                 while (frame := await self.stream.receive_frame()) is not None:
                     await self._receive(frame)
             except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 log.warning("%s: input failed", self.name)
             finally:
-                self._shutdown()
                 with anyio.CancelScope(shield=True):
+                    await self._drain()
+                    self._shutdown()
                     for hook in self.on_close:
                         await hook()
+                    with anyio.move_on_after(DRAIN_SECONDS):
+                        await writer_done.wait()  # the writer flushes what is queued
                 tg.cancel_scope.cancel()
+
+    async def _drain(self) -> None:
+        """The input has ended: nothing can answer our requests any more; let the requests
+        we received finish (cancelled after DRAIN_SECONDS)."""
+        self._input_ended = True
+        for waiter in self._pending.values():
+            waiter.error = ConnectionClosed(f"{self.name}: input ended")
+            waiter.done.set()
+        for hook in self.on_input_end:
+            try:
+                await hook()
+            except Exception:
+                log.exception("%s: input-end hook failed", self.name)
+        if not self._running:
+            return
+        with anyio.move_on_after(DRAIN_SECONDS):
+            await self._idle.wait()
+        for scope in self._running.values():
+            scope.cancel()
 
     def _shutdown(self) -> None:
         if self._closed:
@@ -189,6 +271,11 @@ class Peer:
         if isinstance(frame, FrameTooLarge):
             await self._reply_error(
                 None, INVALID_REQUEST, f"Frame of {frame.size} bytes exceeds the size limit"
+            )
+            return
+        if too_deep(frame):
+            await self._reply_error(
+                None, INVALID_REQUEST, f"Invalid request: JSON nested deeper than {MAX_DEPTH}"
             )
             return
         try:
@@ -211,7 +298,7 @@ class Peer:
             if msg.id is UNSET:
                 await self._notification(msg.method, msg.params or None)
             else:
-                self._start_request(msg.id, msg.method, msg.params or None)
+                await self._start_request(msg.id, msg.method, msg.params or None)
         elif msg.id is not UNSET and (msg.result is not UNSET or msg.error is not UNSET):
             self._resolve(msg)
         else:
@@ -221,7 +308,10 @@ class Peer:
     def _resolve(self, msg: Envelope) -> None:
         waiter = self._pending.get(msg.id) if isinstance(msg.id, int) else None
         if waiter is None:
-            log.warning("%s: response to unknown request id %r", self.name, msg.id)
+            if isinstance(msg.id, int) and msg.id in self._abandoned:
+                log.debug("%s: late answer to request %d, which was given up", self.name, msg.id)
+            else:
+                log.warning("%s: response to unknown request id %r", self.name, msg.id)
             return
         if msg.error is not UNSET:
             waiter.error = msg.error
@@ -253,23 +343,48 @@ class Peer:
         if scope is not None:
             scope.cancel()
 
-    def _start_request(self, rid: RequestId, method: str, params: Raw | None) -> None:
+    async def _start_request(self, rid: RequestId, method: str, raw: Raw | None) -> None:
         assert self._tg is not None
         if rid in self._running:
-            self._tg.start_soon(
-                self._reply_error, rid, INVALID_REQUEST, "Invalid request: duplicate id"
+            await self._reply_error(rid, INVALID_REQUEST, "Invalid request: duplicate id")
+            return
+        route = self._requests.get(method)
+        if route is None:
+            await self._write_quietly(
+                _error_payload(rid, METHOD_NOT_FOUND, f"Method not found: {method}")
             )
             return
+        try:
+            params = route.decode(raw)
+            if route.accept is not None:
+                route.accept(params)
+        except msgspec.DecodeError as exc:  # includes ValidationError, which names the field
+            await self._write_quietly(_error_payload(rid, INVALID_PARAMS, f"Invalid params: {exc}"))
+            return
+        except RpcError as exc:
+            await self._write_quietly(_error_payload(rid, exc.code, exc.message, exc.data))
+            return
+        if route.bounded:
+            await self._slots.acquire()  # backpressure: no more reading until a slot frees
         scope = self._running[rid] = anyio.CancelScope()
-        self._tg.start_soon(self._serve_request, rid, method, params, scope)
+        self._tg.start_soon(self._serve_request, rid, method, route, params, scope)
 
     async def _serve_request(
-        self, rid: RequestId, method: str, params: Raw | None, scope: anyio.CancelScope
+        self, rid: RequestId, method: str, route: _Route, params: Any, scope: anyio.CancelScope
+    ) -> None:
+        try:
+            await self._handle(rid, method, route, params, scope)
+        finally:
+            if route.bounded:
+                self._slots.release()
+
+    async def _handle(
+        self, rid: RequestId, method: str, route: _Route, params: Any, scope: anyio.CancelScope
     ) -> None:
         try:
             payload, after = _error_payload(rid, REQUEST_CANCELLED, "Request cancelled"), None
             with scope:
-                payload, after = await self._call(rid, method, params)
+                payload, after = await self._call(rid, method, route, params)
             await self._write(payload)  # a cancelled handler leaves the -32800 answer in place
             if after is not None:
                 await after()
@@ -277,14 +392,15 @@ class Peer:
             pass
         finally:
             self._running.pop(rid, None)
+            if self._input_ended and not self._running:
+                self._idle.set()
 
-    async def _call(self, rid: RequestId, method: str, params: Raw | None) -> tuple[bytes, Any]:
-        route = self._requests.get(method)
-        if route is None:
-            return _error_payload(rid, METHOD_NOT_FOUND, f"Method not found: {method}"), None
+    async def _call(
+        self, rid: RequestId, method: str, route: _Route, params: Any
+    ) -> tuple[bytes, Any]:
         try:
-            result = await route.handler(route.decode(params))
-        except msgspec.DecodeError as exc:  # includes ValidationError, which names the field
+            result = await route.handler(params)
+        except msgspec.DecodeError as exc:  # a handler's own decoding of a params field
             return _error_payload(rid, INVALID_PARAMS, f"Invalid params: {exc}"), None
         except RpcError as exc:
             return _error_payload(rid, exc.code, exc.message, exc.data), None
@@ -301,8 +417,12 @@ class Peer:
         return b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (_encode(rid), _encode(result)), after
 
     async def _reply_error(self, rid: RequestId, code: int, message: str) -> None:
+        await self._write_quietly(_error_payload(rid, code, message))
+
+    async def _write_quietly(self, payload: bytes) -> None:
+        """Write an answer the read loop produced; a closed output just drops it."""
         try:
-            await self._write(_error_payload(rid, code, message))
+            await self._write(payload)
         except ConnectionClosed:
             pass
 

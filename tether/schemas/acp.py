@@ -7,7 +7,7 @@ resource contents) are kept raw or wide and checked by hand.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType, field
@@ -110,7 +110,7 @@ class ClientCapabilities(Base):
 
 
 class InitializeRequest(Base):
-    protocol_version: int
+    protocol_version: Annotated[int, msgspec.Meta(ge=0, le=65535)]  # uint16 in the schema
     client_capabilities: ClientCapabilities = msgspec.field(default_factory=ClientCapabilities)
     client_info: Implementation | UnsetType | None = UNSET
 
@@ -174,6 +174,32 @@ class SelectConfigOption(Base, tag_field="type", tag="select"):
     options: list[SelectOption]
     description: str | UnsetType | None = UNSET
     category: str | UnsetType | None = UNSET
+
+
+class EnvVariable(Base):
+    name: str
+    value: str
+
+
+class HttpHeader(Base):
+    name: str
+    value: str
+
+
+class McpServerStdio(Base):
+    """The stdio server every agent must support (the schema gives it no `type`)."""
+
+    name: str
+    command: str
+    args: list[str]
+    env: list[EnvVariable]
+
+
+class McpServerHttp(Base):
+    type: Literal["http", "sse"]
+    name: str
+    url: str
+    headers: list[HttpHeader]
 
 
 class NewSessionRequest(Base):

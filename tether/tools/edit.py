@@ -12,7 +12,7 @@ from pathlib import Path
 from tether.engine.events import DiffOut, Location
 from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
 from tether.engine.seam import Capabilities, FileStat
-from tether.tools.paths import display, regular_file, resolve
+from tether.tools.paths import display, named, regular_file, resolve
 from tether.tools.text import load_text, split_lines
 
 
@@ -47,7 +47,13 @@ def _plan(ctx: Capabilities, e: _Edit) -> CallPlan:
         confirm=True,
         scope=str(e.full.parent),
         writes=[str(e.full)],
+        target=display(ctx, e.full),
     )
+
+
+def _describe(ctx: Capabilities, args: object) -> CallPlan:
+    path = str(getattr(args, "path", ""))
+    return named(f"Edit {path}", "edit", ctx, path)
 
 
 async def _apply(ctx: Capabilities, e: _Edit) -> ToolOutput:
@@ -76,6 +82,9 @@ async def edit_replace(
             the file). When omitted, `old` must match exactly once.
     """
     return await _apply(ctx, await _replace(ctx, path, old, new, max_replaces))
+
+
+edit_replace.described_by(_describe)
 
 
 @edit_replace.planned_by
@@ -166,6 +175,9 @@ async def edit_lineno(
         new: The new lines (empty to delete the range).
     """
     return await _apply(ctx, await _by_lines(ctx, path, start_line, end_line, new))
+
+
+edit_lineno.described_by(_describe)
 
 
 @edit_lineno.planned_by

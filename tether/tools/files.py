@@ -10,7 +10,7 @@ from tether.engine.events import DiffOut, Location, TextOut
 from tether.engine.history import ImagePart
 from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
 from tether.engine.seam import TEXT_MAX_BYTES, Capabilities, DirEntry, FileStat
-from tether.tools.paths import display, existing, regular_file, resolve, spill_root
+from tether.tools.paths import display, existing, named, regular_file, resolve, spill_root
 from tether.tools.text import (
     LINE_MAX_CHARS,
     SNIFF_BYTES,
@@ -121,7 +121,14 @@ async def _plan_read(ctx: Capabilities, args: object, mode: str) -> CallPlan:
         kind="read",
         locations=[Location(str(full), line)],
         scope=str(full),
+        target=display(ctx, full),
     )
+
+
+@read_file.described_by
+def _describe_read(ctx: Capabilities, args: object) -> CallPlan:
+    path = str(getattr(args, "path", ""))
+    return named(f"Read {path}", "read", ctx, path)
 
 
 @tool(kind="edit")
@@ -139,7 +146,9 @@ async def write_file(
         overwrite: Must be true to replace a file that already exists.
     """
     full = resolve(ctx, path, access="write")
-    old = await _old_text(ctx, full, path, overwrite)
+    old, unchanged = await _old_text(ctx, full, path, content, overwrite)
+    if unchanged:
+        return ToolOutput(f"{display(ctx, full)} already has this content; nothing written")
     await ctx.fs.write_text(full, content)
     ctx.reads.forget(full)
     verb = "replaced" if old is not None else "created"
@@ -154,31 +163,48 @@ async def _plan_write(ctx: Capabilities, args: object, mode: str) -> CallPlan:
     path = str(getattr(args, "path", ""))
     content = str(getattr(args, "content", ""))
     full = resolve(ctx, path, access="write")
-    old = await _old_text(ctx, full, path, bool(getattr(args, "overwrite", False)))
-    verb = "Replace" if old is not None else "Create"
+    overwrite = bool(getattr(args, "overwrite", False))
+    old, unchanged = await _old_text(ctx, full, path, content, overwrite)
+    verb = "Rewrite (unchanged)" if unchanged else "Replace" if old is not None else "Create"
     return CallPlan(
         title=f"{verb} {display(ctx, full)}",
         kind="edit",
         locations=[Location(str(full))],
         content=[DiffOut(str(full), content, old)],
-        confirm=old is not None or mode != "code",
+        # Writing what is already there changes nothing: nobody needs to be asked.
+        confirm=not unchanged and (old is not None or mode != "code"),
         scope=str(full.parent),
         writes=[str(full)],
+        target=display(ctx, full),
     )
 
 
-async def _old_text(ctx: Capabilities, full: Path, path: str, overwrite: bool) -> str | None:
-    """The text a write would replace (None: a new file); refuses what must not be replaced."""
+@write_file.described_by
+def _describe_write(ctx: Capabilities, args: object) -> CallPlan:
+    path = str(getattr(args, "path", ""))
+    return named(f"Write {path}", "edit", ctx, path)
+
+
+async def _old_text(
+    ctx: Capabilities, full: Path, path: str, content: str, overwrite: bool
+) -> tuple[str | None, bool]:
+    """The text a write would replace (None: a new file) and whether it equals `content`;
+    refuses what must not be replaced."""
     st = await ctx.fs.stat(full)
     if st is None:
-        return None
+        return None, False
     if st.kind == "dir":
         raise ToolError("IS_A_DIRECTORY", f"{path} is a directory")
+    st = await regular_file(ctx, full, path)
+    if not overwrite and st.size != len(content.encode()):
+        raise ToolError("FILE_EXISTS", f"{path} exists; pass overwrite=true to replace it")
+    old = await load_text(ctx, full, path, st)
+    if old == content:
+        return old, True
     if not overwrite:
         raise ToolError("FILE_EXISTS", f"{path} exists; pass overwrite=true to replace it")
-    st = await regular_file(ctx, full, path)
     _single_link(path, st)
-    return await load_text(ctx, full, path, st)
+    return old, False
 
 
 def _single_link(path: str, st: FileStat) -> None:
@@ -230,7 +256,14 @@ async def _plan_list(ctx: Capabilities, args: object, mode: str) -> CallPlan:
         kind="read",
         locations=[Location(str(full))],
         scope=str(full),
+        target=display(ctx, full),
     )
+
+
+@list_dir.described_by
+def _describe_list(ctx: Capabilities, args: object) -> CallPlan:
+    path = str(getattr(args, "path", "."))
+    return named(f"List {path}", "read", ctx, path)
 
 
 @tool(kind="read", read_only=True, spill=False)
@@ -274,4 +307,11 @@ async def _plan_view(ctx: Capabilities, args: object, mode: str) -> CallPlan:
         kind="read",
         locations=[Location(str(full))],
         scope=str(full),
+        target=display(ctx, full),
     )
+
+
+@view_image.described_by
+def _describe_view(ctx: Capabilities, args: object) -> CallPlan:
+    path = str(getattr(args, "path", ""))
+    return named(f"View {path}", "read", ctx, path)

@@ -8,7 +8,7 @@ from pathlib import Path
 from tether.engine.events import Location, TextOut
 from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
 from tether.engine.seam import Capabilities, FileStat
-from tether.tools.paths import display, existing, resolve
+from tether.tools.paths import display, existing, named, resolve
 
 
 async def _pair(
@@ -59,7 +59,14 @@ async def _plan_copy(ctx: Capabilities, args: object, mode: str) -> CallPlan:
         confirm=mode != "code",
         scope=str(d.parent),
         writes=[str(d)],
+        target=display(ctx, d),
     )
+
+
+@copy_path.described_by
+def _describe_copy(ctx: Capabilities, args: object) -> CallPlan:
+    src, dst = str(getattr(args, "src", "")), str(getattr(args, "dst", ""))
+    return named(f"Copy {src} to {dst}", "edit", ctx, dst)
 
 
 @tool(kind="move")
@@ -91,7 +98,14 @@ async def _plan_move(ctx: Capabilities, args: object, mode: str) -> CallPlan:
         confirm=True,
         scope=_common_dir(s, d),
         writes=[str(s), str(d)],
+        target=f"{display(ctx, s)} to {display(ctx, d)}",
     )
+
+
+@move_path.described_by
+def _describe_move(ctx: Capabilities, args: object) -> CallPlan:
+    src, dst = str(getattr(args, "src", "")), str(getattr(args, "dst", ""))
+    return named(f"Move {src} to {dst}", "move", ctx, src)
 
 
 @tool(kind="delete")
@@ -135,4 +149,11 @@ async def _plan_delete(ctx: Capabilities, args: object, mode: str) -> CallPlan:
         confirm=True,
         scope=str(full.parent),
         writes=[str(full)],
+        target=shown,
     )
+
+
+@delete_path.described_by
+def _describe_delete(ctx: Capabilities, args: object) -> CallPlan:
+    path = str(getattr(args, "path", ""))
+    return named(f"Delete {path}", "delete", ctx, path)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tether.engine.registry import ToolError
+from tether.engine.events import Location
+from tether.engine.registry import CallPlan, ToolError
 from tether.engine.seam import Capabilities, FileStat
 from tether.engine.workspace import Access, PathRefused
 
@@ -32,6 +33,12 @@ def resolve(
         )
     except PathRefused as exc:
         raise ToolError(exc.code, exc.message) from None
+
+
+def named(title: str, kind: str, ctx: Capabilities, path: str) -> CallPlan:
+    """A card naming the call's path as written, before any check (for a refused call)."""
+    where = [Location(str(ctx.cwd / path))] if path else []
+    return CallPlan(title=title, kind=kind, locations=where, target=path)
 
 
 def display(ctx: Capabilities, path: Path) -> str:

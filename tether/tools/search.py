@@ -11,9 +11,9 @@ from typing import Literal
 import anyio
 
 from tether.engine.events import Location, TextOut
-from tether.engine.registry import CallPlan, Planner, ToolError, ToolOutput, tool
+from tether.engine.registry import CallPlan, Describer, Planner, ToolError, ToolOutput, tool
 from tether.engine.seam import Capabilities, SeamError
-from tether.tools.paths import display, existing, resolve
+from tether.tools.paths import display, existing, named, resolve
 from tether.tools.text import SNIFF_BYTES, is_binary
 from tether.tools.walk import Found, WalkStats, walk
 
@@ -30,12 +30,26 @@ def _plan_for(title: str) -> Planner:
 
     async def plan(ctx: Capabilities, args: object, mode: str) -> CallPlan:
         full = resolve(ctx, str(getattr(args, "path", ".") or "."))
-        shown = title.format(where=display(ctx, full), pattern=getattr(args, "pattern", ""))
+        where = display(ctx, full)
+        shown = title.format(where=where, pattern=getattr(args, "pattern", ""))
         return CallPlan(
-            title=shown, kind="search", locations=[Location(str(full))], scope=str(full)
+            title=shown,
+            kind="search",
+            locations=[Location(str(full))],
+            scope=str(full),
+            target=where,
         )
 
     return plan
+
+
+def _describe_for(title: str) -> Describer:
+    def describe(ctx: Capabilities, args: object) -> CallPlan:
+        path = str(getattr(args, "path", ".") or ".")
+        shown = title.format(where=path, pattern=getattr(args, "pattern", ""))
+        return named(shown, "search", ctx, path)
+
+    return describe
 
 
 async def _directory(ctx: Capabilities, path: str) -> Path:
@@ -100,6 +114,7 @@ async def tree(
 
 
 tree.planned_by(_plan_for("Tree of {where}"))
+tree.described_by(_describe_for("Tree of {where}"))
 
 
 def _render_tree(found: list[Found], fmt: str) -> str:
@@ -168,6 +183,7 @@ async def glob_paths(ctx: Capabilities, pattern: str, path: str = ".") -> ToolOu
 
 
 glob_paths.planned_by(_plan_for("Find {pattern} in {where}"))
+glob_paths.described_by(_describe_for("Find {pattern} in {where}"))
 
 
 def glob_regex(pattern: str) -> re.Pattern[str]:
@@ -267,6 +283,7 @@ async def regex_files(
 
 
 regex_files.planned_by(_plan_for("Search {where} for /{pattern}/"))
+regex_files.described_by(_describe_for("Search {where} for /{pattern}/"))
 
 
 def _glob_hit(rx: re.Pattern[str], glob: str | None, f: Found) -> bool:

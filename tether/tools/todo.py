@@ -7,7 +7,7 @@ from typing import Literal
 import msgspec
 
 from tether.engine.events import PlanItem
-from tether.engine.registry import ToolOutput, tool
+from tether.engine.registry import CallPlan, ToolOutput, tool
 from tether.engine.seam import Capabilities
 
 _MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
@@ -34,3 +34,8 @@ async def todo_write(ctx: Capabilities, todos: list[Todo]) -> ToolOutput:
     lines = [f"{_MARKS[t.status]} {t.content}" for t in todos]
     text = "\n".join([f"plan updated: {done}/{len(todos)} done", *lines])
     return ToolOutput(text, [], plan=plan)
+
+
+@todo_write.described_by
+def _describe(ctx: Capabilities, args: object) -> CallPlan:
+    return CallPlan(title="Update plan", kind="think")

@@ -69,7 +69,8 @@ def _bounded(text: str, truncated: bool) -> str:
 
 
 def _card(ctx: Capabilities, title: str) -> CallPlan:
-    return CallPlan(title=title, kind="read", locations=[Location(str(ctx.cwd))], scope="git")
+    where = [Location(str(ctx.cwd))]
+    return CallPlan(title=title, kind="read", locations=where, scope="git", target=title)
 
 
 def _result(text: str, empty: str) -> ToolOutput:
@@ -81,6 +82,9 @@ def _result(text: str, empty: str) -> ToolOutput:
 async def vcs_status(ctx: Capabilities) -> ToolOutput:
     """Show the git status of the project: the branch, staged, changed and untracked files."""
     return _result(await _git(ctx, "status", "--short", "--branch"), "nothing to report")
+
+
+vcs_status.described_by(lambda ctx, args: _card(ctx, "git status"))
 
 
 @vcs_status.planned_by
@@ -105,6 +109,9 @@ async def vcs_diff(ctx: Capabilities, path: str | None = None, staged: bool = Fa
         args += [f":(exclude,glob,icase)**/{entry}", f":(exclude,glob,icase)**/{entry}/**"]
     which = "staged" if staged else "unstaged"
     return _result(await _git(ctx, *args), f"no {which} changes")
+
+
+vcs_diff.described_by(lambda ctx, args: _card(ctx, "git diff"))
 
 
 @vcs_diff.planned_by
@@ -136,6 +143,9 @@ async def vcs_log(ctx: Capabilities, max_count: int = LOG_DEFAULT) -> ToolOutput
     return _result(text, "no commits yet")
 
 
+vcs_log.described_by(lambda ctx, args: _card(ctx, "git log"))
+
+
 @vcs_log.planned_by
 async def _plan_log(ctx: Capabilities, args: object, mode: str) -> CallPlan:
     return _card(ctx, "git log")
@@ -148,6 +158,9 @@ async def vcs_branch(ctx: Capabilities) -> ToolOutput:
     branches = await _git(ctx, "branch", "--list", "-vv")
     head = f"current: {current}" if current else "current: (detached HEAD)"
     return _result(f"{head}\n{branches}".strip(), head)
+
+
+vcs_branch.described_by(lambda ctx, args: _card(ctx, "git branch"))
 
 
 @vcs_branch.planned_by

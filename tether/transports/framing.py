@@ -83,11 +83,17 @@ class NdjsonFramer:
 
 
 class ContentLengthFramer:
+    """LSP-style frames. Forgiving where clients and accidents differ: LF-only header lines are
+    accepted, a header block is searched for its last `Content-Length:` (junk before it, such as
+    the rest of a body that declared one byte too few, is skipped), and a declared length over
+    the cap is reported and skipped by resynchronising at the next header, never by swallowing
+    that many bytes of later input."""
+
     def __init__(self, max_frame: int = MAX_FRAME_BYTES) -> None:
         self._buf = bytearray()
         self._max = max_frame
         self._need: int | None = None  # body length once the header is parsed
-        self._drop = 0  # bytes of an oversized body still to discard
+        self._skipping = False  # past an oversized header: discard until the next header
 
     def feed(self, data: bytes) -> list[Frame]:
         self._buf += data
@@ -97,11 +103,8 @@ class ContentLengthFramer:
         return frames
 
     def _step(self, frames: list[Frame]) -> bool:
-        if self._drop:
-            taken = min(self._drop, len(self._buf))
-            del self._buf[:taken]
-            self._drop -= taken
-            return bool(self._buf) and not self._drop
+        if self._skipping:
+            return self._resync()
         if self._need is None:
             return self._parse_header(frames)
         if len(self._buf) < self._need:
@@ -111,22 +114,34 @@ class ContentLengthFramer:
         self._need = None
         return True
 
-    def _parse_header(self, frames: list[Frame]) -> bool:
-        end = self._buf.find(b"\r\n\r\n")
-        if end < 0:
-            if len(self._buf) > 8192:  # no sane header is this long: resync on garbage
-                frames.append(FrameTooLarge(len(self._buf)))
-                self._buf.clear()
+    def _resync(self) -> bool:
+        """Drop input up to the next `Content-Length:` header; False until one is seen."""
+        at = _find_header(self._buf, 0)
+        if at < 0:
+            keep = len(_HEADER) - 1  # a header split across reads must survive
+            del self._buf[: max(0, len(self._buf) - keep)]
             return False
-        header = bytes(self._buf[:end]).decode("ascii", "replace")
-        del self._buf[: end + 4]
+        del self._buf[:at]
+        self._skipping = False
+        return True
+
+    def _parse_header(self, frames: list[Frame]) -> bool:
+        end, sep = _header_end(self._buf)
+        if end < 0:
+            if len(self._buf) > MAX_HEADER_BYTES:  # no sane header is this long
+                frames.append(FrameTooLarge(len(self._buf)))
+                self._skipping = True
+                return True
+            return False
+        header = bytes(self._buf[:end])
+        del self._buf[: end + sep]
         length = _content_length(header)
         if length is None:
             frames.append(b"")  # a frame with no valid length: reported as a parse error
             return True
         if length > self._max:
             frames.append(FrameTooLarge(length))
-            self._drop = length
+            self._skipping = True
             return True
         self._need = length
         return True
@@ -138,15 +153,30 @@ class ContentLengthFramer:
         return b"Content-Length: %d\r\n\r\n%s" % (len(payload), payload)
 
 
-def _content_length(header: str) -> int | None:
-    for line in header.split("\r\n"):
-        name, _, value = line.partition(":")
-        if name.strip().lower() == "content-length":
-            try:
-                return int(value.strip())
-            except ValueError:
-                return None
-    return None
+MAX_HEADER_BYTES = 8192
+_HEADER = b"content-length:"
+
+
+def _header_end(buf: bytearray) -> tuple[int, int]:
+    """(index, separator length) of the blank line ending a header block, CRLF or LF-only."""
+    crlf, lf = buf.find(b"\r\n\r\n"), buf.find(b"\n\n")
+    if crlf >= 0 and (lf < 0 or crlf < lf):
+        return crlf, 4
+    return (lf, 2) if lf >= 0 else (-1, 0)
+
+
+def _find_header(buf: bytearray, start: int) -> int:
+    return bytes(buf).lower().find(_HEADER, start)
+
+
+def _content_length(header: bytes) -> int | None:
+    """The value of the block's last Content-Length line (junk before it is ignored)."""
+    lower = header.lower()
+    at = lower.rfind(_HEADER)
+    if at < 0:
+        return None
+    value = lower[at + len(_HEADER) :].split(b"\n", 1)[0].strip()
+    return int(value) if value.isdigit() else None
 
 
 class AutoFramer:

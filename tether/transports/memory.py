@@ -24,10 +24,13 @@ class MemoryByteStream:
             raise BrokenPipeError("peer closed the in-memory stream") from None
 
     async def aclose(self) -> None:
+        """Close both directions: the other end reads end of input, and writes to us fail."""
         await self._send.aclose()
-
-    async def close_input(self) -> None:
         await self._receive.aclose()
+
+    async def close_output(self) -> None:
+        """Close only what we send: the other end reads end of input, we can still read."""
+        await self._send.aclose()
 
 
 def memory_pair(buffer: int = 256) -> tuple[MemoryByteStream, MemoryByteStream]:

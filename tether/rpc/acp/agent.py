@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import logging
 import os
 import uuid
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 import msgspec
 from msgspec import UNSET
 
@@ -22,8 +24,9 @@ from tether.engine.providers.base import LLM, ModelInfo
 from tether.engine.reads import ReadLedger
 from tether.engine.registry import Registry
 from tether.engine.seam import Capabilities
-from tether.engine.session import MODES, Session, SessionState, now_iso
+from tether.engine.session import APPROVALS, MODES, Session, SessionBusy, SessionState, now_iso
 from tether.engine.store import Store
+from tether.engine.system_prompt import PERSONA, project_context, system_prompt
 from tether.engine.turn import Turn, TurnConfig, TurnFailed
 from tether.engine.workspace import DEFAULT_DENYLIST, Workspace
 from tether.rpc.acp import commands, options
@@ -37,10 +40,7 @@ from tether.schemas import acp
 
 log = logging.getLogger("tether.acp")
 
-SYSTEM_PROMPT = (
-    "You are tether, a coding agent working in the user's project through tools. Read before you "
-    "edit, keep changes small, and say what you changed. Paths are relative to the project root."
-)
+SYSTEM_PROMPT = PERSONA
 PAGE_SIZE = 50
 
 
@@ -61,12 +61,19 @@ class AcpAgent:
         self.deps = deps
         self.sessions: dict[str, Session] = {}
         self._models: dict[str, LLM] = {}
+        self._input_ended = False  # prompts received before the end still answer: `cancelled`
 
     def register(self) -> None:
         p = self.peer
         p.on_request("initialize", self.initialize, acp.InitializeRequest)
         p.on_request("session/new", self.new_session, acp.NewSessionRequest)
-        p.on_request("session/prompt", self.prompt, acp.PromptRequest)
+        p.on_request(
+            "session/prompt",
+            self.prompt,
+            acp.PromptRequest,
+            accept=self.accept_prompt,
+            bounded=False,  # a turn waits on the client: its answers must stay readable
+        )
         p.on_request("session/list", self.list_sessions, acp.ListSessionsRequest)
         p.on_request("session/close", self.close_session, acp.SessionIdParams)
         p.on_request("session/set_mode", self.set_mode, acp.SetModeRequest)
@@ -74,6 +81,7 @@ class AcpAgent:
             "session/set_config_option", self.set_config_option, acp.SetConfigOptionRequest
         )
         p.on_notification("session/cancel", self.cancel, acp.SessionIdParams)
+        p.on_input_end.append(self.end_turns)
         p.on_close.append(self.shutdown)
 
     # --- helpers ---------------------------------------------------------------------------
@@ -94,9 +102,11 @@ class AcpAgent:
             "session/update", acp.SessionNotification(session_id=session_id, update=update)
         )
 
-    async def _emit(self, session_id: str, event: ev.Event) -> None:
+    async def _emit(self, s: Session, event: ev.Event) -> None:
+        """The one path of every engine event to the client: kept for replay, then sent."""
+        s.record(event)
         for update in to_updates(event, notices=self.handshake.notices):
-            await self._send(session_id, update)
+            await self._send(s.id, update)
 
     # --- initialize / sessions --------------------------------------------------------------
 
@@ -113,9 +123,7 @@ class AcpAgent:
             cwd,
             *(_absolute_dir(d, f"additionalDirectories[{i}]") for i, d in enumerate(extra)),
         ]
-        for i, server in enumerate(params.mcp_servers):
-            if not isinstance(server.get("name"), str):
-                raise RpcError.invalid_params(f"mcpServers[{i}] needs a string `name`")
+        _check_mcp_servers(params.mcp_servers)
         catalog = self.deps.catalog
         state = SessionState(
             model=catalog.default,
@@ -165,7 +173,13 @@ class AcpAgent:
     async def cancel(self, params: acp.SessionIdParams) -> None:
         s = self.sessions.get(params.session_id)
         if s is not None:
-            s.cancel_turn()
+            s.cancel_turn(by="client")
+
+    async def end_turns(self) -> None:
+        """The client's input ended: running turns stop and answer `cancelled`."""
+        self._input_ended = True
+        for s in self.sessions.values():
+            s.cancel_turn(by="input end")
 
     async def shutdown(self) -> None:
         for s in self.sessions.values():
@@ -197,6 +211,9 @@ class AcpAgent:
         elif params.config_id == "reasoning" and options.has_reasoning(s, self.deps.catalog):
             await self._change_reasoning(s, params.value)
             after = None
+        elif params.config_id == "approvals":
+            await self._change_approvals(s, params.value)
+            after = None
         else:
             raise RpcError.invalid_params(f"unknown config option {params.config_id!r}")
         result = acp.SetConfigOptionResponse(
@@ -215,6 +232,14 @@ class AcpAgent:
                 f"unknown mode {mode!r}; choose one of {', '.join(MODES)}"
             )
         s.state.mode = mode
+        await self.deps.store.save(s)
+
+    async def _change_approvals(self, s: Session, value: str) -> None:
+        if value not in APPROVALS:
+            raise RpcError.invalid_params(
+                f"unknown approvals value {value!r}; choose one of {', '.join(APPROVALS)}"
+            )
+        s.state.approvals = value
         await self.deps.store.save(s)
 
     async def _change_model(self, s: Session, model: str) -> None:
@@ -238,48 +263,75 @@ class AcpAgent:
 
     # --- prompt turns -----------------------------------------------------------------------
 
-    async def prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
+    def accept_prompt(self, params: acp.PromptRequest) -> None:
+        """Claim the session the moment the prompt is read: a second prompt sent right after
+        is refused, and a session/cancel sent right after ends this turn."""
         s = self._session(params.session_id)
-        if s.busy:
-            raise RpcError(
-                SESSION_BUSY, f"session {s.id} is already running a turn; cancel it first"
-            )
+        try:
+            s.claim()
+        except SessionBusy as exc:
+            raise RpcError(SESSION_BUSY, str(exc)) from None
+        if self._input_ended:
+            s.cancel_turn(by="input end")
+
+    async def prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
+        s = self.sessions[params.session_id]  # accept_prompt checked it and claimed the turn
+        scope = s.turn_scope
+        assert scope is not None
+        try:
+            return await self._run_prompt(s, params.prompt, scope)
+        finally:
+            s.release()
+
+    async def _run_prompt(
+        self, s: Session, blocks: list[acp.ContentBlock], scope: anyio.CancelScope
+    ) -> acp.PromptResponse:
+        if not blocks:
+            raise RpcError.invalid_params("prompt must contain at least one content block")
         model = self._model(s)
-        parts = _user_parts(params.prompt, model.info)
+        parts = _user_parts(blocks, model.info)
         text = "".join(p.text for p in parts if isinstance(p, TextPart)).strip()
         command = commands.parse(text)
         if command is not None:
+            s.record(ev.UserPrompted(parts))  # the client shows its own prompt: kept for replay
             return await self._command(s, *command)
+        s.record(ev.UserPrompted(parts, message=len(s.history)))  # the turn appends it there
+        if s.title is None and text:
+            s.title = text.splitlines()[0][:80]
+            await self._emit(s, ev.TitleChanged(s.title))
         turn = Turn(
             s,
             model=model,
             registry=self.deps.registry_factory(),
             ctx=self._capabilities(s, model),
-            emit=lambda e: self._emit(s.id, e),
+            emit=lambda e: self._emit(s, e),
             persist=self._persist,
-            config=self.deps.turn,
+            config=await self._turn_config(s),
         )
         await self._tell_config_problems(s)
-        first = s.title is None
         try:
-            stop = await turn.run(parts)
+            stop = await turn.run(parts, scope)
         except TurnFailed as exc:
             raise RpcError(PROVIDER_FAILED, f"The model provider failed: {exc}") from None
-        if first and text:
-            s.title = text.splitlines()[0][:80]
-            await self._emit(s.id, ev.TitleChanged(s.title))
         s.updated_at = now_iso()
         await self.deps.store.save(s)
         return acp.PromptResponse(stop_reason=stop)
+
+    async def _turn_config(self, s: Session) -> TurnConfig:
+        """The turn's settings, with the system prompt for this session and mode."""
+        if s.state.context is None:
+            s.state.context = await project_context(Path(s.cwd))
+        base = self.deps.turn
+        mode = s.state.mode
+        system = system_prompt(base.system, s.state.context, mode, MODES[mode][1])
+        return dataclasses.replace(base, system=system)
 
     async def _tell_config_problems(self, s: Session) -> None:
         """Configuration problems found at startup, shown once, in the first turn."""
         warnings = self.deps.catalog.warnings
         if warnings:
             text = "\n".join(warnings)
-            await self._emit(
-                s.id, ev.Notice("warning", "tether's configuration has problems", text)
-            )
+            await self._emit(s, ev.Notice("warning", "tether's configuration has problems", text))
             warnings.clear()
 
     async def _persist(self, s: Session) -> None:
@@ -301,7 +353,12 @@ class AcpAgent:
             roots=roots,
             fs=ClientFileSystem(self.peer, s.id, caps.fs),
             terminal=LocalTerminal(),
-            approval=AcpApproval(self.peer, s.id, forms=self.handshake.form_elicitation),
+            approval=AcpApproval(
+                self.peer,
+                s.id,
+                forms=self.handshake.form_elicitation,
+                withdraw=lambda: s.cancelled_by != "client",
+            ),
             ask=NoAsk(),
             spill=LocalSpill(self.deps.spill_root / s.id),
             web=NoWeb(),
@@ -316,24 +373,36 @@ class AcpAgent:
 
     async def _command(self, s: Session, name: str, arg: str) -> acp.PromptResponse:
         if name == "mode":
-            await self._change_mode(s, arg)
-            await self._send(s.id, acp.CurrentModeUpdate(current_mode_id=s.state.mode))
-            await self._send(
-                s.id,
-                acp.ConfigOptionUpdate(config_options=options.config_options(s, self.deps.catalog)),
-            )
-            reply = f"Mode is now **{s.state.mode}**: {MODES[s.state.mode][1]}."
+            reply = await self._mode_command(s, arg)
         elif name == "model":
-            await self._change_model(s, arg)
-            await self._send(
-                s.id,
-                acp.ConfigOptionUpdate(config_options=options.config_options(s, self.deps.catalog)),
-            )
-            reply = f"Model is now **{s.state.model}**."
+            reply = await self._model_command(s, arg)
         else:
             reply = _help(self.deps)
-        await self._emit(s.id, ev.TextDelta(uuid.uuid4().hex, reply))
+        await self._emit(s, ev.TextDelta(uuid.uuid4().hex, reply))
+        await self._persist(s)
         return acp.PromptResponse(stop_reason="end_turn")
+
+    async def _mode_command(self, s: Session, arg: str) -> str:
+        if not arg:
+            choices = "\n".join(f"- `{k}`: {d}" for k, (_, d) in MODES.items())
+            return f"Mode is **{s.state.mode}**. Choose one with `/mode NAME`:\n{choices}"
+        await self._change_mode(s, arg)
+        await self._send(s.id, acp.CurrentModeUpdate(current_mode_id=s.state.mode))
+        await self._send_options(s)
+        return f"Mode is now **{s.state.mode}**: {MODES[s.state.mode][1]}."
+
+    async def _model_command(self, s: Session, arg: str) -> str:
+        if not arg:
+            infos = self.deps.catalog.infos.values()
+            choices = "\n".join(f"- `{i.id}`: {i.name}" for i in infos)
+            return f"Model is **{s.state.model}**. Choose one with `/model ID`:\n{choices}"
+        await self._change_model(s, arg)
+        await self._send_options(s)
+        return f"Model is now **{s.state.model}**."
+
+    async def _send_options(self, s: Session) -> None:
+        opts = options.config_options(s, self.deps.catalog)
+        await self._send(s.id, acp.ConfigOptionUpdate(config_options=opts))
 
 
 def _help(deps: AgentDeps) -> str:
@@ -350,6 +419,18 @@ def _help(deps: AgentDeps) -> str:
         *[f"- {t.name}: {t.description.split('.')[0]}" for t in deps.registry_factory()],
     ]
     return "\n".join(lines)
+
+
+def _check_mcp_servers(servers: list[dict[str, Any]]) -> None:
+    """Each entry as the schema defines it (stdio: name, command, args, env; http/sse: type,
+    name, url, headers); -32602 names the first bad field."""
+    for i, server in enumerate(servers):
+        kind = acp.McpServerHttp if "type" in server else acp.McpServerStdio
+        try:
+            msgspec.convert(server, kind)
+        except msgspec.ValidationError as exc:
+            where = str(exc).replace("`$", f"`$.mcpServers[{i}]")
+            raise RpcError.invalid_params(where) from None
 
 
 def _absolute_dir(path: str, name: str) -> str:

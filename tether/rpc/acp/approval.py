@@ -1,18 +1,26 @@
 """The `approval` seam over ACP: the aggregated confirm projected onto permission requests.
 
-One call asks on its own tool card. Two or more ask once for the whole round, on a card listing
-every call; "choose per call" then asks with one checkbox per call (form elicitation) or, when the
-client has no forms, one call at a time.
+One call asks on its own tool card. Two or more ask once, on the round's card (shown by the
+engine before it asks). Each option kind appears at most once in a request, because clients map
+keys and buttons by kind. Reviewing calls one by one is the session's `approvals` option; it
+uses a checkbox form when the client offers form elicitation, else one request per call.
+
+Odd answers (an error, a malformed result, a vanished client) allow nothing: the calls asked
+are answered `cancelled` and the turn goes on.
 """
 
 from __future__ import annotations
 
-import uuid
+import logging
+from collections.abc import Callable
 
-from tether.engine.seam import ConfirmDecision, ConfirmRequest
-from tether.rpc.acp.translate import tool_content
+from tether.engine.seam import ConfirmDecision, ConfirmRequest, DecidedBy, RoundCard
+from tether.rpc.acp.translate import tool_content, tool_kind
+from tether.rpc.errors import ConnectionClosed, RpcError
 from tether.rpc.peer import Peer
 from tether.schemas import acp
+
+log = logging.getLogger("tether.acp")
 
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE, REJECT_ALWAYS = (
     "allow",
@@ -20,72 +28,96 @@ ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE, REJECT_ALWAYS = (
     "reject",
     "reject_always",
 )
-ALLOW_ROUND, REJECT_ROUND, CHOOSE = "allow_round", "reject_round", "choose"
 
 
 class AcpApproval:
-    def __init__(self, peer: Peer, session_id: str, *, forms: bool) -> None:
+    def __init__(
+        self,
+        peer: Peer,
+        session_id: str,
+        *,
+        forms: bool,
+        withdraw: Callable[[], bool] | None = None,
+    ) -> None:
         self._peer = peer
         self._session = session_id
         self._forms = forms
+        # Whether a request abandoned by a cancelled turn is withdrawn with $/cancel_request:
+        # not after the client's own session/cancel, which answers its pending requests itself.
+        self._withdraw = withdraw
 
-    async def confirm(self, batch: list[ConfirmRequest]) -> list[ConfirmDecision]:
-        if len(batch) == 1:
-            return [await self._one(batch[0])]
-        return await self._round(batch)
+    async def confirm(
+        self, batch: list[ConfirmRequest], card: RoundCard | None
+    ) -> list[ConfirmDecision]:
+        if card is not None:
+            return await self._round(batch, card)
+        if len(batch) > 1 and self._forms:
+            return await self._form(batch)
+        return [await self._one(req) for req in batch]
 
     async def _ask(
         self, card: acp.ToolCallFields, options: list[acp.PermissionOption]
     ) -> str | None:
+        """The chosen option id; None for a cancelled or unusable answer."""
         params = acp.RequestPermissionRequest(
             session_id=self._session, tool_call=card, options=options
         )
-        resp = await self._peer.request(
-            "session/request_permission", params, acp.RequestPermissionResponse
-        )
+        try:
+            resp = await self._peer.request(
+                "session/request_permission",
+                params,
+                acp.RequestPermissionResponse,
+                withdraw=self._withdraw,
+            )
+        except (RpcError, ConnectionClosed) as exc:
+            log.warning("permission request failed; treating it as cancelled: %s", exc)
+            return None
         outcome = resp.outcome
-        return outcome.option_id if isinstance(outcome, acp.SelectedOutcome) else None
+        if not isinstance(outcome, acp.SelectedOutcome):
+            return None
+        if outcome.option_id not in {o.option_id for o in options}:
+            log.warning("the client chose an option never offered: %r", outcome.option_id)
+            return None
+        return outcome.option_id
 
     async def _one(self, req: ConfirmRequest) -> ConfirmDecision:
+        scope = _scope(req)
         options = [
             acp.PermissionOption(option_id=ALLOW_ONCE, name="Allow", kind="allow_once"),
             acp.PermissionOption(
-                option_id=ALLOW_ALWAYS, name=f"Always allow {_scope(req)}", kind="allow_always"
+                option_id=ALLOW_ALWAYS, name=f"Always allow {scope}", kind="allow_always"
             ),
             acp.PermissionOption(option_id=REJECT_ONCE, name="Reject", kind="reject_once"),
             acp.PermissionOption(
-                option_id=REJECT_ALWAYS, name=f"Always reject {_scope(req)}", kind="reject_always"
+                option_id=REJECT_ALWAYS, name=f"Always reject {scope}", kind="reject_always"
             ),
         ]
-        choice = await self._ask(acp.ToolCallFields(tool_call_id=req.call_id), options)
-        return _single(choice)
+        card = acp.ToolCallFields(tool_call_id=req.call_id, title=req.title)
+        return _decision(await self._ask(card, options), "user (once)")
 
-    async def _round(self, batch: list[ConfirmRequest]) -> list[ConfirmDecision]:
+    async def _round(self, batch: list[ConfirmRequest], card: RoundCard) -> list[ConfirmDecision]:
+        n = len(batch)
         options = [
-            acp.PermissionOption(
-                option_id=ALLOW_ROUND,
-                name=f"Allow all {len(batch)} (this round)",
-                kind="allow_once",
-            ),
+            acp.PermissionOption(option_id=ALLOW_ONCE, name=f"Allow all {n}", kind="allow_once"),
             acp.PermissionOption(
                 option_id=ALLOW_ALWAYS, name="Always allow these", kind="allow_always"
             ),
-            acp.PermissionOption(option_id=CHOOSE, name="Choose per call…", kind="allow_once"),
-            acp.PermissionOption(option_id=REJECT_ROUND, name="Reject all", kind="reject_once"),
+            acp.PermissionOption(option_id=REJECT_ONCE, name=f"Reject all {n}", kind="reject_once"),
+            acp.PermissionOption(
+                option_id=REJECT_ALWAYS, name="Always reject these", kind="reject_always"
+            ),
         ]
-        choice = await self._ask(_round_card(batch), options)
-        if choice == ALLOW_ROUND:
-            return [ConfirmDecision("allow", by="user (round)") for _ in batch]
-        if choice == ALLOW_ALWAYS:
-            return [ConfirmDecision("allow", by="user (always)", remember=True) for _ in batch]
-        if choice == CHOOSE:
-            return await self._per_call(batch)
-        verdict = "reject" if choice == REJECT_ROUND else "cancelled"
-        return [ConfirmDecision(verdict, by="user (round)") for _ in batch]
+        fields = acp.ToolCallFields(
+            tool_call_id=card.id,
+            title=card.title,
+            kind=tool_kind(card.kind),
+            status="pending",
+            content=[tool_content(c) for c in card.content],
+        )
+        decision = _decision(await self._ask(fields, options), "user (round)")
+        return [decision for _ in batch]
 
-    async def _per_call(self, batch: list[ConfirmRequest]) -> list[ConfirmDecision]:
-        if not self._forms:
-            return [await self._one(req) for req in batch]
+    async def _form(self, batch: list[ConfirmRequest]) -> list[ConfirmDecision]:
         props = {
             f"call_{i}": acp.BooleanProperty(
                 type="boolean", title=req.title, description=_scope(req), default=True
@@ -100,7 +132,16 @@ class AcpApproval:
                 type="object", title="Approve tool calls", properties=props
             ),
         )
-        resp = await self._peer.request("elicitation/create", params, acp.CreateElicitationResponse)
+        try:
+            resp = await self._peer.request(
+                "elicitation/create",
+                params,
+                acp.CreateElicitationResponse,
+                withdraw=self._withdraw,
+            )
+        except (RpcError, ConnectionClosed) as exc:
+            log.warning("approval form failed; treating it as cancelled: %s", exc)
+            return [ConfirmDecision("cancelled") for _ in batch]
         if resp.action != "accept" or not isinstance(resp.content, dict):
             verdict = "reject" if resp.action == "decline" else "cancelled"
             return [ConfirmDecision(verdict, by="user (once)") for _ in batch]
@@ -113,39 +154,17 @@ class AcpApproval:
         ]
 
 
-def _single(choice: str | None) -> ConfirmDecision:
+def _decision(choice: str | None, who: DecidedBy) -> ConfirmDecision:
     if choice == ALLOW_ONCE:
-        return ConfirmDecision("allow", by="user (once)")
+        return ConfirmDecision("allow", by=who)
     if choice == ALLOW_ALWAYS:
         return ConfirmDecision("allow", by="user (always)", remember=True)
     if choice == REJECT_ALWAYS:
         return ConfirmDecision("reject", by="user (always)", remember=True)
     if choice == REJECT_ONCE:
-        return ConfirmDecision("reject", by="user (once)")
+        return ConfirmDecision("reject", by=who)
     return ConfirmDecision("cancelled")
 
 
 def _scope(req: ConfirmRequest) -> str:
     return f"{req.tool} in {req.scope}" if req.scope else req.tool
-
-
-def _round_card(batch: list[ConfirmRequest]) -> acp.ToolCallFields:
-    """A card for the whole round: Zed upserts a card from a permission request's new id."""
-    lines = [f"{i + 1}. {req.title}  ({_scope(req)})" for i, req in enumerate(batch)]
-    content: list[acp.ToolCallContent] = [
-        acp.ContentToolContent(
-            content=acp.TextContent(text="This round wants to:\n" + "\n".join(lines))
-        )
-    ]
-    for req in batch:
-        content.extend(tool_content(c) for c in req.content)
-    return acp.ToolCallFields(
-        tool_call_id=f"round_{uuid.uuid4().hex[:12]}",
-        title=f"Approve {len(batch)} tool calls",
-        kind="other",
-        status="pending",
-        content=content,
-        raw_input={
-            "calls": [{"id": r.call_id, "tool": r.tool, "input": r.raw_input} for r in batch]
-        },
-    )

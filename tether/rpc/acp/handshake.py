@@ -87,9 +87,13 @@ def fast_answer(frame: bytes) -> tuple[Any, dict[str, Any]] | None:
     JSON-RPC peer; None sends it down the normal path (which also reports any error)."""
     import json
 
+    from tether.rpc.depth import too_deep
+
+    if too_deep(frame):
+        return None  # the peer answers it (-32600) once the event loop runs
     try:
         msg = json.loads(frame)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if (
         not isinstance(msg, dict)

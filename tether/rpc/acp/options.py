@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tether.engine.models import ModelCatalog
-from tether.engine.session import MODES, Session
+from tether.engine.session import APPROVALS, MODES, Session
 from tether.schemas import acp
 
 
@@ -70,5 +70,14 @@ def _base_options(session: Session, catalog: ModelCatalog) -> list[acp.SelectCon
             category="model",
             current_value=session.state.model,
             options=[acp.SelectOption(value=i.id, name=i.name) for i in catalog.infos.values()],
+        ),
+        acp.SelectConfigOption(
+            id="approvals",
+            name="Approvals",
+            description="How several tool calls of one round are put to you",
+            current_value=session.state.approvals,
+            options=[
+                acp.SelectOption(value=k, name=n, description=d) for k, (n, d) in APPROVALS.items()
+            ],
         ),
     ]

@@ -12,6 +12,8 @@ from tether.transports.framing import MAX_FRAME_BYTES, make_framer
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (startup time)
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from tether.rpc.acp.handshake import Handshake
     from tether.transports.framing import Frame, Framer, FramingName
     from tether.transports.streams import FramedStream
@@ -106,8 +108,13 @@ async def _serve_async(
     return 0
 
 
+SPILL_DAYS = 7.0  # default age after which a session's spill files are removed
+
+
 async def serve_stream(stream: FramedStream, handshake: Handshake, options: ServeOptions) -> None:
     """Serve the agent on a framed stream until its input ends."""
+    import anyio
+
     from tether.engine.config import load_catalog
     from tether.engine.registry import Registry
     from tether.engine.store import Store, data_dir
@@ -126,4 +133,17 @@ async def serve_stream(stream: FramedStream, handshake: Handshake, options: Serv
     )
     peer = Peer(stream, name="acp")
     AcpAgent(peer, handshake, deps).register()
-    await peer.run()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_expire_spill, deps.spill_root)
+        await peer.run()
+        tg.cancel_scope.cancel()
+
+
+async def _expire_spill(root: Path) -> None:
+    """Spill directories of sessions untouched for SPILL_DAYS are removed, in the background."""
+    import anyio
+
+    from tether.engine.private import expire
+
+    days = float(os.environ.get("TETHER_SPILL_DAYS") or SPILL_DAYS)
+    await anyio.to_thread.run_sync(expire, root, days)

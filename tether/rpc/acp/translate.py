@@ -82,12 +82,12 @@ def _tool_call(event: ev.ToolStarted) -> acp.ToolCallStart:
     return acp.ToolCallStart(
         tool_call_id=event.call_id,
         title=event.title,
-        kind=_kind(event.kind),
+        kind=tool_kind(event.kind),
         status="pending",
         locations=[_location(loc) for loc in event.locations],
         raw_input=event.raw_input,
         content=[tool_content(c) for c in event.content],
-        name=event.name,
+        name=event.name if event.name is not None else UNSET,
     )
 
 
@@ -114,7 +114,7 @@ _KINDS = {
 }
 
 
-def _kind(kind: str) -> Any:
+def tool_kind(kind: str) -> Any:
     return kind if kind in _KINDS else "other"
 
 

@@ -1,0 +1,115 @@
+"""The system prompt: who the agent is, the project it works in, and how its tools behave.
+
+The project part (directory, platform, date, git branch and status, instruction files) is a
+snapshot taken once per session, at its first prompt, and stored with the session: the request
+prefix then stays byte-identical from round to round and turn to turn, which is what providers'
+prompt caches key on. The mode goes last, so switching it keeps the rest of the prefix.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from datetime import date
+from pathlib import Path
+
+import anyio
+
+PERSONA = (
+    "You are tether, a coding agent working in the user's project through tools. Read before "
+    "you edit, keep changes small and focused, and say what you changed. Prefer the project's "
+    "own conventions, tools and tests."
+)
+
+TOOL_RULES = """\
+# How tools and approvals work
+- Paths are relative to the working directory. Tools cannot reach outside it (and the \
+directories the user added); do not try to work around that.
+- Calls that change files or run commands may need the user's approval. Several calls in one \
+reply are approved together in one request. A rejected or cancelled call's result says so: do \
+not repeat it unchanged; adapt, or ask the user what they want instead.
+- `write_file` creates files; replacing an existing file needs `overwrite: true` (and the user \
+sees the diff). Read a file before you replace it.
+- For work with several steps, keep a task list with `todo_write`: the user sees it as your plan.
+- A tool result that was too long is cut; it says where the full text was saved (read it with \
+`read_file` when you need more)."""
+
+INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md")
+INSTRUCTION_FILE_MAX = 16 * 1024  # bytes kept from one instruction file
+INSTRUCTIONS_MAX = 32 * 1024  # bytes kept from all of them
+GIT_TIMEOUT = 3.0  # seconds; a huge repository must not hold up the first prompt
+GIT_STATUS_LINES = 20
+
+
+async def project_context(cwd: Path) -> str:
+    """The session's snapshot of its project, as the system prompt's middle part."""
+    git = await _git_summary(cwd)
+    lines = [
+        "# Environment",
+        f"- Working directory: {cwd}",
+        f"- Platform: {platform.system()} {platform.release()} ({platform.machine()})",
+        f"- Today's date: {date.today().isoformat()}",
+        f"- Git: {git}",
+        "(The git status is a snapshot from the start of this session.)",
+    ]
+    instructions = await anyio.to_thread.run_sync(_instructions, cwd)
+    return "\n".join(lines) + (f"\n\n{instructions}" if instructions else "")
+
+
+def system_prompt(persona: str, context: str, mode: str, mode_text: str) -> str:
+    """The whole system prompt; `persona` and `context` are stable, the mode comes last."""
+    mode_line = f"# Mode\nThe session is in `{mode}` mode: {mode_text}."
+    return "\n\n".join(p for p in (persona, context, TOOL_RULES, mode_line) if p)
+
+
+async def _git(cwd: Path, *args: str) -> str | None:
+    try:
+        with anyio.fail_after(GIT_TIMEOUT):
+            done = await anyio.run_process(
+                ["git", *args], cwd=cwd, check=False, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+            )
+    except (OSError, TimeoutError):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.decode("utf-8", "replace").rstrip()
+
+
+async def _git_summary(cwd: Path) -> str:
+    if await _git(cwd, "rev-parse", "--is-inside-work-tree") != "true":
+        return "not a git repository"
+    branch = await _git(cwd, "symbolic-ref", "--short", "-q", "HEAD")
+    if branch is None:  # a detached HEAD
+        branch = f"(detached at {await _git(cwd, 'rev-parse', '--short', 'HEAD') or 'nothing'})"
+    status = await _git(cwd, "status", "--porcelain=v1", "--untracked-files=normal") or ""
+    entries = status.splitlines()
+    if not entries:
+        return f"branch {branch}, clean"
+    shown = "\n".join(f"  {e}" for e in entries[:GIT_STATUS_LINES])
+    more = len(entries) - GIT_STATUS_LINES
+    tail = f"\n  ... and {more} more" if more > 0 else ""
+    return f"branch {branch}, {len(entries)} changed paths:\n{shown}{tail}"
+
+
+def _instructions(cwd: Path) -> str:
+    """The project's instruction files, each named, bounded in size."""
+    parts: list[str] = []
+    budget = INSTRUCTIONS_MAX
+    for name in INSTRUCTION_FILES:
+        path = cwd / name
+        if budget <= 0 or not path.is_file():
+            continue
+        try:
+            with path.open("rb") as f:
+                data = f.read(min(INSTRUCTION_FILE_MAX, budget) + 1)
+        except OSError:
+            continue
+        keep = min(INSTRUCTION_FILE_MAX, budget)
+        text = data[:keep].decode("utf-8", "replace").strip()
+        if len(data) > keep:
+            text += f"\n[... {name} is longer; read the rest with read_file if you need it]"
+        budget -= min(len(data), keep)
+        parts.append(f"## {name}\n{text}")
+    if not parts:
+        return ""
+    return "# Project instructions (from the repository; follow them)\n\n" + "\n\n".join(parts)
