@@ -70,7 +70,7 @@ async def test_two_calls_ask_once_for_the_round(home: Path, project: Path, tmp_p
         check_golden("round_permission_asked", agent.frames[:upto], paths)
     assert (project / "a.txt").read_text() == "a.txt\n"
     assert (project / "b.txt").read_text() == "b.txt\n"
-    assert all(r.endswith("(approved by user (round))") for r in tool_results(home, sid))
+    assert all(r.startswith("[approval] user (round)\n") for r in tool_results(home, sid))
 
 
 async def test_reject_all(home: Path, project: Path, tmp_path: Path) -> None:
@@ -84,7 +84,7 @@ async def test_reject_all(home: Path, project: Path, tmp_path: Path) -> None:
         closed = _updates_for(agent, req["params"]["toolCall"]["toolCallId"])[-1]
         assert closed["status"] == "failed"
     assert not (project / "a.txt").exists() and not (project / "b.txt").exists()
-    assert tool_results(home, sid) == ["error [REJECTED]: user rejected this call"] * 2
+    assert tool_results(home, sid) == ["error [REJECTED]: user declined"] * 2
 
 
 async def _per_call(agent: AgentProcess, project: Path) -> str:
@@ -161,7 +161,7 @@ async def test_always_allow_records_a_grant(home: Path, project: Path, tmp_path:
         await agent.prompt(sid, "second")
         assert len(_permission_requests(agent)) == 1  # the grant covered c.txt
     assert (project / "c.txt").exists()
-    assert tool_results(home, sid)[-1].endswith("(approved by grant)")
+    assert tool_results(home, sid)[-1].startswith("[approval] grant (session)\n")
 
 
 async def test_calls_that_cannot_run_are_never_shown_for_approval(
@@ -192,7 +192,7 @@ async def test_calls_that_cannot_run_are_never_shown_for_approval(
     assert results[1].startswith("error [INVALID_ARGS]: arguments are not valid JSON")
     assert results[2] == "error [INVALID_ARGS]: missing required argument `path`"
     assert results[3].startswith("error [FILE_EXISTS]")
-    assert results[4].startswith("created ok.txt")
+    assert results[4].startswith("[approval] user (once)\ncreated ok.txt")
 
 
 async def test_code_mode_creates_new_files_without_asking(

@@ -79,7 +79,7 @@ async def test_a_client_fs_serves_unsaved_buffers_and_takes_the_writes(
     read, edit = tool_results(home, sid)
     assert read == "L1-4 of 4\n# Demo project\n\nUnsaved line.\nHello."
     assert edit == (
-        "edited README.md: replaced 1 of 1 match at line 4; 0 remain\n(approved by user (once))"
+        "[approval] user (once)\nedited README.md: replaced 1 of 1 match at line 4; 0 remain"
     )
     assert readme.read_text() == "# Demo project\n\nUnsaved line.\nHello, world.\n"
     assert ("write", "README.md") in editor.requests
@@ -204,7 +204,7 @@ async def test_code_mode_asks_before_a_same_round_overwrite(home: Path, project:
     [asked] = client.permissions
     assert asked["toolCall"]["toolCallId"] == "w2"
     assert (project / "fresh.txt").read_text() == "first\n"
-    assert tool_results(home, sid)[1] == "error [REJECTED]: user rejected this call"
+    assert tool_results(home, sid)[1] == "error [REJECTED]: user declined"
 
 
 async def test_a_fifo_does_not_wedge_the_process(home: Path, project: Path, tmp_path: Path) -> None:
@@ -345,3 +345,19 @@ async def test_every_file_tool_card(home: Path, project: Path) -> None:
     asked = [p["toolCall"]["toolCallId"] for p in client.permissions]
     assert asked == ["write", "copy", "move", "delete"]  # reads and searches never ask
     assert (src / "b.py").read_text() == "y = 2\n" and not (project / "lib" / "c.py").exists()
+
+
+async def test_a_new_unsaved_buffer_is_read_from_the_editor(home: Path, project: Path) -> None:
+    draft, gone = project / "draft.md", project / "gone.md"
+    turn = _rounds(
+        [_call("read_file", "r1", path="draft.md"), _call("read_file", "r2", path="gone.md")]
+    )
+    async with agent_in_memory(home, turn, catalog()) as client:
+        Editor(client, {draft: "# not saved yet\n"})
+        sid = await client.start(project, FS)
+        assert await client.prompt(sid, "go") == "end_turn"
+    assert not draft.exists() and not gone.exists()
+    assert tool_results(home, sid) == [
+        "L1-1 of 1\n# not saved yet",
+        "error [FILE_NOT_FOUND]: no such file or directory: gone.md",
+    ]

@@ -100,7 +100,7 @@ async def test_an_odd_permission_answer_allows_nothing_and_the_turn_goes_on(
         resp = await agent.until_response(rid)
         assert resp["result"] == {"stopReason": "end_turn"}
     assert not (project / "x.txt").exists()
-    assert tool_results(home, sid) == ["error [REJECTED]: the permission request was cancelled"]
+    assert tool_results(home, sid) == ["error [REJECTED]: prompt cancelled"]
 
 
 def _rss_kb(pid: int, field: str) -> int:

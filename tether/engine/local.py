@@ -14,8 +14,14 @@ from tether.engine.seam import (
     CommandResult,
     ConfirmDecision,
     ConfirmRequest,
+    FetchResult,
+    HttpRequest,
+    HttpResponse,
     RoundCard,
     SeamError,
+    SearchResults,
+    Target,
+    WebError,
 )
 
 
@@ -54,11 +60,25 @@ class NoAsk:
 
 
 class NoWeb:
-    async def search(self, query: str, max_results: int) -> list[dict[str, str]]:
-        raise SeamError("WEB_PROVIDER_UNAVAILABLE", "no web search provider is configured")
+    """No web access: every operation is WEB_PROVIDER_UNAVAILABLE (the tools stay offered)."""
 
-    async def fetch(self, url: str) -> tuple[int, str]:
-        raise SeamError("WEB_PROVIDER_UNAVAILABLE", "no web fetch provider is configured")
+    def _unavailable(self, what: str) -> WebError:
+        return WebError("WEB_PROVIDER_UNAVAILABLE", f"no web {what} provider is configured")
+
+    async def search(self, query: str, *, max_results: int) -> SearchResults:
+        raise self._unavailable("search")
+
+    async def fetch(self, url: str, *, target: Target | None = None) -> FetchResult:
+        raise self._unavailable("fetch")
+
+    async def fetch_target(self, url: str) -> Target | None:
+        return None
+
+    async def http_target(self, url: str) -> Target:
+        raise self._unavailable("HTTP")
+
+    async def http(self, request: HttpRequest, *, target: Target | None = None) -> HttpResponse:
+        raise self._unavailable("HTTP")
 
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")

@@ -23,6 +23,7 @@ from tether.engine.grants import Grant, Grants
 from tether.engine.history import ToolCall, ToolResultMessage
 from tether.engine.registry import CallPlan, Registry, ToolDef, ToolError, ToolOutput
 from tether.engine.seam import Capabilities, ConfirmDecision, ConfirmRequest, SeamError
+from tether.engine.session import READ_ONLY_MODE
 
 log = logging.getLogger("tether.tools")
 
@@ -74,6 +75,9 @@ class Batch:
         written: set[str] = set()
         for c in self._calls:
             await self._prepare(c, written)
+        for c in self._calls:
+            if c.result is None and c.plan and not c.plan.confirm and c.plan.waived_by_mode:
+                c.approved_by = f"mode ({self._mode})"
         await self._confirm(
             [c for c in self._calls if c.result is None and c.plan and c.plan.confirm]
         )
@@ -102,6 +106,14 @@ class Batch:
             if c.tool is None:
                 raise ToolError("UNKNOWN_TOOL", f"there is no tool named {c.call.name!r}")
             c.args = c.tool.decode(c.call.arguments)
+            if self._mode == READ_ONLY_MODE and not c.tool.read_only:
+                # The tool stays in the list (a stable prefix keeps the prompt cache); its
+                # calls are answered here, before anything is planned or asked.
+                raise ToolError(
+                    "READ_ONLY_MODE",
+                    f"{c.tool.name} changes things and the session is in read-only mode; "
+                    "say what you would do, or ask the user to switch modes",
+                )
             c.plan = await c.tool.plan(self._ctx, c.args, self._mode)
         except (ToolError, SeamError) as exc:
             await self._refuse(c, exc.code, exc.message)
@@ -145,9 +157,9 @@ class Batch:
             if grant is None:
                 ask.append(c)
             elif grant.verdict == "allow":
-                c.approved_by = "grant"
+                c.approved_by = "grant (session)"
             else:
-                await self._fail(c, "REJECTED", f"a session grant rejects {c.plan.scope}")
+                await self._fail(c, "REJECTED", f"grant (session): always rejected {grant.scope}")
         if not ask:
             return
         decisions = await self._decide([_request(c) for c in ask])
@@ -158,9 +170,9 @@ class Batch:
             if d.verdict == "allow":
                 c.approved_by = d.by
             elif d.verdict == "reject":
-                await self._fail(c, "REJECTED", f"{d.by.split()[0]} rejected this call")
+                await self._fail(c, "REJECTED", "policy" if d.by == "policy" else "user declined")
             else:
-                await self._fail(c, "REJECTED", "the permission request was cancelled")
+                await self._fail(c, "REJECTED", "prompt cancelled")
 
     async def _decide(self, requests: list[ConfirmRequest]) -> list[ConfirmDecision]:
         """Ask once for the round on its own card (shown, then closed like every card), or
@@ -224,9 +236,13 @@ class Batch:
             log.exception("tool %s failed", c.call.name)
             await self._fail(c, "TOOL_FAILED", f"{type(exc).__name__}: {exc}")
             return
+        if out.is_error:
+            c.result = ToolResultMessage(c.call.id, c.call.name, out.text, is_error=True)
+            await self._emit(ToolFinished(c.call.id, "failed", out.content, out.raw_output))
+            return
         text = await self._spill(c, out.text) if c.tool.spill else out.text
-        if c.approved_by:
-            text = f"{text}\n(approved by {c.approved_by})"
+        if c.approved_by:  # leads, so a cut result keeps it
+            text = f"[approval] {c.approved_by}\n{text}"
         c.result = ToolResultMessage(c.call.id, c.call.name, text, images=out.images)
         await self._emit(ToolFinished(c.call.id, "completed", out.content, out.raw_output))
         if out.plan is not None:

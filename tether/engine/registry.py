@@ -37,6 +37,9 @@ class ToolOutput:
     raw_output: Any = None
     plan: list[PlanItem] | None = None  # the session's new plan, when the tool maintains it
     images: list[ImagePart] = field(default_factory=list[ImagePart])  # for the model only
+    # A failure told in the tool's own words (a seed's exact `Error: ...` text): the result is
+    # an error for the model and the card fails, but the text is kept as it is.
+    is_error: bool = False
 
 
 @dataclass
@@ -52,6 +55,9 @@ class CallPlan:
     scope: str = ""
     writes: list[str] = field(default_factory=list[str])
     target: str = ""  # the call's short object (a path, a command line) for round titles
+    # The call would ask, but the session's mode lets it run (`code` mode creating a file): its
+    # result then says `[approval] mode (code)`.
+    waived_by_mode: bool = False
 
 
 Planner = Callable[[Capabilities, Any, str], Awaitable[CallPlan]]

@@ -14,6 +14,13 @@ from typing import Any, Literal, Protocol
 from tether.engine.events import Location, ToolContent
 from tether.engine.providers.base import LLM
 from tether.engine.reads import ReadLedger
+from tether.engine.web.types import FetchResult as FetchResult
+from tether.engine.web.types import HttpRequest as HttpRequest
+from tether.engine.web.types import HttpResponse as HttpResponse
+from tether.engine.web.types import SearchHit as SearchHit
+from tether.engine.web.types import SearchResults as SearchResults
+from tether.engine.web.types import Target as Target
+from tether.engine.web.types import WebCode as WebCode
 from tether.engine.workspace import Workspace
 
 
@@ -161,10 +168,40 @@ class Spill(Protocol):
         ...
 
 
-class Web(Protocol):
-    async def search(self, query: str, max_results: int) -> list[dict[str, str]]: ...
+class WebError(SeamError):
+    """A web operation failed; `code` is one of the WebCode taxonomy, routable by hooks and UI."""
 
-    async def fetch(self, url: str) -> tuple[int, str]: ...
+    def __init__(self, code: WebCode, message: str) -> None:
+        super().__init__(code, message)
+        self.code: WebCode = code
+
+
+class Web(Protocol):
+    """Search and fetch, with provider selection inside the seam. Every method raises WebError;
+    aborting is anyio cancellation, which reaches the network read and closes the connection."""
+
+    async def search(self, query: str, *, max_results: int) -> SearchResults:
+        """At most `max_results` hits; `capped` says the provider had more."""
+        ...
+
+    async def fetch(self, url: str, *, target: Target | None = None) -> FetchResult:
+        """The page at `url`, HTML rendered to Markdown. `target` is the destination a caller
+        checked (and, when it is not public, had the user approve); without one, only public
+        destinations are fetched."""
+        ...
+
+    async def fetch_target(self, url: str) -> Target | None:
+        """Where `fetch(url)` would connect from this host, checked; None when the selected
+        provider fetches from elsewhere (or none is selected: `fetch` reports that)."""
+        ...
+
+    async def http_target(self, url: str) -> Target:
+        """Where a raw `http` request to `url` connects from this host, checked."""
+        ...
+
+    async def http(self, request: HttpRequest, *, target: Target | None = None) -> HttpResponse:
+        """One raw HTTP exchange from this host (GET follows redirects, re-checking each hop)."""
+        ...
 
 
 @dataclass

@@ -16,7 +16,9 @@ from tether.engine.history import Message
 MODES: dict[str, tuple[str, str]] = {
     "ask": ("Ask", "Ask before every change to files and before running anything"),
     "code": ("Code", "Create new files freely; ask before replacing or running anything"),
+    "read-only": ("Read-only", "Read and search only: nothing is changed and nothing is run"),
 }
+READ_ONLY_MODE = "read-only"
 DEFAULT_MODE = "ask"
 # How a round of several calls needing consent is put to the user.
 APPROVALS: dict[str, tuple[str, str]] = {

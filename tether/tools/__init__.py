@@ -13,6 +13,7 @@ def catalog() -> list[ToolDef]:
     from tether.tools.search import glob_paths, regex_files, tree
     from tether.tools.todo import todo_write
     from tether.tools.vcs import vcs_branch, vcs_diff, vcs_log, vcs_status
+    from tether.tools.web import web_tools
 
     return [
         read_file,
@@ -32,4 +33,5 @@ def catalog() -> list[ToolDef]:
         vcs_log,
         vcs_branch,
         todo_write,
+        *web_tools(),
     ]

@@ -9,7 +9,7 @@ from typing import Literal
 from tether.engine.events import DiffOut, Location, TextOut
 from tether.engine.history import ImagePart
 from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
-from tether.engine.seam import TEXT_MAX_BYTES, Capabilities, DirEntry, FileStat
+from tether.engine.seam import TEXT_MAX_BYTES, Capabilities, DirEntry, FileStat, SeamError
 from tether.tools.paths import display, existing, named, regular_file, resolve, spill_root
 from tether.tools.text import (
     LINE_MAX_CHARS,
@@ -56,13 +56,17 @@ async def read_file(
     if end_line is not None and end_line < start_line:
         raise ToolError("INVALID_ARGS", f"end_line ({end_line}) is before start_line")
     full = resolve(ctx, path, extra_roots=spill_root(ctx))
-    st = await regular_file(ctx, full, path)
-    await check_text(ctx, full, path, st)
     budget = min(max(max_chars, 1), READ_HARD_MAX)
-    if st.size <= TEXT_MAX_BYTES:
-        win = window_of(await ctx.fs.read_text(full), start_line, end_line, budget)
+    st = await ctx.fs.stat(full)
+    if st is None:  # not on disk: an editor may still hold it, as a new unsaved buffer
+        win = window_of(await _unsaved(ctx, full, path), start_line, end_line, budget)
     else:
-        win = await stream_window(ctx, full, st.size, start_line, end_line, budget)
+        st = await regular_file(ctx, full, path)
+        await check_text(ctx, full, path, st)
+        if st.size <= TEXT_MAX_BYTES:
+            win = window_of(await ctx.fs.read_text(full), start_line, end_line, budget)
+        else:
+            win = await stream_window(ctx, full, st.size, start_line, end_line, budget)
     if win.total and start_line > win.total:
         raise ToolError(
             "INVALID_ARGS", f"start_line={start_line} is past the end of {path} ({win.total} lines)"
@@ -70,9 +74,18 @@ async def read_file(
     body, shown = _render(win, budget, with_lineno)
     last = start_line + len(shown) - 1
     label = _label(win, last, end_line, shown)
-    if with_lineno:
+    if with_lineno and st is not None:
         ctx.reads.record(full, st.stamp, {n: t for n, (t, cut) in shown.items() if not cut})
     return ToolOutput(f"{label}\n{body}", [TextOut(f"{display(ctx, full)} {label}")])
+
+
+async def _unsaved(ctx: Capabilities, full: Path, path: str) -> str:
+    try:
+        return await ctx.fs.read_text(full)
+    except SeamError as exc:
+        if exc.code == "FILE_NOT_FOUND":
+            raise ToolError("FILE_NOT_FOUND", f"no such file or directory: {path}") from None
+        raise
 
 
 def _render(win: Window, budget: int, numbered: bool) -> tuple[str, dict[int, tuple[str, bool]]]:
@@ -173,6 +186,7 @@ async def _plan_write(ctx: Capabilities, args: object, mode: str) -> CallPlan:
         content=[DiffOut(str(full), content, old)],
         # Writing what is already there changes nothing: nobody needs to be asked.
         confirm=not unchanged and (old is not None or mode != "code"),
+        waived_by_mode=not unchanged and old is None and mode == "code",
         scope=str(full.parent),
         writes=[str(full)],
         target=display(ctx, full),

@@ -18,12 +18,12 @@ from msgspec import UNSET
 
 from tether.engine import events as ev
 from tether.engine.history import ImagePart, TextPart, UserPart
-from tether.engine.local import LocalSpill, LocalTerminal, NoAsk, NoWeb
+from tether.engine.local import LocalSpill, LocalTerminal, NoAsk
 from tether.engine.models import ModelCatalog
 from tether.engine.providers.base import LLM, ModelInfo
 from tether.engine.reads import ReadLedger
 from tether.engine.registry import Registry
-from tether.engine.seam import Capabilities
+from tether.engine.seam import Capabilities, Web
 from tether.engine.session import APPROVALS, MODES, Session, SessionBusy, SessionState, now_iso
 from tether.engine.store import Store
 from tether.engine.system_prompt import PERSONA, project_context, system_prompt
@@ -62,6 +62,7 @@ class AcpAgent:
         self.sessions: dict[str, Session] = {}
         self._models: dict[str, LLM] = {}
         self._input_ended = False  # prompts received before the end still answer: `cancelled`
+        self._web: Web | None = None
 
     def register(self) -> None:
         p = self.peer
@@ -290,7 +291,7 @@ class AcpAgent:
             raise RpcError.invalid_params("prompt must contain at least one content block")
         model = self._model(s)
         parts = _user_parts(blocks, model.info)
-        text = "".join(p.text for p in parts if isinstance(p, TextPart)).strip()
+        text = "\n".join(p.text for p in parts if isinstance(p, TextPart)).strip()
         command = commands.parse(text)
         if command is not None:
             s.record(ev.UserPrompted(parts))  # the client shows its own prompt: kept for replay
@@ -361,7 +362,7 @@ class AcpAgent:
             ),
             ask=NoAsk(),
             spill=LocalSpill(self.deps.spill_root / s.id),
-            web=NoWeb(),
+            web=self._web_capability(),
             llm=model,
             workspace=Workspace(roots, denylist=self._denylist()),
             reads=ReadLedger(),  # a new ledger each turn: edit_lineno needs this turn's reads
@@ -370,6 +371,13 @@ class AcpAgent:
     def _denylist(self) -> tuple[str, ...]:
         configured = self.deps.catalog.path_denylist
         return configured if configured is not None else self.deps.path_denylist
+
+    def _web_capability(self) -> Web:
+        if self._web is None:  # one per process, from the environment (the [web] table: later)
+            from tether.engine.web.build import build_web
+
+            self._web = build_web()
+        return self._web
 
     async def _command(self, s: Session, name: str, arg: str) -> acp.PromptResponse:
         if name == "mode":

@@ -31,15 +31,19 @@ class ClientFileSystem:
     async def read_text(self, path: Path, *, max_bytes: int = TEXT_MAX_BYTES) -> str:
         if not self._caps.read_text_file:
             return await self._local.read_text(path, max_bytes=max_bytes)
-        await self._local.check_readable(path, max_bytes)
+        on_disk = await self._local.stat(path) is not None
+        if on_disk:  # else the editor may still hold it: a new buffer not saved yet
+            await self._local.check_readable(path, max_bytes)
         params = acp.ReadTextFileRequest(session_id=self._session, path=str(path))
         try:
             result = await self._peer.request("fs/read_text_file", params, acp.ReadTextFileResponse)
         except RpcError as exc:
-            if exc.code == RESOURCE_NOT_FOUND:
+            if exc.code == RESOURCE_NOT_FOUND and on_disk:
                 # Editors serve only their project's files (Zed: its worktrees); a file our policy
                 # allows outside them (a spill file, an added directory) is read from disk.
                 return await self._local.read_text(path, max_bytes=max_bytes)
+            if exc.code == RESOURCE_NOT_FOUND:
+                raise SeamError("FILE_NOT_FOUND", f"no such file: {path}") from None
             raise SeamError(
                 "CLIENT_FS_ERROR", f"the editor could not read {path}: {exc.message}"
             ) from None

@@ -7,8 +7,8 @@ from tether.schemas import acp
 COMMANDS = [
     acp.AvailableCommand(
         name="mode",
-        description="Switch mode: ask or code",
-        input=acp.CommandInput(hint="ask | code"),
+        description="Switch mode: ask, code or read-only",
+        input=acp.CommandInput(hint="ask | code | read-only"),
     ),
     acp.AvailableCommand(
         name="model",

@@ -1,0 +1,369 @@
+"""Zed against the real `tether acp`: the settings entry and registry manifest in editors/zed, and
+a replay of the message sequence Zed sends, with Zed's exact `initialize` capabilities, its
+session setup, a prompt with an embedded file, answers served the way Zed serves them (reads from
+unsaved buffers, writes applied to the buffer and saved, permission options as buttons,
+terminals as real processes), cancel, the thread history and closing the thread.
+
+Every frame tether writes is schema-checked by the harness; every frame this replay sends is
+checked too (`check_sent`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.harness import REPO, AgentProcess, script, spawn_agent
+from tests.protocol_log import check_sent
+
+ZED = REPO / "editors" / "zed"
+FIXTURE = REPO / "editors" / "fixtures"
+PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+
+# crates/agent_servers/src/acp.rs, client_capabilities_for_agent(), serialized.
+ZED_CAPABILITIES = {
+    "fs": {"readTextFile": True, "writeTextFile": True},
+    "terminal": True,
+    "auth": {"terminal": True},
+    "session": {"configOptions": {"boolean": {}}},
+    "elicitation": {"form": {}, "url": {}},
+    "_meta": {"terminal_output": True, "terminal-auth": True},
+}
+ZED_INITIALIZE = {
+    "protocolVersion": 1,
+    "clientCapabilities": ZED_CAPABILITIES,
+    "clientInfo": {"name": "zed", "title": "Zed", "version": "0.224.0"},
+}
+UNSAVED = 'def greet(name):\n    return "hello " + name  # edited in Zed, not saved\n'
+FIXED = 'def greet(name):\n    return f"Hello, {name}!"\n'
+
+
+def strip_jsonc(text: str) -> str:
+    """JSON with // comments (Zed's settings format) as plain JSON."""
+    out, in_string, i = [], False, 0
+    while i < len(text):
+        c = text[i]
+        if in_string:
+            out.append(c)
+            if c == "\\":
+                out.append(text[i + 1])
+                i += 1
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+            out.append(c)
+        elif text.startswith("//", i):
+            i = text.find("\n", i)
+            if i == -1:
+                break
+            continue
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
+# --- the files users copy ------------------------------------------------------------------
+
+
+def test_settings_entry_is_a_custom_agent_server() -> None:
+    settings = json.loads(strip_jsonc((ZED / "settings.example.jsonc").read_text()))
+    [(name, entry)] = settings["agent_servers"].items()
+    assert entry["type"] == "custom"
+    assert Path(entry["command"]).name in PYPROJECT["scripts"]
+    assert Path(entry["command"]).is_absolute()  # a GUI-started Zed has no shell PATH
+    assert entry["args"] == ["acp"]
+    assert set(entry["env"]) >= {"TETHER_MODEL", "ANTHROPIC_API_KEY"}
+    assert all(isinstance(v, str) for v in entry["env"].values())
+    keymap = json.loads((ZED / "keymap.example.json").read_text())
+    action, args = keymap[0]["bindings"]["ctrl-alt-t"]
+    assert action == "agent::NewExternalAgentThread"
+    assert args == {"agent": {"custom": {"name": name}}}
+
+
+def test_registry_manifest_runs_this_package_with_uvx() -> None:
+    manifest = json.loads((ZED / "registry" / "agent.json").read_text())
+    assert re.fullmatch(r"[a-z][a-z0-9-]*", manifest["id"])
+    assert manifest["version"] == PYPROJECT["version"]
+    assert manifest["name"] and manifest["description"]
+    assert manifest["license"] == PYPROJECT["license"]
+    assert set(manifest) <= {
+        "id",
+        "name",
+        "version",
+        "description",
+        "repository",
+        "website",
+        "authors",
+        "license",
+        "distribution",
+    }
+    uvx = manifest["distribution"]["uvx"]
+    assert set(uvx) <= {"package", "cmd", "args", "env"}
+    # `uvx --from tether-acp==X tether acp`: the package's name differs from its command's.
+    assert uvx["package"] == f"{PYPROJECT['name']}=={PYPROJECT['version']}"
+    assert uvx["cmd"] in PYPROJECT["scripts"]
+    assert uvx["args"] == ["acp"]
+    icon = (ZED / "registry" / "icon.svg").read_text()
+    assert 'width="16"' in icon and 'height="16"' in icon
+
+
+def test_the_command_the_entries_name_answers_initialize() -> None:
+    """`tether acp` (run as `python -m tether acp`, the console script's target) answers Zed."""
+    request = json.dumps(
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": ZED_INITIALIZE}
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "tether", "acp"],
+        input=request + "\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=REPO,
+    )
+    first = json.loads(proc.stdout.splitlines()[0])
+    assert first["result"]["protocolVersion"] == 1
+    assert first["result"]["authMethods"] == []
+    assert proc.returncode == 0
+
+
+# --- a Zed-shaped client ------------------------------------------------------------------
+
+
+class ZedEditor:
+    """What Zed does with the agent's requests, for a project worktree: reads come from open
+    buffers (unsaved text included), writes go into the buffer and are saved, paths outside the
+    worktree are `resource_not_found`, terminals are real processes, permission options are
+    buttons (`click` picks one; None leaves the card waiting until the user stops the turn)."""
+
+    def __init__(self, agent: AgentProcess, worktree: Path) -> None:
+        self.agent = agent
+        self.worktree = worktree
+        self.buffers: dict[Path, str] = {}
+        self.click: str | None = "allow_once"
+        self.asked: list[dict[str, Any]] = []
+        self.terminals: dict[str, tuple[subprocess.Popen[bytes], Path, int | None]] = {}
+        self.released: list[str] = []
+        self.session_id = ""
+        self._tmp = Path(tempfile.mkdtemp(prefix="zed-terminals-"))
+        agent.handler = self.handle
+
+    def _path(self, params: dict[str, Any]) -> Path:
+        path = Path(params["path"])
+        if not path.is_relative_to(self.worktree):
+            raise LookupError(f"{path} is not in the project")
+        return path
+
+    async def handle(self, method: str, params: Any) -> Any:
+        if method == "fs/read_text_file":
+            path = self._path(params)
+            if path not in self.buffers:
+                if not path.exists():
+                    raise LookupError(f"no file {path}")
+                self.buffers[path] = path.read_text()
+            lines = self.buffers[path].splitlines(keepends=True)
+            start = (params.get("line") or 1) - 1
+            limit = params.get("limit")
+            return {"content": "".join(lines[start : None if limit is None else start + limit])}
+        if method == "fs/write_text_file":
+            path = self._path(params)
+            self.buffers[path] = params["content"]
+            path.write_text(params["content"])  # Zed saves after applying the edit
+            return {}
+        if method == "session/request_permission":
+            self.asked.append(params)
+            if self.click is None:  # the user presses stop instead of a button
+                await self.agent.notify("session/cancel", {"sessionId": self.session_id})
+                return {"outcome": {"outcome": "cancelled"}}
+            option = next(o for o in params["options"] if o["kind"] == self.click)
+            return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
+        if method.startswith("terminal/"):
+            return await self._terminal(method.removeprefix("terminal/"), params)
+        raise LookupError(f"Zed has no handler for {method}")
+
+    def _spawn(self, params: dict[str, Any]) -> str:
+        tid = f"term-{len(self.terminals) + len(self.released)}"
+        out = self._tmp / f"{tid}.out"
+        env = {e["name"]: e["value"] for e in params.get("env") or []}
+        with out.open("wb") as sink:
+            proc = subprocess.Popen(
+                [params["command"], *(params.get("args") or [])],
+                cwd=params.get("cwd") or self.worktree,
+                env={**os.environ, **env},
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+        self.terminals[tid] = (proc, out, params.get("outputByteLimit"))
+        return tid
+
+    async def _terminal(self, op: str, params: dict[str, Any]) -> Any:
+        if op == "create":
+            return {"terminalId": self._spawn(params)}
+        proc, out, limit = self.terminals[params["terminalId"]]
+        if op == "wait_for_exit":
+            code = await anyio.to_thread.run_sync(proc.wait)
+            return {"exitCode": code} if code >= 0 else {"signal": f"SIG{-code}"}
+        if op == "output":
+            data = out.read_bytes()
+            cut = limit is not None and len(data) > limit
+            text = data[-limit:].decode(errors="ignore") if cut and limit else data.decode()
+            result: dict[str, Any] = {"output": text, "truncated": bool(cut)}
+            if proc.poll() is not None:
+                result["exitStatus"] = {"exitCode": proc.returncode}
+            return result
+        if proc.poll() is None:  # kill or release
+            proc.kill()
+        if op == "release":
+            del self.terminals[params["terminalId"]]
+            self.released.append(params["terminalId"])
+        return {}
+
+
+def _write(name: str) -> dict[str, Any]:
+    return {
+        "tool_call": {
+            "id": name,
+            "name": "write_file",
+            "arguments": {"path": name, "content": "x\n"},
+        }
+    }
+
+
+async def zed_session(agent: AgentProcess, project: Path) -> tuple[ZedEditor, str, dict[str, Any]]:
+    """initialize + session/new the way Zed does them; returns the editor, session id and the
+    session/new result."""
+    zed = ZedEditor(agent, project)
+    init = await agent.request("initialize", ZED_INITIALIZE)
+    assert init["result"]["protocolVersion"] == 1
+    assert init["result"]["authMethods"] == []  # no login screen
+    mcp = [{"name": "filesystem", "command": "/usr/bin/env", "args": ["true"], "env": []}]
+    rid = await agent.start_request("session/new", {"cwd": str(project), "mcpServers": mcp})
+    resp = await agent.until_response(rid)
+    sid = resp["result"]["sessionId"]
+    zed.session_id = sid
+    # Zed drops a session/update that arrives before the session/new response (#60199).
+    answered_at = agent.frames.index(resp)
+    early = [
+        f
+        for f in agent.frames[:answered_at]
+        if f.get("method") == "session/update" and f["params"]["sessionId"] == sid
+    ]
+    assert early == []
+    return zed, sid, resp["result"]
+
+
+@pytest.mark.anyio
+async def test_zed_turn_on_the_shared_fixture(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURE / "project", project)
+    async with spawn_agent(home, "--script", str(FIXTURE / "session.json")) as agent:
+        zed, sid, new = await zed_session(agent, project)
+        # Zed shows config options (and then ignores `modes`): a Mode and a Model picker.
+        categories = {o.get("category"): o for o in new["configOptions"]}
+        assert {"mode", "model"} <= set(categories)
+        # Defaults from settings (default_config_options) are pushed right after creation.
+        pushed = await agent.request(
+            "session/set_config_option", {"sessionId": sid, "configId": "mode", "value": "ask"}
+        )
+        assert pushed["result"]["configOptions"]
+        # The user edits app.py without saving, then mentions it in the prompt.
+        app = project / "app.py"
+        zed.buffers[app] = UNSAVED
+        prompt = [
+            {"type": "text", "text": "fix greet"},
+            {
+                "type": "resource",
+                "resource": {"uri": app.as_uri(), "mimeType": "text/x-python", "text": UNSAVED},
+            },
+        ]
+        resp = await agent.request("session/prompt", {"sessionId": sid, "prompt": prompt})
+        assert resp["result"] == {"stopReason": "end_turn"}
+
+        updates = agent.updates(sid)
+        kinds = [u["sessionUpdate"] for u in updates]
+        for kind in ("agent_thought_chunk", "agent_message_chunk", "plan", "tool_call"):
+            assert kind in kinds
+        plan = next(u for u in updates if u["sessionUpdate"] == "plan")
+        assert [e["content"] for e in plan["entries"]] == [
+            "Fix greet() punctuation",
+            "Write notes.md",
+        ]
+        edit = next(
+            u
+            for u in updates
+            if u.get("toolCallId") == "edit1" and u["sessionUpdate"] == "tool_call"
+        )
+        # The diff's old side is the unsaved buffer: tether read it through fs/read_text_file.
+        assert edit["content"][0] == {
+            "type": "diff",
+            "path": str(app),
+            "oldText": UNSAVED,
+            "newText": FIXED,
+        }
+        assert edit["locations"] == [{"path": str(app)}]
+
+        [card] = zed.asked
+        assert card["toolCall"]["toolCallId"].startswith("round_")
+        assert sorted(c["type"] for c in card["toolCall"]["content"]) == ["content", "diff", "diff"]
+        for option in card["options"]:  # rendered as buttons: a name and a known kind each
+            assert option["name"]
+            assert option["kind"] in {"allow_once", "allow_always", "reject_once", "reject_always"}
+        assert app.read_text() == FIXED and zed.buffers[app] == FIXED
+        assert (project / "notes.md").read_text() == "# Notes\n\ngreet() now says Hello, NAME!\n"
+        assert zed.terminals == {}  # every terminal the agent created was released
+
+        # The thread history (sessionCapabilities.list) shows it by title; closing the thread.
+        listed = await agent.request("session/list", {"cwd": str(project)})
+        titles = {s["sessionId"]: s.get("title") for s in listed["result"]["sessions"]}
+        assert titles[sid] == "fix greet"
+        closed = await agent.request("session/close", {"sessionId": sid})
+        assert closed["result"] == {}
+        check_sent(agent.sent, agent.frames)
+
+
+@pytest.mark.anyio
+async def test_zed_stop_while_the_approval_card_waits(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    path = script(tmp_path / "two.json", [[_write("a.txt"), _write("b.txt")]])
+    async with spawn_agent(home, "--script", str(path)) as agent:
+        zed, sid, _ = await zed_session(agent, project)
+        zed.click = None
+        resp = await agent.prompt(sid, "write two files")
+        assert resp["result"] == {"stopReason": "cancelled"}
+        assert len(zed.asked) == 1
+        check_sent(agent.sent, agent.frames)
+    assert not (project / "a.txt").exists() and not (project / "b.txt").exists()
+
+
+@pytest.mark.anyio
+async def test_zed_missing_file_is_resource_not_found_and_the_turn_goes_on(
+    home: Path, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    call = {"tool_call": {"id": "r1", "name": "read_file", "arguments": {"path": "missing.txt"}}}
+    path = script(tmp_path / "read.json", [[call], [{"text": "no such file"}]])
+    async with spawn_agent(home, "--script", str(path)) as agent:
+        _, sid, _ = await zed_session(agent, project)
+        resp = await agent.prompt(sid, "read it")
+        assert resp["result"] == {"stopReason": "end_turn"}
+        failed = [
+            u
+            for u in agent.updates(sid)
+            if u.get("toolCallId") == "r1" and u.get("status") == "failed"
+        ]
+        assert failed, "the read failed as a tool result, not as a crash"

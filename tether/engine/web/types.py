@@ -1,0 +1,95 @@
+"""What crosses the web seam: search hits, fetched pages, raw HTTP exchanges, checked targets.
+
+Plain frozen dataclasses, no behaviour: tools read them, providers build them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+WebCode = Literal[
+    "WEB_PROVIDER_UNAVAILABLE",  # no provider is configured for this operation
+    "WEB_PROVIDER_AMBIGUOUS",  # several are registered and none is selected by name
+    "WEB_PROVIDER_CONFIGURED_MISSING",  # the configured provider is not registered
+    "WEB_ABORTED",  # the capability was shut down under a running request
+    "WEB_PROVIDER_ERROR",  # the provider failed (HTTP error, malformed answer, network)
+    "WEB_INVALID_URL",  # not an absolute http(s) URL, or longer than the cap
+    "WEB_INVALID_QUERY",  # a search query the provider refuses (too long)
+    "WEB_BLOCKED_URL",  # credentials in the URL, or a destination that is never fetched
+    "WEB_REDIRECT_BLOCKED",  # a cross-origin or unsafe redirect, or too many hops
+    "WEB_FETCH_TOO_LARGE",  # the response is over the byte cap
+    "WEB_FETCH_TIMEOUT",  # the provider's own backstop elapsed
+    "WEB_UNSUPPORTED_CONTENT_TYPE",  # binary or missing content type
+]
+
+Reach = Literal["public", "loopback", "private network"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a request to a URL's host connects, after the SSRF check: every address the host
+    resolved to, in the resolver's order. Requests connect to these addresses only, so a second
+    DNS answer can never redirect a checked request (no rebinding between check and connect)."""
+
+    host: str  # ASCII (IDNA) host, lower case; IPv6 without brackets
+    port: int
+    addresses: tuple[str, ...]
+    reach: Reach
+
+    @property
+    def host_port(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+    @property
+    def needs_consent(self) -> bool:
+        return self.reach != "public"
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    url: str
+    title: str = ""
+    snippet: str = ""
+    published_at: str = ""
+
+
+@dataclass(frozen=True)
+class SearchResults:
+    hits: list[SearchHit] = field(default_factory=list[SearchHit])
+    answer: str = ""  # a provider-owned direct answer, when the provider has one
+    capped: bool = False  # the provider had more hits than the caller's bound
+    provider: str = ""
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    final_url: str
+    status: int
+    body: str  # decoded text; HTML is rendered to Markdown by the capability
+    media_type: str = "text/plain"  # without parameters, lower case
+    truncated: bool = False  # the body was cut at the character cap
+    provider: str = ""
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    method: str
+    url: str
+    headers: dict[str, str] = field(default_factory=dict[str, str])
+    body: bytes | None = None
+
+
+@dataclass(frozen=True)
+class HttpResponse:
+    url: str  # the URL that answered, after redirects
+    status: int
+    reason: str
+    headers: list[tuple[str, str]]
+    body: str  # decoded text, or empty for a binary body
+    media_type: str
+    size: int  # body bytes received
+    binary: bool = False
+    truncated: bool = False  # the text was cut at the character cap
+    redirects: list[str] = field(default_factory=list[str])  # every URL before `url`

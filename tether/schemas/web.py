@@ -1,0 +1,110 @@
+"""The `[web]` table of `config.toml`: which web tools are offered, their budgets, and which
+providers serve them. Wire types only; unknown keys are errors, limits are validated when a
+value is built (decoded or constructed).
+
+TOML keys are snake_case like the rest of the file; the seeds' camelCase names map as
+`search` -> `search`, `fetch` -> `fetch`, `searchMaxResults` -> `search_max_results`,
+`fetchTimeoutMs` -> `fetch_timeout_ms`, `searchTimeoutMs` -> `search_timeout_ms`, and the local
+fetch provider's `maxUrlLength`, `maxResponseBytes`, `maxBodyChars`, `timeoutMs`,
+`maxRedirects`, `userAgent` -> `[web.local]` `max_url_length`, `max_response_bytes`,
+`max_body_chars`, `timeout_ms`, `max_redirects`, `user_agent`.
+
+    [web]
+    search_providers = ["searxng", "deepseek"]   # fallback order; "bing" only when listed
+    fetch_provider = "local"                     # local | deepseek | none
+    search_max_results = 8
+
+    [web.searxng]
+    url = "http://localhost:8888"
+
+    [web.local]
+    max_body_chars = 100000
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+import msgspec
+
+SearchProviderName = Literal["deepseek", "searxng", "bing"]
+FetchProviderName = Literal["local", "deepseek", "none"]
+Milliseconds = Annotated[int, msgspec.Meta(gt=0, le=2**31 - 1)]
+
+DEFAULT_BING_URL = "https://www.bing.com/search"
+
+
+class LocalFetchConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """The local fetch provider's limits (seed defaults)."""
+
+    max_url_length: int = 2048
+    max_response_bytes: int = 5_000_000
+    max_body_chars: int = 100_000
+    timeout_ms: float = 30_000  # a backstop above the tool budget (fetch_timeout_ms)
+    max_redirects: int = 5  # same-origin hops; 0 follows none
+    user_agent: str | None = None  # None: tether's own product User-Agent
+
+    def __post_init__(self) -> None:
+        for name in ("max_url_length", "max_response_bytes", "max_body_chars", "timeout_ms"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError(f"{name} must be a number")
+            if not math.isfinite(value) or value <= 0:
+                raise ValueError(f"{name} must be a positive finite number, not {value!r}")
+        if self.timeout_ms > 2**31 - 1:
+            raise ValueError(f"timeout_ms must be at most {2**31 - 1}")
+        r = self.max_redirects
+        if isinstance(r, bool) or not isinstance(r, int) or r < 0:
+            raise ValueError(f"max_redirects must be a non-negative integer, not {r!r}")
+        if self.user_agent is not None and not self.user_agent.strip():
+            raise ValueError("user_agent must not be empty")
+
+
+class DeepSeekWebConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """DeepSeek's Search and Fetch APIs. The key: `api_key`, else the variable `api_key_env`
+    names (default DEEPSEEK_API_KEY). The base URL: `base_url`, else DEEPSEEK_BASE_URL, else
+    https://api.deepseek.com (a chat base URL's `/anthropic` or `/v1` suffix is dropped)."""
+
+    api_key: str | None = None
+    api_key_env: str | None = None
+    base_url: str | None = None
+
+
+class SearxngConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """A SearXNG instance with the JSON format enabled; TETHER_SEARXNG_URL when `url` is unset."""
+
+    url: str | None = None
+    headers: dict[str, str] = {}
+
+
+class BingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    url: str = DEFAULT_BING_URL
+
+
+class WebConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    search: bool = True  # offer web_search
+    fetch: bool = True  # offer web_fetch
+    fetch_local: bool = True  # offer fetch_local (raw HTTP from this host)
+    search_max_results: Annotated[int, msgspec.Meta(ge=1, le=50)] = 8
+    fetch_timeout_ms: Milliseconds = 30_000  # web_fetch's (and fetch_local's) tool budget
+    search_timeout_ms: Milliseconds = 30_000  # web_search's tool budget
+    # Fallback order. None: taken from the environment (TETHER_SEARXNG_URL -> "searxng", then
+    # a DeepSeek key -> "deepseek"); [] offers no search provider.
+    search_providers: list[SearchProviderName] | None = None
+    fetch_provider: FetchProviderName = "local"
+    local: LocalFetchConfig = msgspec.field(default_factory=LocalFetchConfig)
+    deepseek: DeepSeekWebConfig = msgspec.field(default_factory=DeepSeekWebConfig)
+    searxng: SearxngConfig = msgspec.field(default_factory=SearxngConfig)
+    bing: BingConfig = msgspec.field(default_factory=BingConfig)
+
+    def __post_init__(self) -> None:
+        names = self.search_providers or []
+        if len(set(names)) != len(names):
+            raise ValueError("search_providers lists a provider twice")
+        if not 1 <= self.search_max_results <= 50:
+            raise ValueError("search_max_results must be between 1 and 50")
+        for name in ("fetch_timeout_ms", "search_timeout_ms"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not 0 < value <= 2**31 - 1:
+                raise ValueError(f"{name} must be a positive number of milliseconds")

@@ -1,0 +1,362 @@
+"""Web tools over `ctx.web`: `web_search` and `web_fetch` (the model-facing contract of the web
+tool suite: names, one argument each, guidance paragraphs and result shapes, quoted exactly),
+and `fetch_local`, the raw HTTP client (any of GET/POST/PUT/DELETE, headers, body; the status
+and headers in its result).
+
+Provider selection, SSRF checks and HTML rendering live behind the seam; these tools only shape
+what the model reads. A call that would reach a loopback or private-network address asks the
+user first: its plan checks the destination, the permission request names its `host:port`, an
+"always" answer covers exactly that host and port for the session, and the call then connects to
+the very addresses the plan checked (see `_PlannedTargets`).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+from typing import Any, Literal
+
+import msgspec
+
+from tether.engine.events import TextOut
+from tether.engine.registry import CallPlan, ToolDef, ToolOutput, tool
+from tether.engine.seam import (
+    Capabilities,
+    FetchResult,
+    HttpRequest,
+    HttpResponse,
+    SearchHit,
+    SearchResults,
+    Target,
+    WebError,
+)
+from tether.schemas.web import WebConfig
+
+WEB_SEARCH_GUIDANCE = (
+    "Use the web_search tool to discover current information on the web. It returns an "
+    "optional answer plus a list of source URLs. Follow up with web_fetch when you need the "
+    "full content of a specific result, and cite the relevant URLs as markdown links."
+)
+WEB_FETCH_GUIDANCE = (
+    "Use the web_fetch tool to retrieve the content of a specific HTTP(S) URL (for example a "
+    "result from web_search). It returns the page content decoded to text. Cite the URL as a "
+    "markdown link when you use its content."
+)
+# The system prompt's web section: both paragraphs, verbatim (see `web_guidance`).
+WEB_GUIDANCE = f"{WEB_SEARCH_GUIDANCE}\n\n{WEB_FETCH_GUIDANCE}"
+
+NO_RESULTS = "No results found."
+CITE = "Cite the relevant URLs above as markdown links in your answer."
+TRUNCATED = "(Content truncated. Fetch a more specific URL or section for the full text.)"
+BLANK_QUERY = "Error: query must be a non-empty string"
+BLANK_URL = "Error: url must be a non-empty string"
+
+
+def web_guidance(config: WebConfig | None = None) -> str:
+    """The guidance paragraphs of the enabled tools, for the system prompt."""
+    config = config or WebConfig()
+    parts = [WEB_SEARCH_GUIDANCE] if config.search else []
+    parts += [WEB_FETCH_GUIDANCE] if config.fetch else []
+    return "\n\n".join(parts)
+
+
+def capped_note(count: int) -> str:
+    return f"(Showing the first {count} sources. Refine the query for more.)"
+
+
+def error_text(exc: WebError) -> str:
+    """What the model reads for a failed web call: the code first, for routing and retries."""
+    return f"Error: {exc.code}: {exc.message}"
+
+
+# --- result shapes --------------------------------------------------------------------------
+
+
+def format_search(found: SearchResults) -> str:
+    """`<answer>`, a blank line, `Sources:` and one line per source, the capped note, the
+    citation sentence; with neither answer nor sources, exactly `No results found.`"""
+    answer = found.answer.strip()
+    if not answer and not found.hits:
+        return NO_RESULTS
+    blocks: list[str] = [answer] if answer else []
+    if found.hits:
+        blocks.append("\n".join(["Sources:", *(source_line(h) for h in found.hits)]))
+    tail = [capped_note(len(found.hits))] if found.capped else []
+    blocks.append("\n".join([*tail, CITE]))
+    return "\n\n".join(blocks)
+
+
+def source_line(hit: SearchHit) -> str:
+    """`- [<title-or-url>](<url>)`, then ` — <snippet>` and ` (<publishedAt>)` when known."""
+    url = _link_target(hit.url)
+    label = _one_line(hit.title) or hit.url
+    line = f"- [{_escape_label(label)}]({url})"
+    snippet = _one_line(hit.snippet)
+    if snippet:
+        line += f" — {snippet}"
+    published = _one_line(hit.published_at)
+    if published:
+        line += f" ({published})"
+    return line
+
+
+def format_fetch(page: FetchResult) -> str:
+    text = f"Fetched {page.final_url} (HTTP {page.status})\n\n{page.body}"
+    return f"{text}\n\n{TRUNCATED}" if page.truncated else text
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _escape_label(text: str) -> str:
+    return text.replace("[", "\\[").replace("]", "\\]")
+
+
+def _link_target(url: str) -> str:
+    return url.strip().replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+
+
+def _text(text: str) -> ToolOutput:
+    return ToolOutput(text, [TextOut(text)])
+
+
+def _error(text: str) -> ToolOutput:
+    """The seed's exact `Error: ...` text, as a failed call."""
+    return ToolOutput(text, [TextOut(text)], is_error=True)
+
+
+# --- plan -> run: the destination the user was asked about --------------------------------
+
+
+class _PlannedTargets:
+    """Plan-time SSRF checks handed to the same call's run.
+
+    The pipeline plans a call, asks the user when the plan says so, then runs the call with the
+    same argument object. The plan resolves and judges the destination; the run must connect to
+    exactly that (a second DNS answer must not send an approved - or a public - call elsewhere).
+    Keyed by the argument object's identity, holding it so the identity stays unique; calls
+    that never run (rejected) age out past `LIMIT`.
+    """
+
+    LIMIT = 1024
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[object, Target]] = {}
+
+    def put(self, args: object, target: Target) -> None:
+        while len(self._items) >= self.LIMIT:
+            del self._items[next(iter(self._items))]
+        self._items[id(args)] = (args, target)
+
+    def take(self, args: object) -> Target | None:
+        entry = self._items.pop(id(args), None)
+        return entry[1] if entry is not None and entry[0] is args else None
+
+
+_PLANNED = _PlannedTargets()
+_TARGET: contextvars.ContextVar[Target | None] = contextvars.ContextVar(
+    "tether_web_target", default=None
+)
+
+
+@dataclasses.dataclass
+class _PlannedTool(ToolDef):
+    """A ToolDef whose run sees the target its plan checked (in `_TARGET`, for this task)."""
+
+    async def invoke(self, ctx: Capabilities, args: msgspec.Struct) -> ToolOutput:
+        token = _TARGET.set(_PLANNED.take(args))
+        try:
+            return await super().invoke(ctx, args)
+        finally:
+            _TARGET.reset(token)
+
+
+def _planned(t: ToolDef) -> ToolDef:
+    fields = {f.name: getattr(t, f.name) for f in dataclasses.fields(t)}
+    return _PlannedTool(**fields)
+
+
+def _consent_note(target: Target) -> str:
+    return f"{target.reach} host {target.host_port}"
+
+
+# --- web_search -----------------------------------------------------------------------------
+
+
+def _search_tool(max_results: int, timeout: float) -> ToolDef:
+    @tool(kind="search", read_only=True, timeout=timeout, name="web_search")
+    async def web_search(ctx: Capabilities, query: str) -> ToolOutput:
+        """Search the web. Returns an optional answer plus a list of source URLs, with snippets
+        and dates when the search provider has them.
+
+        Args:
+            query: What to search for.
+        """
+        if not query.strip():
+            return _error(BLANK_QUERY)
+        try:
+            found = await ctx.web.search(query.strip(), max_results=max_results)
+        except WebError as exc:
+            return _error(error_text(exc))
+        return _text(format_search(found))
+
+    @web_search.planned_by
+    async def _plan(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
+        query = _one_line(str(getattr(args, "query", "")))
+        return CallPlan(title=f"Search the web: {_clip(query)}", kind="search", scope=query)
+
+    return web_search
+
+
+def _clip(text: str, width: int = 80) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# --- web_fetch ------------------------------------------------------------------------------
+
+
+def _fetch_tool(timeout: float) -> ToolDef:
+    @tool(kind="fetch", read_only=True, timeout=timeout, name="web_fetch")
+    async def web_fetch(ctx: Capabilities, url: str) -> ToolOutput:
+        """Retrieve the content of a specific HTTP(S) URL: HTML comes back as Markdown, text as
+        it is. A non-2xx status is reported with the body, not as an error. Loopback and
+        local-network addresses are fetched only after the user allows them.
+
+        Args:
+            url: The absolute http:// or https:// URL to retrieve.
+        """
+        if not url.strip():
+            return _error(BLANK_URL)
+        try:
+            page = await ctx.web.fetch(url.strip(), target=_TARGET.get())
+        except WebError as exc:
+            return _error(error_text(exc))
+        text = format_fetch(page)
+        card = f"Fetched {page.final_url} (HTTP {page.status}): {len(page.body)} characters"
+        return ToolOutput(text, [TextOut(card)], raw_output={"status": page.status})
+
+    @web_fetch.planned_by
+    async def _plan(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
+        url = str(getattr(args, "url", "")).strip()
+        if not url:
+            return CallPlan(title="Fetch (no URL)", kind="fetch")
+        try:
+            target = await ctx.web.fetch_target(url)
+        except WebError:
+            target = None  # the run reports why, in the tool's own words
+        if target is None:
+            return CallPlan(title=f"Fetch {url}", kind="fetch", scope=url)
+        _PLANNED.put(args, target)
+        if not target.needs_consent:
+            return CallPlan(title=f"Fetch {url}", kind="fetch", scope=target.host_port)
+        return CallPlan(
+            title=f"Fetch {url} ({_consent_note(target)})",
+            kind="fetch",
+            confirm=True,
+            scope=target.host_port,
+        )
+
+    return _planned(web_fetch)
+
+
+# --- fetch_local ----------------------------------------------------------------------------
+
+Method = Literal["GET", "POST", "PUT", "DELETE"]
+
+
+def _fetch_local_tool(timeout: float) -> ToolDef:
+    @tool(kind="fetch", read_only=False, timeout=timeout, name="fetch_local")
+    async def fetch_local(
+        ctx: Capabilities,
+        url: str,
+        method: Method = "GET",
+        headers: dict[str, str] | None = None,
+        body: str | None = None,
+    ) -> ToolOutput:
+        """Send one raw HTTP request from this machine and read the status, the response
+        headers and the body. For APIs, other methods than GET, localhost or LAN services, and
+        inspecting headers or redirects; use web_fetch to read a page. A GET follows
+        redirects. Methods other than GET, cleartext http:// URLs and loopback or
+        local-network hosts ask the user first.
+
+        Args:
+            url: The absolute http:// or https:// URL.
+            method: The HTTP method.
+            headers: Request headers, name to value.
+            body: The request body, sent as UTF-8 text.
+        """
+        if not url.strip():
+            return _error(BLANK_URL)
+        request = HttpRequest(
+            method=method,
+            url=url.strip(),
+            headers=dict(headers or {}),
+            body=body.encode("utf-8") if body is not None else None,
+        )
+        resp = await ctx.web.http(request, target=_TARGET.get())  # WebError: error [CODE]
+        text = format_http(request, resp)
+        card = f"{request.method} {resp.url} -> HTTP {resp.status} {resp.reason}".rstrip()
+        return ToolOutput(text, [TextOut(card)], raw_output={"status": resp.status})
+
+    @fetch_local.planned_by
+    async def _plan(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
+        url = str(getattr(args, "url", "")).strip()
+        method = str(getattr(args, "method", "GET"))
+        title = f"{method} {url or '(no URL)'}"
+        if not url:
+            return CallPlan(title=title, kind="fetch")
+        try:
+            target = await ctx.web.http_target(url)
+        except WebError:
+            return CallPlan(title=title, kind="fetch", scope=url)  # the run reports why
+        _PLANNED.put(args, target)
+        reasons = [_consent_note(target)] if target.needs_consent else []
+        if url.lower().startswith("http://"):
+            reasons.append("cleartext HTTP")
+        scope = target.host_port if method == "GET" else f"{method} {target.host_port}"
+        return CallPlan(
+            title=f"{title} ({', '.join(reasons)})" if reasons else title,
+            kind="fetch",
+            confirm=bool(reasons) or method != "GET",
+            scope=scope,
+        )
+
+    return _planned(fetch_local)
+
+
+def format_http(request: HttpRequest, resp: HttpResponse) -> str:
+    lines = [f"HTTP {resp.status} {resp.reason}".rstrip(), f"URL: {resp.url}"]
+    if resp.redirects:
+        lines.append("Redirected from: " + " -> ".join(resp.redirects))
+    lines.append("")
+    lines.append("Headers:")
+    lines.extend(f"{name}: {value}" for name, value in resp.headers)
+    lines.append("")
+    kind = resp.media_type or "no content type"
+    if resp.size == 0:
+        lines.append("Body: empty")
+    elif resp.binary:
+        lines.append(f"Body: {resp.size} bytes of {kind} (binary, not shown)")
+    else:
+        lines.append(f"Body ({resp.size} bytes, {kind}):")
+        lines.append(resp.body)
+        if resp.truncated:
+            lines.append(f"(Body truncated at {len(resp.body)} characters.)")
+    return "\n".join(lines)
+
+
+# --- the catalog ----------------------------------------------------------------------------
+
+
+def web_tools(config: WebConfig | None = None) -> list[ToolDef]:
+    """The web tools the configuration enables, each with its configured time budget."""
+    config = config or WebConfig()
+    tools: list[ToolDef] = []
+    if config.search:
+        tools.append(_search_tool(config.search_max_results, config.search_timeout_ms / 1000))
+    if config.fetch:
+        tools.append(_fetch_tool(config.fetch_timeout_ms / 1000))
+    if config.fetch_local:
+        tools.append(_fetch_local_tool(config.fetch_timeout_ms / 1000))
+    return tools
