@@ -57,6 +57,7 @@ async def _plan_copy(ctx: Capabilities, args: object, mode: str) -> CallPlan:
         kind="edit",
         locations=[Location(str(s)), Location(str(d))],
         confirm=mode != "code",
+        waived_by_mode=mode == "code",
         scope=str(d.parent),
         writes=[str(d)],
         target=display(ctx, d),
