@@ -361,3 +361,31 @@ async def test_a_new_unsaved_buffer_is_read_from_the_editor(home: Path, project:
         "L1-1 of 1\n# not saved yet",
         "error [FILE_NOT_FOUND]: no such file or directory: gone.md",
     ]
+
+
+async def test_undo_reverts_edits_moves_and_deletes(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    (project / "a.txt").write_text("alpha\n")
+    (project / "b.txt").write_text("beta\n")
+    path = script(
+        tmp_path / "undo.json",
+        [
+            [
+                _call("edit_replace", "e", path="README.md", old="Hello.", new="Bye."),
+                _call("move_path", "m", src="a.txt", dst="moved/a.txt"),
+                _call("delete_path", "d", path="b.txt"),
+            ],
+            [{"text": "changed"}],
+        ],
+    )
+    async with spawn_agent(home, "--script", str(path)) as agent:
+        await agent.initialize()
+        sid = await agent.new_session(project)
+        await agent.prompt(sid, "change things")
+        assert not (project / "b.txt").exists() and (project / "moved/a.txt").exists()
+        await agent.prompt(sid, "/undo")
+    assert (project / "README.md").read_text() == "# Demo project\n\nHello.\n"
+    assert (project / "a.txt").read_text() == "alpha\n"
+    assert (project / "b.txt").read_text() == "beta\n"
+    assert not (project / "moved/a.txt").exists()

@@ -11,6 +11,8 @@ import anyio
 from tether.engine.local_fs import LocalFileSystem as LocalFileSystem
 from tether.engine.private import private_dir
 from tether.engine.seam import (
+    AskAnswer,
+    AskField,
     CommandResult,
     ConfirmDecision,
     ConfirmRequest,
@@ -55,7 +57,9 @@ class PolicyApproval:
 
 
 class NoAsk:
-    async def ask(self, question: str, options: list[str]) -> str | None:
+    async def ask(
+        self, question: str, options: list[str], fields: list[AskField], call_id: str | None
+    ) -> AskAnswer:
         raise SeamError("ASK_UNAVAILABLE", "this client cannot ask the user questions")
 
 

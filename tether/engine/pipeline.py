@@ -3,6 +3,7 @@ confirm (one batch) -> per-file locks -> timeout -> invoke -> spill."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 import anyio
 import msgspec
 
-from tether.engine import round_card
+from tether.engine import round_card, undo
 from tether.engine.events import (
     Event,
     PlanChanged,
@@ -24,6 +25,7 @@ from tether.engine.history import ToolCall, ToolResultMessage
 from tether.engine.registry import CallPlan, Registry, ToolDef, ToolError, ToolOutput
 from tether.engine.seam import Capabilities, ConfirmDecision, ConfirmRequest, SeamError
 from tether.engine.session import READ_ONLY_MODE
+from tether.engine.undo import TurnChanges
 
 log = logging.getLogger("tether.tools")
 
@@ -60,6 +62,7 @@ class Batch:
         mode: str,
         emit: Emit,
         approvals: str = "round",
+        changes: TurnChanges | None = None,
         spill_inline_bytes: int = SPILL_INLINE_BYTES,
     ) -> None:
         self._calls = [_Call(c) for c in calls]
@@ -68,6 +71,7 @@ class Batch:
         self._grants = grants
         self._mode = mode
         self._approvals = approvals  # "round": one request for several calls; "call": each
+        self._changes = changes  # the turn's pre-images, for /undo
         self._emit = emit
         self._spill_bytes = spill_inline_bytes
 
@@ -214,6 +218,8 @@ class Batch:
         try:
             for e in before:
                 await e.wait()
+            if self._changes is not None and c.plan is not None and c.plan.writes:
+                await undo.remember(self._ctx, self._changes, c.plan.writes)
             await self._invoke(c)
         finally:
             finished.set()
@@ -223,8 +229,9 @@ class Batch:
         await self._emit(ToolUpdated(c.call.id, status="in_progress"))
         try:
             out: ToolOutput | None = None
+            ctx = dataclasses.replace(self._ctx, call_id=c.call.id)
             with anyio.move_on_after(c.tool.timeout):
-                out = await c.tool.invoke(self._ctx, c.args)
+                out = await c.tool.invoke(ctx, c.args)
             if out is None:
                 raise ToolError(
                     "TOOL_TIMEOUT", f"{c.tool.name} did not finish within {c.tool.timeout:g} s"

@@ -158,8 +158,33 @@ class Approval(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class AskField:
+    """One field of a question's form."""
+
+    name: str
+    label: str
+    kind: Literal["text", "number", "integer", "boolean"] = "text"
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class AskAnswer:
+    """What the user said: `values` by field name (a choice is the field "choice"); an answer
+    that is not `accepted` was declined or dismissed (`dismissed`: cancelled, not a no)."""
+
+    accepted: bool
+    values: dict[str, Any] = field(default_factory=dict[str, Any])
+    dismissed: bool = False
+
+
 class Ask(Protocol):
-    async def ask(self, question: str, options: list[str]) -> str | None: ...
+    async def ask(
+        self, question: str, options: list[str], fields: list[AskField], call_id: str | None
+    ) -> AskAnswer:
+        """Put a question to the user (choices, a form, or both); SeamError ASK_UNAVAILABLE
+        when this client has no way to take the answer."""
+        ...
 
 
 class Spill(Protocol):
@@ -218,6 +243,7 @@ class Capabilities:
     spill: Spill
     web: Web
     llm: LLM | None = None
+    call_id: str | None = None  # set per call by the pipeline: the tool call being run
     # The path policy; built from `roots` with the default denylist when not given.
     workspace: Workspace | None = None
     reads: ReadLedger = field(default_factory=ReadLedger)  # per turn: see engine/reads.py

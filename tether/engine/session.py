@@ -12,6 +12,7 @@ import msgspec
 from tether.engine.events import Event, Notice
 from tether.engine.grants import Grants
 from tether.engine.history import Message
+from tether.engine.undo import TurnChanges
 
 MODES: dict[str, tuple[str, str]] = {
     "ask": ("Ask", "Ask before every change to files and before running anything"),
@@ -44,6 +45,8 @@ class SessionState(msgspec.Struct):
     compacted_upto: int = 0
     # The project snapshot in the system prompt, taken at the first prompt (see system_prompt).
     context: str | None = None
+    # Per turn that changed files, their content before it: what /undo restores (newest last).
+    undo: list[TurnChanges] = []
 
 
 def now_iso() -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import anyio
 import anyio.lowlevel
 
-from tether.engine import compaction
+from tether.engine import compaction, undo
 from tether.engine import events as ev
 from tether.engine.history import (
     AssistantMessage,
@@ -82,6 +82,7 @@ class Turn:
         self.persist = persist
         self.config = config
         self._told_shrink = False
+        self.changes = undo.TurnChanges()  # files this turn wrote, as they were before
 
     async def emit(self, event: ev.Event) -> None:
         await self._front(event)
@@ -97,6 +98,7 @@ class Turn:
                 await anyio.lowlevel.checkpoint()  # a cancel that came first ends it here
                 return await self._rounds()
             finally:
+                undo.push(self.session.state.undo, self.changes)
                 with anyio.CancelScope(shield=True):
                     await self.persist(self.session)
         return "cancelled"
@@ -129,6 +131,7 @@ class Turn:
             mode=self.session.state.mode,
             emit=self.emit,
             approvals=self.session.state.approvals,
+            changes=self.changes,
         )
         try:
             await batch.run()

@@ -472,10 +472,33 @@ class BooleanProperty(Base):
     default: bool | UnsetType = UNSET
 
 
+class EnumOption(Base):
+    const: str
+    title: str
+
+
+class StringProperty(Base):
+    """A text field; with `one_of` a single choice."""
+
+    type: Literal["string"]
+    title: str | UnsetType = UNSET
+    description: str | UnsetType = UNSET
+    one_of: list[EnumOption] | UnsetType = field(default=UNSET, name="oneOf")
+
+
+class NumberProperty(Base):
+    type: Literal["number", "integer"]
+    title: str | UnsetType = UNSET
+    description: str | UnsetType = UNSET
+
+
+ElicitationProperty = BooleanProperty | StringProperty | NumberProperty
+
+
 class ElicitationSchema(Base):
     type: Literal["object"]
     title: str | UnsetType = UNSET
-    properties: dict[str, BooleanProperty] = {}
+    properties: dict[str, ElicitationProperty] = {}
     required: list[str] | UnsetType = UNSET
 
 

@@ -7,6 +7,7 @@ from tether.engine.registry import ToolDef
 
 def catalog() -> list[ToolDef]:
     """Every tool tether offers, for the composition root to build a Registry from."""
+    from tether.tools.ask import ask_user
     from tether.tools.edit import edit_lineno, edit_replace
     from tether.tools.files import list_dir, read_file, view_image, write_file
     from tether.tools.manage import copy_path, delete_path, move_path
@@ -33,5 +34,6 @@ def catalog() -> list[ToolDef]:
         vcs_log,
         vcs_branch,
         todo_write,
+        ask_user,
         *web_tools(),
     ]

@@ -17,8 +17,9 @@ import msgspec
 from msgspec import UNSET
 
 from tether.engine import events as ev
+from tether.engine import undo
 from tether.engine.history import ImagePart, TextPart, UserPart
-from tether.engine.local import LocalSpill, LocalTerminal, NoAsk
+from tether.engine.local import LocalSpill, LocalTerminal
 from tether.engine.models import ModelCatalog
 from tether.engine.providers.base import LLM, ModelInfo
 from tether.engine.reads import ReadLedger
@@ -31,6 +32,7 @@ from tether.engine.turn import Turn, TurnConfig, TurnFailed
 from tether.engine.workspace import DEFAULT_DENYLIST, Workspace
 from tether.rpc.acp import commands, options
 from tether.rpc.acp.approval import AcpApproval
+from tether.rpc.acp.ask import AcpAsk
 from tether.rpc.acp.client_fs import ClientFileSystem
 from tether.rpc.acp.handshake import Handshake
 from tether.rpc.acp.translate import to_updates
@@ -360,7 +362,12 @@ class AcpAgent:
                 forms=self.handshake.form_elicitation,
                 withdraw=lambda: s.cancelled_by != "client",
             ),
-            ask=NoAsk(),
+            ask=AcpAsk(
+                self.peer,
+                s.id,
+                forms=self.handshake.form_elicitation,
+                withdraw=lambda: s.cancelled_by != "client",
+            ),
             spill=LocalSpill(self.deps.spill_root / s.id),
             web=self._web_capability(),
             llm=model,
@@ -384,6 +391,9 @@ class AcpAgent:
             reply = await self._mode_command(s, arg)
         elif name == "model":
             reply = await self._model_command(s, arg)
+        elif name == "undo":
+            ctx = self._capabilities(s, self._model(s))
+            reply = await undo.undo_last(s.state.undo, ctx, lambda e: self._emit(s, e))
         else:
             reply = _help(self.deps)
         await self._emit(s, ev.TextDelta(uuid.uuid4().hex, reply))

@@ -118,7 +118,7 @@ class AcpApproval:
         return [decision for _ in batch]
 
     async def _form(self, batch: list[ConfirmRequest]) -> list[ConfirmDecision]:
-        props = {
+        props: dict[str, acp.ElicitationProperty] = {
             f"call_{i}": acp.BooleanProperty(
                 type="boolean", title=req.title, description=_scope(req), default=True
             )

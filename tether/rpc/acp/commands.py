@@ -15,6 +15,10 @@ COMMANDS = [
         description="Switch the model of this session",
         input=acp.CommandInput(hint="model id"),
     ),
+    acp.AvailableCommand(
+        name="undo",
+        description="Revert the file changes of the last turn (again: one more turn back)",
+    ),
     acp.AvailableCommand(name="help", description="List tether's commands, modes and tools"),
 ]
 
