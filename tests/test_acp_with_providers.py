@@ -148,7 +148,7 @@ async def test_two_round_turn(
     second: list[bytes | float],
     result_of: Callable[[dict[str, Any]], str],
 ) -> None:
-    with MockLLMServer() as server:
+    with MockLLMServer(dialect="deepseek" if kind.startswith("deepseek") else "openai") as server:
         server.script(route, Reply(chunks=first()), Reply(chunks=second))
         write_config(tmp_path / "config.toml", kind, server.url)
         async with spawn_agent(home, env={"TETHER_CONFIG": str(tmp_path / "config.toml")}) as agent:
@@ -159,7 +159,7 @@ async def test_two_round_turn(
             assert model["currentValue"] == "p:m"
             resp = await agent.prompt(sid, "what is here?")
             assert resp["result"] == {"stopReason": "end_turn"}
-        bodies = [r.json() for r in server.requests]
+        bodies = [r.json() for r in server.posts]
     updates = agent.updates(sid)
     [call] = [u for u in updates if u["sessionUpdate"] == "tool_call"]
     assert call["title"] == "List ." and call["rawInput"] == ARGS
@@ -203,7 +203,7 @@ async def test_a_client_error_ends_the_turn_with_its_message(
             await agent.initialize()
             sid = await agent.new_session(project)
             resp = await agent.prompt(sid, "hi")
-        assert len(server.requests) == 1  # a 400 is never retried
+        assert len(server.posts) == 1  # a 400 is never retried
     assert resp["error"]["code"] == -32010
     assert (
         "HTTP 400" in resp["error"]["message"]

@@ -61,7 +61,7 @@ output_price = 0.2
 cached_input_price = 0.05
 currency = "EUR"
 
-[models."work:claude-sonnet-4-5"]
+[models."work:claude-sonnet-5-5"]
 input_price = 2.5
 
 [defaults]
@@ -104,20 +104,20 @@ def test_full_file_builds_the_catalog() -> None:
     assert qwen.currency == "EUR"
     # builtin_models = false: only the listed model; the anthropic provider keeps its built-ins
     assert [i for i in catalog.infos if i.startswith("local:")] == ["local:qwen"]
-    sonnet = catalog.infos["work:claude-sonnet-4-5"]
+    sonnet = catalog.infos["work:claude-sonnet-5-5"]
     assert sonnet.input_price == 2.5  # overridden
-    assert sonnet.output_price == 15.0 and sonnet.context_window == 200_000  # kept
-    assert "work:claude-haiku-4-5" in catalog and "demo" in catalog
+    assert sonnet.output_price == 10.0 and sonnet.context_window == 1_000_000  # kept
+    assert "work:claude-haiku-5-5" in catalog and "demo" in catalog
 
 
 def test_factories_open_the_right_adapter_with_the_provider_settings() -> None:
     catalog = catalog_of(FULL, WORK_KEY="sk-work")
-    work = catalog.open("work:claude-sonnet-4-5")
+    work = catalog.open("work:claude-sonnet-5-5")
     assert isinstance(work, AnthropicMessages)
     assert (work.base_url, work.api_key, work.model, work.name) == (
         "https://api.anthropic.com",
         "sk-work",
-        "claude-sonnet-4-5",
+        "claude-sonnet-5-5",
         "work",
     )
     assert work._extra_headers == {"X-Team": "tools"}
@@ -201,10 +201,10 @@ def test_each_kind_maps_to_its_adapter(
         ('\n[models."ghost:m"]\n', ":2: models.\"ghost:m\": no provider named 'ghost'"),
         ("[defaults]\nmodel = 'ghost:m'\n", ":2: defaults.model: no provider named 'ghost'"),
         (
-            '[providers.a]\nkind = "anthropic"\n[models."a:claude-sonnet-4-5"]\n'
-            'default_reasoning = "xhigh"\n',
-            ':4: models."a:claude-sonnet-4-5".default_reasoning: is not one of the model\'s '
-            "reasoning levels (none, low, medium, high)",
+            '[providers.a]\nkind = "anthropic"\n[models."a:claude-sonnet-5-5"]\n'
+            'default_reasoning = "none"\n',
+            ':4: models."a:claude-sonnet-5-5".default_reasoning: is not one of the model\'s '
+            "reasoning levels (low, medium, high, xhigh, max)",
         ),
         (
             '[providers.a]\nkind = "openai"\n[models."a:m"]\nmax_output_tokens = 9000\n'
@@ -263,24 +263,24 @@ def test_no_provider_means_demo_only() -> None:
 
 def test_env_providers_with_default_urls_and_models() -> None:
     catalog = catalog_of(None, OPENAI_API_KEY="o", ANTHROPIC_API_KEY="a", DEEPSEEK_API_KEY="d")
-    assert catalog.default == "demo"  # a key alone does not switch the model
+    assert catalog.default == "openai:gpt-4.1"  # nothing chosen: the first provider's first model
     ids = list(catalog.infos)
     for expected in (
-        "openai:gpt-4.1",
-        "openai:gpt-4.1-mini",
-        "anthropic:claude-sonnet-4-5",
-        "deepseek:deepseek-chat",
-        "deepseek:deepseek-reasoner",
+        "openai:gpt-5.4",
+        "openai:gpt-5.4-mini",
+        "anthropic:claude-sonnet-5-5",
+        "deepseek:deepseek-v4-flash",
+        "deepseek:deepseek-v4-pro",
     ):
         assert expected in ids
-    assert catalog.infos["anthropic:claude-sonnet-4-5"].reasoning_levels
-    openai = catalog.open("openai:gpt-4.1")
+    assert catalog.infos["anthropic:claude-sonnet-5-5"].reasoning_levels
+    openai = catalog.open("openai:gpt-5.4")
     assert isinstance(openai, OpenAIChat)
     assert (openai.base_url, openai.api_key) == ("https://api.openai.com/v1", "o")
-    deepseek = catalog.open("deepseek:deepseek-reasoner")
+    deepseek = catalog.open("deepseek:deepseek-v4-pro")
     assert isinstance(deepseek, OpenAIChat) and deepseek.deepseek
     assert deepseek.base_url == "https://api.deepseek.com"
-    anthropic = catalog.open("anthropic:claude-sonnet-4-5")
+    anthropic = catalog.open("anthropic:claude-sonnet-5-5")
     assert isinstance(anthropic, AnthropicMessages)
     assert anthropic.base_url == "https://api.anthropic.com"
 
@@ -292,30 +292,42 @@ def test_env_base_urls_and_empty_keys() -> None:
         OPENAI_BASE_URL="http://127.0.0.1:1/v1",
         ANTHROPIC_API_KEY="",
         ANTHROPIC_BASE_URL="http://x",
+        DEEPSEEK_API_KEY="",
     )
-    assert http(catalog.open("openai:gpt-4.1")).base_url == "http://127.0.0.1:1/v1"
-    assert not any(i.startswith("anthropic:") for i in catalog.infos)
+    assert http(catalog.open("openai:gpt-5.4")).base_url == "http://127.0.0.1:1/v1"
+    # A base URL alone is a server that wants no key; an empty key alone is nothing.
+    anthropic = http(catalog.open("anthropic:claude-sonnet-5-5"))
+    assert (anthropic.base_url, anthropic.api_key) == ("http://x", "")
+    assert not any(i.startswith("deepseek:") for i in catalog.infos)
+
+
+@pytest.mark.parametrize("kind", ["OPENAI", "ANTHROPIC", "DEEPSEEK"])
+def test_a_base_url_alone_adds_a_keyless_provider(kind: str) -> None:
+    setup = resolve(None, env={f"{kind}_BASE_URL": "http://127.0.0.1:8080/v1"})
+    [provider] = setup.providers.values()
+    assert (provider.name, provider.base_url) == (kind.lower(), "http://127.0.0.1:8080/v1")
+    assert (provider.api_key, provider.key_source) == ("", "none")
 
 
 def test_file_provider_replaces_env_provider_of_that_name() -> None:
     text = '[providers.openai]\nkind = "openai"\nbase_url = "http://proxy/v1"\napi_key = "f"\n'
     catalog = catalog_of(text, OPENAI_API_KEY="env")
-    adapter = http(catalog.open("openai:gpt-4.1"))
+    adapter = http(catalog.open("openai:gpt-5.4"))
     assert (adapter.base_url, adapter.api_key) == ("http://proxy/v1", "f")
 
 
 def test_file_models_may_extend_env_providers() -> None:
     catalog = catalog_of('[models."openai:o3"]\ncontext_window = 200000\n', OPENAI_API_KEY="o")
     assert catalog.infos["openai:o3"].context_window == 200_000
-    assert "openai:gpt-4.1" in catalog
+    assert "openai:gpt-5.4" in catalog
 
 
 # --- choosing the default model ---------------------------------------------------------------
 
 
 def test_tether_model_picks_and_may_name_an_unlisted_model() -> None:
-    catalog = catalog_of(None, OPENAI_API_KEY="o", TETHER_MODEL="openai:gpt-4.1-mini")
-    assert catalog.default == "openai:gpt-4.1-mini" and not catalog.warnings
+    catalog = catalog_of(None, OPENAI_API_KEY="o", TETHER_MODEL="openai:gpt-5.4-mini")
+    assert catalog.default == "openai:gpt-5.4-mini" and not catalog.warnings
     catalog = catalog_of(None, OPENAI_API_KEY="o", TETHER_MODEL="openai:gpt-4o")
     assert catalog.default == "openai:gpt-4o"
     info = catalog.infos["openai:gpt-4o"]
@@ -324,10 +336,30 @@ def test_tether_model_picks_and_may_name_an_unlisted_model() -> None:
 
 
 def test_a_bare_model_name_resolves_when_one_provider_offers_it() -> None:
-    catalog = catalog_of(None, OPENAI_API_KEY="o", TETHER_MODEL="gpt-4.1")
-    assert catalog.default == "openai:gpt-4.1"
+    catalog = catalog_of(None, OPENAI_API_KEY="o", TETHER_MODEL="gpt-5.4")
+    assert catalog.default == "openai:gpt-5.4"
     catalog = catalog_of(None, TETHER_MODEL="demo")
     assert catalog.default == "demo" and not catalog.warnings
+
+
+def test_with_nothing_chosen_a_configured_provider_is_the_default() -> None:
+    assert catalog_of(None, ANTHROPIC_API_KEY="a").default == "anthropic:claude-sonnet-4-5"
+    listed = '[providers.local]\nkind = "openai"\nbuiltin_models = false\n'
+    listed += '[models."local:qwen"]\n[models."local:llama"]\n'
+    only = catalog_of(listed)
+    assert (only.default, only.default_source) == (
+        "local:qwen",
+        "the first model of the only configured provider",
+    )
+    # the file's providers come before the environment's
+    assert catalog_of(listed, OPENAI_API_KEY="o").default == "local:qwen"
+    # a provider offering no model is passed over; none at all leaves the demo
+    empty = '[providers.bare]\nkind = "openai"\nbuiltin_models = false\n'
+    assert catalog_of(empty, DEEPSEEK_API_KEY="d").default == "deepseek:deepseek-chat"
+    assert catalog_of(empty).default == "demo"
+    # an unusable choice falls back to the provider, with a warning
+    fallback = catalog_of(None, OPENAI_API_KEY="o", TETHER_MODEL="nobody:x")
+    assert fallback.default == "openai:gpt-4.1" and fallback.warnings
 
 
 def test_an_unknown_choice_is_a_warning_not_a_failure() -> None:
@@ -342,21 +374,23 @@ def test_an_unknown_choice_is_a_warning_not_a_failure() -> None:
 def test_precedence_model_flag_script_env_file(tmp_path: Path) -> None:
     script = tmp_path / "s.json"
     script.write_text('{"rounds": []}')
-    text = '[providers.p]\nkind = "openai"\n[defaults]\nmodel = "p:gpt-4.1"\n'
+    text = '[providers.p]\nkind = "openai"\n[defaults]\nmodel = "p:gpt-5.4"\n'
     config = parse_config(text)
-    env = {"TETHER_MODEL": "p:gpt-4.1-mini"}
-    assert build_catalog(config, env={}).default == "p:gpt-4.1"
-    assert build_catalog(config, env=env).default == "p:gpt-4.1-mini"
+    env = {"TETHER_MODEL": "p:gpt-5.4-mini"}
+    assert build_catalog(config, env={}).default == "p:gpt-5.4"
+    assert build_catalog(config, env=env).default == "p:gpt-5.4-mini"
     assert build_catalog(config, env=env, script=str(script)).default == "scripted"
+    keyed = {"OPENAI_API_KEY": "o"}  # a provider does not outrank an explicit script
+    assert build_catalog(None, env=keyed, script=str(script)).default == "scripted"
     flag = build_catalog(config, env=env, script=str(script), model_override="p:custom")
     assert flag.default == "p:custom" and "scripted" in flag
     # a broken --model falls through to the next choice
     fallback = build_catalog(config, env=env, model_override="zz:top")
-    assert fallback.default == "p:gpt-4.1-mini" and fallback.warnings[0].startswith("--model:")
+    assert fallback.default == "p:gpt-5.4-mini" and fallback.warnings[0].startswith("--model:")
 
 
 def test_model_flag_on_the_fast_path() -> None:
-    assert _fast_acp_args(["acp", "--model", "openai:gpt-4.1"]) == {"model": "openai:gpt-4.1"}
+    assert _fast_acp_args(["acp", "--model", "openai:gpt-5.4"]) == {"model": "openai:gpt-5.4"}
 
 
 # --- a broken file does not stop the agent ----------------------------------------------------
@@ -367,10 +401,10 @@ def test_broken_file_falls_back_to_env_and_is_logged(
 ) -> None:
     path = tmp_path / "config.toml"
     path.write_text("[providers.a]\nkind = 'openai'\nbogus = 1\n")
-    env = {"TETHER_CONFIG": str(path), "OPENAI_API_KEY": "o", "TETHER_MODEL": "openai:gpt-4.1"}
+    env = {"TETHER_CONFIG": str(path), "OPENAI_API_KEY": "o", "TETHER_MODEL": "openai:gpt-5.4"}
     with caplog.at_level(logging.WARNING, logger="tether.config"):
         catalog = load_catalog(env=env)
-    assert catalog.default == "openai:gpt-4.1" and "a:gpt-4.1" not in catalog
+    assert catalog.default == "openai:gpt-5.4" and "a:gpt-5.4" not in catalog
     expected = f"{path}:3: providers.a.bogus: unknown key"
     assert expected in catalog.warnings[0]
     assert expected in caplog.text
@@ -415,8 +449,8 @@ def test_every_example_in_the_example_config_is_valid() -> None:
     uncommented = re.sub(r"(?m)^#(?=[^\s#])", "", example_config())
     assert uncommented != example_config()
     catalog = build_catalog(parse_config(uncommented), env={})
-    assert catalog.default == "claude:claude-sonnet-4-5"
-    assert catalog.infos["openai:gpt-5"].default_reasoning == "low"
+    assert catalog.default == "claude:claude-sonnet-5-5"
+    assert catalog.infos["openai:gpt-5.5"].default_reasoning == "low"
     assert list(i for i in catalog.infos if i.startswith("local:")) == ["local:qwen2.5-coder:32b"]
 
 
@@ -424,7 +458,7 @@ def test_the_readme_example_is_valid() -> None:
     readme = (REPO / "README.md").read_text()
     block = readme.split("### The config file", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
     catalog = build_catalog(parse_config(block), env={})
-    assert catalog.default == "work:claude-sonnet-4-5"
+    assert catalog.default == "work:claude-sonnet-5-5"
     assert catalog.infos["local:qwen2.5-coder:32b"].default_reasoning == "medium"
 
 
@@ -438,16 +472,16 @@ async def test_acp_serves_an_env_provider_end_to_end(home: Path, project: Path) 
         env = {
             "OPENAI_API_KEY": "sk-e2e",
             "OPENAI_BASE_URL": server.url + "/v1",
-            "TETHER_MODEL": "openai:gpt-4.1",
+            "TETHER_MODEL": "openai:gpt-5.4",
         }
         async with spawn_agent(home, env=env) as agent:
             await agent.initialize()
             resp = await agent.request("session/new", {"cwd": str(project), "mcpServers": []})
             result = resp["result"]
             model = next(o for o in result["configOptions"] if o["id"] == "model")
-            assert model["currentValue"] == "openai:gpt-4.1"
+            assert model["currentValue"] == "openai:gpt-5.4"
             values = [o["value"] for o in model["options"]]
-            assert {"demo", "openai:gpt-4.1", "openai:gpt-4.1-mini"} <= set(values)
+            assert {"demo", "openai:gpt-5.4", "openai:gpt-5.4-mini"} <= set(values)
 
             done = await agent.prompt(result["sessionId"], "Say hello")
             assert done["result"]["stopReason"] == "end_turn"
@@ -457,15 +491,33 @@ async def test_acp_serves_an_env_provider_end_to_end(home: Path, project: Path) 
                 if u["sessionUpdate"] == "agent_message_chunk"
             )
             assert text == "Hello there"
-        sent = server.requests[0]
+        sent = server.posts[0]
         assert sent.headers["authorization"] == "Bearer sk-e2e"
+        assert sent.json()["model"] == "gpt-5.4"
+
+
+@pytest.mark.anyio
+async def test_a_local_server_by_base_url_alone(home: Path, project: Path) -> None:
+    """OPENAI_BASE_URL and nothing else (Ollama, llama.cpp, vLLM): sessions start on that
+    provider, and its requests carry no Authorization header."""
+    with MockLLMServer() as server:
+        server.script("/v1/chat/completions", Reply(chunks=wire.chat_text(["Hi", " local"])))
+        async with spawn_agent(home, env={"OPENAI_BASE_URL": server.url + "/v1"}) as agent:
+            await agent.initialize()
+            resp = await agent.request("session/new", {"cwd": str(project), "mcpServers": []})
+            model = next(o for o in resp["result"]["configOptions"] if o["id"] == "model")
+            assert model["currentValue"] == "openai:gpt-4.1"
+            done = await agent.prompt(resp["result"]["sessionId"], "Say hi")
+            assert done["result"]["stopReason"] == "end_turn"
+        sent = server.requests[0]
+        assert "authorization" not in sent.headers
         assert sent.json()["model"] == "gpt-4.1"
 
 
 def test_httpx_is_the_client() -> None:
     # The shared client is an httpx.AsyncClient made with the provider's timeout.
     catalog = catalog_of('[providers.p]\nkind = "openai"\ntimeout = 42\n')
-    client = http(catalog.open("p:gpt-4.1"))._get_client()
+    client = http(catalog.open("p:gpt-5.4"))._get_client()
     assert isinstance(client, httpx.AsyncClient) and client.timeout.read == 42.0
 
 

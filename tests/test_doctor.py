@@ -108,7 +108,7 @@ def test_lists_providers_and_models_without_printing_keys(
         r"context 32,000\s+output 8,192\s+images yes\s+reasoning low/high \(default low\)", default
     )
     assert "price in 1.5 / out 6 USD per 1M tokens" in default
-    assert "openai:gpt-4.1 " in out and "demo " in out
+    assert "openai:gpt-5.4 " in out and "demo " in out
     assert server.requests == []  # no --probe, no traffic
 
 
@@ -132,7 +132,7 @@ def test_probe_reports_latency_and_the_providers_exact_error(
     assert chat.headers["authorization"] == f"Bearer {LOCAL_KEY}"
     messages = next(r for r in server.requests if r.path == "/v1/messages")
     assert messages.headers["x-api-key"] == "bad"
-    assert len(server.requests) == 2  # one attempt each: a 401 is reported, not retried
+    assert len(server.posts) == 2  # one attempt each: a 401 is reported, not retried
 
 
 def test_probe_reports_a_connection_failure(tmp_path: Path) -> None:
@@ -141,7 +141,7 @@ def test_probe_reports_a_connection_failure(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text(f'[providers.gone]\nkind = "openai"\nbase_url = "{url}/v1"\n')
     done = doctor("--probe", env={"TETHER_CONFIG": str(path)})
-    line = line_matching(r"^\s+gone\s+gone:gpt-4.1\s+error\s", done.stdout)
+    line = line_matching(r"^\s+gone\s+gone:gpt-5\.5\s+error\s", done.stdout)
     assert "gone: connection failed:" in line
     assert done.returncode == 1
 
@@ -164,6 +164,28 @@ def test_no_file_and_no_keys(tmp_path: Path) -> None:
     assert f"config file  {path}  (none; `tether config init` writes an example)" in done.stdout
     assert "none: set one of OPENAI_API_KEY, ANTHROPIC_API_KEY, DEEPSEEK_API_KEY" in done.stdout
     assert line_matching(r"^\s+\*\s+demo\s", done.stdout)
+    assert "default: demo (the offline demo: nothing is configured)\n" in done.stdout
+
+
+def test_a_base_url_alone_is_a_keyless_provider_and_the_default(
+    tmp_path: Path, server: MockLLMServer
+) -> None:
+    server.script("/v1/chat/completions", Reply(chunks=wire.chat_text(["ready"])))
+    env = {"TETHER_CONFIG": str(tmp_path / "none.toml"), "OPENAI_BASE_URL": server.url + "/v1"}
+    done = doctor("--probe", env=env)
+    assert done.returncode == 0, done.stdout
+    provider = line_matching(r"^\s+openai\s", done.stdout)
+    assert "key none (OPENAI_API_KEY is not set: requests carry no credentials" in provider
+    assert "\nwarnings\n" not in done.stdout  # keyless is what was asked for
+    assert line_matching(r"^\s+\*\s+openai:gpt-4.1\s", done.stdout)
+    assert (
+        "default: openai:gpt-4.1 (the first model of the only configured provider; "
+        "TETHER_MODEL or [defaults] model chooses another)"
+    ) in done.stdout
+    assert "TETHER_MODEL=openai:NAME picks one" in done.stdout  # local servers name models
+    line_matching(r"^\s+openai\s+openai:gpt-4.1\s+ok\s", done.stdout)
+    [probe] = server.requests
+    assert "authorization" not in probe.headers
 
 
 def test_json_report(tmp_path: Path, server: MockLLMServer) -> None:

@@ -73,15 +73,24 @@ async def test_read_file_refuses_images_and_binaries(ctx: Capabilities, project:
     (project / "logo.png").write_bytes(PNG)
     e = await _error(ctx, read_file, path="logo.png")
     assert (e.code, e.message) == (
-        "NOT_TEXT",
-        "logo.png is an image (image/png, 40 bytes); look at it with view_image",
+        "BINARY_FILE",
+        "logo.png is a binary file (40 bytes): an image (image/png); look at it with view_image",
     )
     (project / "blob.bin").write_bytes(b"abc\0def" * 10)
     e = await _error(ctx, read_file, path="blob.bin")
-    assert e.message == "blob.bin is a binary file (70 bytes), not text; it is not shown"
+    assert e.message == "blob.bin is a binary file (70 bytes); read_file reads text only"
     (project / "latin.txt").write_bytes("caf\xe9 ok\n".encode("latin-1"))
     e = await _error(ctx, read_file, path="latin.txt")
-    assert e.code == "NOT_TEXT"
+    assert (e.code, e.message) == (
+        "BINARY_FILE",
+        "latin.txt is not UTF-8 text (byte 3 of 8); read_file reads UTF-8 text only",
+    )
+    # Past the sniffed head, the whole read still refuses what is not UTF-8.
+    (project / "late.txt").write_bytes(b"x" * 9000 + b"\xff\n")
+    e = await _error(ctx, read_file, path="late.txt")
+    assert e.message.endswith(
+        "is not UTF-8 text (byte 9000 of 9002); read_file reads UTF-8 text only"
+    )
     # A multi-byte character cut by the sniff window is still text.
     (project / "utf8.txt").write_text("é" * 5000)
     assert (await text(ctx, read_file, path="utf8.txt", max_chars=10)).startswith("L1-1 of 1")

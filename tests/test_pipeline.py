@@ -167,7 +167,12 @@ async def test_usage_is_one_sample_per_round(home: Path, project: Path) -> None:
         await client.prompt(sid, "go")
     usage = [u for u in client.updates if u["sessionUpdate"] == "usage_update"]
     assert len(usage) == 2
-    assert usage[0] == {"sessionUpdate": "usage_update", "used": 120, "size": 5000}
+    assert usage[0] == {
+        "sessionUpdate": "usage_update",
+        "used": 120,
+        "size": 5000,
+        "_meta": {"tether": {"inputTokens": 100, "cachedInputTokens": 0, "outputTokens": 20}},
+    }
     assert usage[1]["used"] > 0  # no API usage in round 2: a chars/4 estimate
 
 

@@ -33,7 +33,6 @@ def _parser() -> argparse.ArgumentParser:
         "acp", help="serve the Agent Client Protocol on stdio (editors spawn this)"
     )
     _server_flags(acp)
-    acp.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
     acp.add_argument(
         "--max-frame-bytes", type=int, default=64 * 1024 * 1024, help="largest accepted frame"
     )
@@ -74,6 +73,11 @@ def _server_flags(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--script", help="a scripted-provider file to use as the model")
     p.add_argument("--model", help="the default model, as provider:model (overrides TETHER_MODEL)")
+    p.add_argument(
+        "--log-level",
+        help="DEBUG, INFO, WARNING or ERROR: the log file's level (default: TETHER_LOG_LEVEL, "
+        "else INFO); when given, the log goes to stderr too",
+    )
 
 
 def _fast_acp_args(argv: list[str]) -> dict[str, str] | None:
@@ -114,16 +118,23 @@ def main(argv: list[str] | None = None) -> int:
         return _config(args)
     if args.command == "doctor":
         from tether.engine.doctor import run_doctor
+        from tether.logs import log_path
 
         return run_doctor(
-            probe=args.probe, as_json=args.json, model_override=args.model, out=sys.stdout
+            probe=args.probe,
+            as_json=args.json,
+            model_override=args.model,
+            log_file=log_path(),
+            out=sys.stdout,
         )
     return _ask(args)
 
 
 def _ask(args: argparse.Namespace) -> int:
-    from tether.rpc.acp.headless import AskOptions, run_ask
-
+    try:
+        from tether.rpc.acp.headless import AskOptions, run_ask
+    except KeyboardInterrupt:  # Ctrl-C while still importing: exit as the shell expects
+        return 130
     return run_ask(
         AskOptions(
             prompt=args.prompt,
@@ -134,6 +145,7 @@ def _ask(args: argparse.Namespace) -> int:
             framing=args.framing,
             script=args.script,
             model=args.model,
+            log_level=args.log_level,
         )
     )
 

@@ -30,8 +30,8 @@ READ_FILE = ToolSpec(
 )
 
 
-def model_info(images: bool = False, reasoning: tuple[str, ...] = ()) -> ModelInfo:
-    return ModelInfo(id="test:model", name="model", images=images, reasoning_levels=reasoning)
+def model_info(images: bool = False, reasoning: tuple[str, ...] = (), **kw: Any) -> ModelInfo:
+    return ModelInfo(id="test:model", name="model", images=images, reasoning_levels=reasoning, **kw)
 
 
 def request(

@@ -4,6 +4,12 @@ It speaks just enough HTTP/1.1 (keep-alive, Content-Length request bodies, chunk
 serve each API's wire format from scripted replies, and records what it received. It runs its own
 asyncio loop in a background thread, so the client under test shares nothing with it but TCP.
 
+Like the real APIs, it refuses a request body its vendor's published schema refuses (400
+`invalid_request_error`, see `vendor_schema.py`); every such refusal is also kept in
+`schema_errors`, and leaving the `with` block fails the test when there is one. A valid body
+the real API still refuses (`vendor_rules.py`: `max_tokens` to a reasoning model, ...) gets the
+same 400 with the vendor's own message, and is kept in `rule_errors`.
+
     with MockLLMServer() as server:
         server.script("/chat/completions", Reply(chunks=[sse({...}), DONE]))
         ... point an adapter at server.url ...
@@ -19,6 +25,8 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from .vendor_schema import Dialect
 
 DONE = b"data: [DONE]\n\n"
 
@@ -46,6 +54,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     end: Literal["close", "cut", "hold"] = "close"
     delay: float = 0.0
+    gate: threading.Event | None = None  # wait for it (at most 60 s) before answering
 
 
 def error_reply(status: int, message: str, headers: dict[str, str] | None = None) -> Reply:
@@ -69,9 +78,14 @@ _REASONS = {200: "OK", 400: "Bad Request", 408: "Request Timeout", 429: "Too Man
 
 
 class MockLLMServer:
-    def __init__(self) -> None:
+    def __init__(self, *, dialect: Dialect = "openai", validate: bool = True) -> None:
+        self.dialect: Dialect = dialect  # "deepseek": allow DeepSeek's documented extensions
+        self.validate = validate
+        self.schema_errors: list[str] = []
+        self.rule_errors: list[str] = []
         self.requests: list[Recorded] = []
         self.disconnected = threading.Event()  # a "hold" reply saw its client leave
+        self.received = threading.Event()  # some request has arrived
         self.first_body_byte_at: float | None = None  # perf_counter() of the first body write
         self._replies: dict[str, deque[Reply]] = {}
         self._lock = threading.Lock()
@@ -82,11 +96,17 @@ class MockLLMServer:
         self.port = 0
 
     @property
+    def posts(self) -> list[Recorded]:
+        """The requests for a model's answer (model-list GETs left out)."""
+        return [r for r in self.requests if r.method == "POST"]
+
+    @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def script(self, path: str, *replies: Reply) -> None:
-        """Queue replies for `path`, served first in first out. An unscripted request gets 599."""
+        """Queue replies for `path` (with or without its query), served first in first out. An
+        unscripted request gets 599."""
         with self._lock:
             self._replies.setdefault(path, deque()).extend(replies)
 
@@ -109,8 +129,12 @@ class MockLLMServer:
     def __enter__(self) -> MockLLMServer:
         return self.start()
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         self.stop()
+        if exc_type is None and self.schema_errors:
+            raise AssertionError(
+                "request bodies the vendor's schema refuses:\n" + "\n".join(self.schema_errors)
+            )
 
     # --- server thread ---
 
@@ -144,7 +168,10 @@ class MockLLMServer:
         if request is None:
             return False
         self.requests.append(request)
-        reply = self._next_reply(request.path)
+        self.received.set()
+        reply = self._refusal(request) or self._next_reply(request.path)
+        if reply.gate is not None:
+            await asyncio.get_running_loop().run_in_executor(None, reply.gate.wait, 60)
         if reply.delay:
             await asyncio.sleep(reply.delay)
         if reply.body is not None:
@@ -167,9 +194,34 @@ class MockLLMServer:
         body = await reader.readexactly(int(headers.get("content-length", "0")))
         return Recorded(method, path, headers, body)
 
+    def _refusal(self, request: Recorded) -> Reply | None:
+        """A 400 for a body the vendor refuses (its schema, then its documented rules)."""
+        if not self.validate:
+            return None
+        from .vendor_rules import refusal
+        from .vendor_schema import api_of, problems
+
+        api = api_of(request.method, request.path)
+        if api is None:
+            return None
+        try:
+            body = request.json()
+        except ValueError as exc:
+            body, found = None, [f"(body): not JSON: {exc}"]
+        else:
+            found = problems(api, body, self.dialect)
+        if found or body is None:
+            self.schema_errors.append(f"{request.method} {request.path}: {found[0]}")
+            return _invalid(f"invalid request body: {found[0]}")
+        message = refusal(api, body, self.dialect)
+        if message is None:
+            return None
+        self.rule_errors.append(message)
+        return _invalid(message)
+
     def _next_reply(self, path: str) -> Reply:
         with self._lock:
-            queue = self._replies.get(path)
+            queue = self._replies.get(path) or self._replies.get(path.split("?", 1)[0])
             if queue:
                 return queue.popleft()
         body = json.dumps({"error": {"message": f"no scripted reply for {path}"}}).encode()
@@ -221,6 +273,11 @@ class MockLLMServer:
         except ConnectionError:
             pass
         self.disconnected.set()
+
+
+def _invalid(message: str) -> Reply:
+    body = json.dumps({"error": {"type": "invalid_request_error", "message": message}})
+    return Reply(status=400, body=body.encode())
 
 
 def _headers(headers: dict[str, str]) -> bytes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 
 from tether.engine.history import (
@@ -85,11 +86,15 @@ async def test_thinking_and_text_stream_with_usage(
         *wire.anthropic_end("end_turn", output_tokens=33),
     ]
     server.script(PATH, Reply(chunks=chunks))
-    events = await collect(make(server, client), request(reasoning="low", max_output_tokens=1024))
+    llm = make(server, client, info=model_info(thinking="budget"))
+    events = await collect(llm, request(reasoning="low", max_output_tokens=1024))
+    signed = Reasoning(
+        "Let me think.", "EqQBCkYIBxgCKkA==", origin="anthropic", model="claude-test"
+    )
     assert events == [
         ThoughtDelta("Let me "),
         ThoughtDelta("think."),
-        ReasoningBlock(Reasoning("Let me think.", "EqQBCkYIBxgCKkA==", origin="anthropic")),
+        ReasoningBlock(signed),
         TextDelta("Hello"),
         TextDelta("!"),
         Usage(input_tokens=75, output_tokens=33, cached_tokens=20),
@@ -101,9 +106,13 @@ async def test_thinking_and_text_stream_with_usage(
     assert "authorization" not in sent.headers
     body = sent.json()
     assert body["model"] == "claude-test"
-    assert body["system"] == "You are terse."
+    cache = {"type": "ephemeral"}
+    # Breakpoints: the system prompt (caching the tools before it) and the last message.
+    assert body["system"] == [{"type": "text", "text": "You are terse.", "cache_control": cache}]
     assert body["stream"] is True
-    assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+    assert body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": cache}]}
+    ]
     assert body["tools"] == [
         {
             "name": "read_file",
@@ -125,9 +134,11 @@ async def test_thinking_budget_levels(
     server: MockLLMServer, client: httpx.AsyncClient, level: str, budget: int
 ) -> None:
     server.script(PATH, Reply(chunks=wire.anthropic_text(["ok"])))
-    await collect(make(server, client), request(reasoning=level, max_output_tokens=32000))
+    llm = make(server, client, info=model_info(thinking="budget"))
+    await collect(llm, request(reasoning=level, max_output_tokens=32000))
     body = server.requests[0].json()
     assert body["thinking"] == {"type": "enabled", "budget_tokens": budget}
+    assert "output_config" not in body
     assert body["max_tokens"] == 32000  # already room for the answer
 
 
@@ -176,7 +187,9 @@ async def test_server_tool_and_redacted_blocks_are_kept(
     server.script(PATH, Reply(chunks=chunks))
     events = await collect(make(server, client), request())
     assert of_type(events, ReasoningBlock) == [
-        ReasoningBlock(Reasoning("", redacted="EmwKAhgBEgy3va", origin="anthropic"))
+        ReasoningBlock(
+            Reasoning("", redacted="EmwKAhgBEgy3va", origin="anthropic", model="claude-test")
+        )
     ]
     assert of_type(events, OpaqueBlock) == [
         OpaqueBlock({**SEARCH_USE, "input": {"query": "acp spec"}}),
@@ -200,6 +213,8 @@ async def test_second_round_sends_blocks_back_in_order(
                 Reasoning("", redacted="EmwK", origin="anthropic"),
                 Reasoning("foreign", "rs_1", "enc", origin="openai"),  # not ours: dropped
                 Reasoning("unsigned"),  # refused by the API: dropped
+                # Another Claude model's thinking: bound to that model, dropped.
+                Reasoning("other", "sig-2", origin="anthropic", model="claude-other"),
             ],
             tool_calls=[
                 ToolCall("toolu_a", "read_file", '{"path":"a"}'),
@@ -213,8 +228,13 @@ async def test_second_round_sends_blocks_back_in_order(
     ]
     await collect(make(server, client), request(history))
     messages = server.requests[0].json()["messages"]
+    cache = {"type": "ephemeral"}
     assert messages == [
-        {"role": "user", "content": [{"type": "text", "text": "read a and b"}]},
+        # Cache breakpoints: the previous user message (read back) and the last (written).
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "read a and b", "cache_control": cache}],
+        },
         {
             "role": "assistant",
             "content": [
@@ -237,7 +257,7 @@ async def test_second_round_sends_blocks_back_in_order(
                     "content": "bad arguments",
                     "is_error": True,
                 },
-                {"type": "text", "text": "also c"},
+                {"type": "text", "text": "also c", "cache_control": cache},
             ],
         },
     ]
@@ -310,5 +330,255 @@ async def test_images_become_base64_blocks(
     await collect(make(server, client, info=model_info(images=True)), req)
     assert server.requests[0].json()["messages"][0]["content"] == [
         {"type": "image", "source": {"type": "base64", "media_type": "image/webp", "data": "AAAA"}},
-        {"type": "text", "text": "what?"},
+        {"type": "text", "text": "what?", "cache_control": {"type": "ephemeral"}},
     ]
+
+
+# --- thinking control -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("level", "effort"), [("minimal", "low"), ("medium", "medium"), ("xhigh", "xhigh")]
+)
+async def test_current_claude_models_take_an_effort_not_a_budget(
+    server: MockLLMServer, client: httpx.AsyncClient, level: str, effort: str
+) -> None:
+    # Claude 5 models answer 400 to a thinking budget; the effort level is the control.
+    server.script(PATH, Reply(chunks=wire.anthropic_text(["ok"])))
+    llm = AnthropicMessages(server.url, "k", "claude-sonnet-5-5", model_info(), client=client)
+    await collect(llm, request(reasoning=level, max_output_tokens=4096))
+    body = server.requests[0].json()
+    assert body["thinking"] == {"type": "adaptive", "display": "summarized"}
+    assert body["output_config"] == {"effort": effort}
+    assert body["max_tokens"] == 4096
+    assert server.rule_errors == []
+
+
+@pytest.mark.parametrize(
+    ("model", "control"),
+    [
+        ("claude-opus-5-5", "effort"),
+        ("claude-opus-4-6", "effort"),
+        ("claude-sonnet-4-5", "budget"),
+        ("claude-opus-4-1-20250805", "budget"),
+        ("claude-3-7-sonnet-latest", "budget"),
+    ],
+)
+def test_thinking_control_follows_the_model_id(model: str, control: str) -> None:
+    assert AnthropicMessages("u", "k", model, model_info()).thinking_control == control
+
+
+async def test_reasoning_none_turns_thinking_off(
+    server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    server.script(PATH, Reply(chunks=wire.anthropic_text(["ok"])))
+    await collect(make(server, client), request(reasoning="none"))
+    body = server.requests[0].json()
+    assert body["thinking"] == {"type": "disabled"} and "output_config" not in body
+
+
+# --- refusals ---------------------------------------------------------------------------------
+
+DETAILS = {
+    "type": "refusal",
+    "category": "cyber",
+    "explanation": "This request asks for working malware.",
+}
+
+
+def refused_stream(details: dict[str, Any] | None) -> wire.Chunks:
+    delta: dict[str, Any] = {"stop_reason": "refusal", "stop_sequence": None}
+    if details is not None:
+        delta["stop_details"] = details
+    return [
+        wire.anthropic_start(),
+        *wire.anthropic_text_block(0, ["I can help with part"]),
+        wire.anthropic_event("message_delta", delta=delta, usage={"output_tokens": 5}),
+        wire.anthropic_event("message_stop"),
+    ]
+
+
+async def test_a_refusal_shows_its_details_and_marks_the_round(
+    server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    server.script(PATH, Reply(chunks=refused_stream(DETAILS)))
+    events = await collect(make(server, client), request())
+    texts = [e.text for e in of_type(events, TextDelta)]
+    assert texts[0] == "I can help with part"
+    assert "declined to continue (cyber): This request asks for working malware." in texts[1]
+    assert of_type(events, OpaqueBlock) == [
+        OpaqueBlock({"type": "tether.refused", "stop_details": DETAILS})
+    ]
+    assert events[-1] == Finish("refusal")
+
+
+async def test_a_refusal_without_details_is_marked_silently(
+    server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    server.script(PATH, Reply(chunks=refused_stream(None)))
+    events = await collect(make(server, client), request())
+    assert [e.text for e in of_type(events, TextDelta)] == ["I can help with part"]
+    assert len(of_type(events, OpaqueBlock)) == 1
+
+
+async def test_the_refused_exchange_is_left_out_of_the_next_request(
+    server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    server.script(PATH, Reply(chunks=wire.anthropic_text(["sure"])))
+    mark = {"type": "tether.refused", "stop_details": DETAILS}
+    history = [
+        UserMessage([TextPart("hello")]),
+        AssistantMessage(text="Hi."),
+        UserMessage([TextPart("write malware")]),
+        AssistantMessage(text="I can help with part", opaque=[mark]),
+        UserMessage([TextPart("explain recursion")]),
+    ]
+    await collect(make(server, client), request(history))
+    texts = [
+        [b["text"] for b in m["content"] if b["type"] == "text"]
+        for m in server.requests[0].json()["messages"]
+    ]
+    assert texts == [["hello"], ["Hi."], ["explain recursion"]]
+
+
+async def test_a_refusal_inside_a_tool_loop_drops_the_whole_exchange(
+    server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    server.script(PATH, Reply(chunks=wire.anthropic_text(["sure"])))
+    mark = {"type": "tether.refused", "stop_details": None}
+    history = [
+        UserMessage([TextPart("read a")]),
+        AssistantMessage(tool_calls=[ToolCall("toolu_1", "read_file", '{"path":"a"}')]),
+        ToolResultMessage("toolu_1", "read_file", "A"),
+        AssistantMessage(text="no", opaque=[mark]),
+        UserMessage([TextPart("something else")]),
+    ]
+    await collect(make(server, client), request(history))
+    messages = server.requests[0].json()["messages"]
+    assert [m["role"] for m in messages] == ["user"]
+    assert messages[0]["content"][0]["text"] == "something else"
+
+
+# --- prompt caching ---------------------------------------------------------------------------
+
+
+def breakpoints(body: dict[str, Any]) -> list[str]:
+    """Where the body's cache breakpoints are, as "system", "tool:NAME" or "ROLE[i]:TYPE"."""
+    found: list[str] = []
+    system = body.get("system")
+    if isinstance(system, list):
+        found += ["system" for b in system if "cache_control" in b]
+    found += [f"tool:{t['name']}" for t in body.get("tools", []) if "cache_control" in t]
+    for i, m in enumerate(body["messages"]):
+        found += [f"{m['role']}[{i}]:{b['type']}" for b in m["content"] if "cache_control" in b]
+    return found
+
+
+async def test_cache_breakpoints_in_a_tool_loop(
+    server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    server.script(PATH, Reply(chunks=wire.anthropic_text(["ok"])))
+    history = [
+        UserMessage([TextPart("read a and b")]),
+        AssistantMessage(
+            reasoning=[Reasoning("Plan.", "sig", origin="anthropic", model="claude-test")],
+            tool_calls=[ToolCall("toolu_1", "read_file", '{"path":"a"}')],
+        ),
+        ToolResultMessage("toolu_1", "read_file", "A"),
+        AssistantMessage(
+            reasoning=[Reasoning("More.", "sig2", origin="anthropic", model="claude-test")],
+            tool_calls=[ToolCall("toolu_2", "read_file", '{"path":"b"}')],
+        ),
+        ToolResultMessage("toolu_2", "read_file", "B"),
+    ]
+    await collect(make(server, client), request(history))
+    body = server.requests[0].json()
+    # The system prompt (tools before it), the previous round's end, this round's end.
+    assert breakpoints(body) == ["system", "user[2]:tool_result", "user[4]:tool_result"]
+
+
+async def test_without_a_system_prompt_the_last_tool_holds_the_breakpoint(
+    server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    server.script(PATH, Reply(chunks=wire.anthropic_text(["ok"])))
+    req = msgspec.structs.replace(request(), system="")
+    await collect(make(server, client), req)
+    body = server.requests[0].json()
+    assert "system" not in body
+    assert breakpoints(body) == ["tool:read_file", "user[0]:text"]
+
+
+# --- DeepSeek's anthropic convention ----------------------------------------------------------
+
+
+def deepseek(server: MockLLMServer, client: httpx.AsyncClient) -> AnthropicMessages:
+    server.dialect = "deepseek"  # the mock answers DeepSeek's documented 400s
+    return AnthropicMessages(
+        server.url + "/anthropic",
+        "sk-ds",
+        "deepseek-v4-pro",
+        model_info(),
+        client=client,
+        retry=FAST_RETRY,
+        deepseek=True,
+    )
+
+
+DS_PATH = "/anthropic/v1/messages"
+
+
+def ds_history() -> list[Any]:
+    return [
+        UserMessage([TextPart("read a")]),
+        AssistantMessage(
+            reasoning=[Reasoning("I should read a.", origin="deepseek", model="deepseek-v4-pro")],
+            tool_calls=[ToolCall("toolu_1", "read_file", '{"path":"a"}')],
+        ),
+        ToolResultMessage("toolu_1", "read_file", "A"),
+        # A round that kept no thinking (e.g. streamed by another provider before a switch).
+        AssistantMessage(text="A says hi.", reasoning=[Reasoning("", redacted="blob")]),
+        UserMessage([TextPart("and b?")]),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("level", "effort"), [("high", "high"), ("medium", "high"), ("max", "max")]
+)
+async def test_deepseek_gets_its_thinking_back_and_its_effort(
+    server: MockLLMServer, client: httpx.AsyncClient, level: str, effort: str
+) -> None:
+    server.script(DS_PATH, Reply(chunks=wire.anthropic_text(["ok"])))
+    await collect(deepseek(server, client), request(ds_history(), reasoning=level))
+    body = server.requests[0].json()
+    assert body["thinking"]["type"] == "enabled"
+    assert body["output_config"] == {"effort": effort}
+    assistants = [m["content"] for m in body["messages"] if m["role"] == "assistant"]
+    assert assistants[0][0] == {"type": "thinking", "thinking": "I should read a.", "signature": ""}
+    # No redacted thinking (DeepSeek has none): an empty thinking block instead.
+    assert assistants[1][0] == {"type": "thinking", "thinking": "", "signature": ""}
+    assert breakpoints(body) == []  # DeepSeek caches by itself
+    assert server.rule_errors == []
+
+
+async def test_deepseek_reasoning_none_disables_thinking(
+    server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    server.script(DS_PATH, Reply(chunks=wire.anthropic_text(["ok"])))
+    await collect(deepseek(server, client), request(ds_history(), reasoning="none"))
+    body = server.requests[0].json()
+    assert body["thinking"] == {"type": "disabled"}
+    assert "output_config" not in body
+
+
+async def test_deepseek_keeps_its_own_signature(
+    server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    server.script(DS_PATH, Reply(chunks=wire.anthropic_text(["ok"])))
+    history = [
+        UserMessage([TextPart("hi")]),
+        AssistantMessage(text="Hello.", reasoning=[Reasoning("x", "ds-sig", origin="deepseek")]),
+        UserMessage([TextPart("again")]),
+    ]
+    await collect(deepseek(server, client), request(history))
+    assistant = server.requests[0].json()["messages"][1]["content"]
+    assert assistant[0] == {"type": "thinking", "thinking": "x", "signature": "ds-sig"}

@@ -191,6 +191,7 @@ async def test_deepseek_round_trips_reasoning_content(
     server: MockLLMServer, client: httpx.AsyncClient
 ) -> None:
     server.script(PATH, Reply(chunks=wire.chat_text(["ok"])))
+    server.dialect = "deepseek"
     llm = make(server, client, deepseek=True)
     await collect(llm, request(TWO_ROUNDS, reasoning="high"))
     body = server.requests[0].json()
@@ -206,6 +207,7 @@ async def test_deepseek_reasoning_none_disables_thinking(
     server: MockLLMServer, client: httpx.AsyncClient
 ) -> None:
     server.script(PATH, Reply(chunks=wire.chat_text(["ok"])))
+    server.dialect = "deepseek"
     await collect(make(server, client, deepseek=True), request(reasoning="none"))
     body = server.requests[0].json()
     assert body["thinking"] == {"type": "disabled"}
@@ -281,3 +283,31 @@ async def test_image_parts_become_data_urls(
         {"type": "text", "text": "what?"},
         {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,AAAA"}},
     ]
+
+
+@pytest.mark.parametrize("model", ["gpt-5.5", "o4-mini", "openai/gpt-5"])
+async def test_reasoning_models_get_max_completion_tokens(
+    server: MockLLMServer, client: httpx.AsyncClient, model: str
+) -> None:
+    # OpenAI refuses max_tokens for reasoning models (the mock server answers that 400 too).
+    server.script(PATH, Reply(chunks=wire.chat_text(["ok"])))
+    llm = OpenAIChat(server.url + "/v1", "k", model, model_info(), client=client)
+    await collect(llm, request(max_output_tokens=1000))
+    body = server.requests[0].json()
+    assert body["max_completion_tokens"] == 1000 and "max_tokens" not in body
+
+
+def test_openai_itself_gets_max_completion_tokens_and_other_servers_max_tokens() -> None:
+    def param(url: str, model: str = "gpt-4.1", **info: Any) -> str:
+        return OpenAIChat(url, "k", model, model_info(**info)).token_limit_param()
+
+    assert param("https://api.openai.com/v1") == "max_completion_tokens"
+    assert param("http://localhost:11434/v1") == "max_tokens"
+    assert param("http://localhost:11434/v1", "qwen3", reasons=True) == "max_completion_tokens"
+    # Configured explicitly: wins over the URL and the id.
+    assert param("https://api.openai.com/v1", max_tokens_param="max_tokens") == "max_tokens"
+    assert param("http://vllm:8000/v1", "gpt-5", max_tokens_param="max_tokens") == "max_tokens"
+    deepseek = OpenAIChat(
+        "https://api.deepseek.com", "k", "deepseek-v4-pro", model_info(), deepseek=True
+    )
+    assert deepseek.token_limit_param() == "max_tokens"  # what DeepSeek documents

@@ -37,10 +37,12 @@ pytestmark = pytest.mark.anyio
 PATH = "/v1/responses"
 
 
-def make(server: MockLLMServer, client: httpx.AsyncClient, **kw: Any) -> OpenAIResponses:
+def make(
+    server: MockLLMServer, client: httpx.AsyncClient, model: str = "test-model", **kw: Any
+) -> OpenAIResponses:
     kw.setdefault("info", model_info())
     return OpenAIResponses(
-        server.url + "/v1", "sk-test", "test-model", client=client, retry=FAST_RETRY, **kw
+        server.url + "/v1", "sk-test", model, client=client, retry=FAST_RETRY, **kw
     )
 
 
@@ -74,19 +76,21 @@ async def test_reasoning_summary_and_text_stream(
         .completed(done=True)
     )
     server.script(PATH, Reply(chunks=chunks))
-    llm = make(server, client, info=model_info(reasoning=("low", "high")))
+    llm = make(server, client, "gpt-5.5", info=model_info(reasoning=("low", "high")))
     events = await collect(llm, request(reasoning="high"))
     assert events == [
         ThoughtDelta("Plan"),
         ThoughtDelta("ning"),
-        ReasoningBlock(Reasoning("Planning", "rs_0", "gAAAA-secret", origin="openai")),
+        ReasoningBlock(
+            Reasoning("Planning", "rs_0", "gAAAA-secret", origin="openai", model="gpt-5.5")
+        ),
         TextDelta("Hel"),
         TextDelta("lo"),
         Usage(input_tokens=200, output_tokens=40, cached_tokens=64, reasoning_tokens=16),
         Finish("stop"),
     ]
     body = server.requests[0].json()
-    assert body["model"] == "test-model"
+    assert body["model"] == "gpt-5.5"
     assert body["stream"] is True
     assert body["instructions"] == "You are terse."
     assert body["input"] == [
@@ -139,7 +143,8 @@ async def test_two_rounds_keep_calls_contiguous_and_send_reasoning_back(
         Reasoning("Plan", "rs_9", "gAAAA-secret", origin="openai"),
         Reasoning("from another provider", "sig", "blob", origin="anthropic"),
     ]
-    await collect(make(server, client), request(history(kept)))
+    reasoner = model_info(reasoning=("low", "medium", "high"))
+    await collect(make(server, client, "gpt-5.5", info=reasoner), request(history(kept)))
     items = server.requests[0].json()["input"]
     assert items[1:] == [
         {
@@ -186,6 +191,7 @@ async def test_deepseek_sends_reasoning_text_for_every_round(
     script.event("response.output_item.done", output_index=0, item=done)
     chunks = script.text_deltas(1, ["ok"]).text_done(1, ["ok"]).completed(done=False)
     server.script(PATH, Reply(chunks=chunks))
+    server.dialect = "deepseek"
     llm = make(server, client, deepseek=True)
     events = await collect(
         llm, request(history([Reasoning("I will read both.")]), reasoning="high")
@@ -260,3 +266,17 @@ async def test_image_parts_become_input_images(
         {"type": "input_text", "text": "what?"},
         {"type": "input_image", "image_url": "data:image/png;base64,AAAA", "detail": "auto"},
     ]
+
+
+async def test_a_model_that_does_not_reason_gets_no_reasoning_items(
+    server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    # The earlier rounds ran on gpt-5.5 (same provider); the session switched to gpt-4.1.
+    # OpenAI refuses reasoning items and the encrypted-content include for such a model.
+    server.script(PATH, Reply(chunks=wire.responses_text(["ok"])))
+    kept = [Reasoning("Plan", "rs_9", "gAAAA-secret", origin="openai", model="gpt-5.5")]
+    await collect(make(server, client, "gpt-4.1"), request(history(kept)))
+    body = server.requests[0].json()
+    assert [i for i in body["input"] if i["type"] == "reasoning"] == []
+    assert "include" not in body and "reasoning" not in body
+    assert server.rule_errors == []

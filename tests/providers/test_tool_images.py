@@ -80,18 +80,14 @@ async def test_anthropic_sends_tool_images_in_the_tool_result(
     server: MockLLMServer, client: httpx.AsyncClient
 ) -> None:
     body = await _sent(KITS[2], server, client, images=True)
-    assert body["messages"][-1]["content"] == [
+    [block] = body["messages"][-1]["content"]
+    assert (block["type"], block["tool_use_id"]) == ("tool_result", "c1")
+    assert block["content"] == [
+        {"type": "text", "text": "logo.png: image/png image, 8 bytes"},
         {
-            "type": "tool_result",
-            "tool_use_id": "c1",
-            "content": [
-                {"type": "text", "text": "logo.png: image/png image, 8 bytes"},
-                {
-                    "type": "image",
-                    "source": {"type": "base64", "media_type": "image/png", "data": IMAGE.data},
-                },
-            ],
-        }
+            "type": "image",
+            "source": {"type": "base64", "media_type": "image/png", "data": IMAGE.data},
+        },
     ]
 
 

@@ -61,7 +61,7 @@ async def test_search_fetch_and_cite(home: Path, project: Path, tmp_path: Path) 
             sid = await agent.new_session(project)
             resp = await agent.prompt(sid, "What does tether speak? Cite the docs.")
             assert resp["result"] == {"stopReason": "end_turn"}
-        bodies = [r.json() for r in llm.requests]
+        bodies = [r.json() for r in llm.posts]
         assert [r.path for r in site.requests] == ["/search", "/manual"]
         assert site.requests[0].query["q"] == ["tether manual"]
 

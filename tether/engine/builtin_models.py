@@ -1,90 +1,91 @@
 """The models each provider kind offers without any configuration.
 
-Ids are the vendors' own; windows, limits and list prices (USD per million tokens) are from
-their public model pages as of late 2025. A `[models."provider:model"]` entry in the config file
-overrides any field, so a price change needs no release.
+Ids are the vendors' own; windows, output limits, effort levels and list prices (USD per million
+tokens) are as the vendors' model and pricing pages state them, checked on 2026-11-30:
 
-OpenAI's reasoning models (gpt-5 and friends) are listed for the Responses API only: on chat
-completions they refuse the `max_tokens` parameter. deepseek-reasoner always thinks, so it has
-no levels to choose from; its reasoning streams as thoughts either way.
+- OpenAI: developers.openai.com/api/docs/models and /pricing (standard tier, short context).
+- Anthropic: platform.claude.com/docs models overview and each model's page. Claude 4.6 and later
+  think adaptively, with `output_config.effort`; Opus 5.5 cannot turn thinking off.
+- DeepSeek: api-docs.deepseek.com/quick_start/pricing and the thinking-mode guide. deepseek-chat and
+  deepseek-reasoner were retired on 2026-07-24; thinking is on by default, effort is high or max.
+
+They drift: a `[models."provider:model"]` entry in the config file overrides any field, and the
+models a provider's `/models` endpoint lists are offered too (`tether.engine.discovery`).
 """
 
 from __future__ import annotations
 
 from tether.schemas.config import ModelConfig, ReasoningLevel
 
-_GPT_4_1 = ModelConfig(
-    context_window=1_047_576,
-    max_output_tokens=32_768,
-    images=True,
-    input_price=2.0,
-    cached_input_price=0.5,
-    output_price=8.0,
-)
-_GPT_4_1_MINI = ModelConfig(
-    context_window=1_047_576,
-    max_output_tokens=32_768,
-    images=True,
-    input_price=0.4,
-    cached_input_price=0.1,
-    output_price=1.6,
-)
-_GPT_5_LEVELS: list[ReasoningLevel] = ["minimal", "low", "medium", "high"]
+# OpenAI's GPT-5.x models take effort "none" through "xhigh" on both APIs.
+_OPENAI_LEVELS: list[ReasoningLevel] = ["none", "low", "medium", "high", "xhigh"]
+# Claude's effort levels (the API's default differs per model).
+_CLAUDE_LEVELS: list[ReasoningLevel] = ["low", "medium", "high", "xhigh", "max"]
+# DeepSeek maps low/medium to high and xhigh to max; "none" turns thinking off.
+_DEEPSEEK_LEVELS: list[ReasoningLevel] = ["none", "high", "max"]
 
 
-def _gpt5(input_price: float, cached: float, output: float) -> ModelConfig:
+def _gpt(window: int, input_price: float, cached: float, output: float) -> ModelConfig:
     return ModelConfig(
-        context_window=400_000,
+        context_window=window,
         max_output_tokens=128_000,
         images=True,
-        reasoning=list(_GPT_5_LEVELS),
+        reasoning=list(_OPENAI_LEVELS),
         default_reasoning="medium",
+        input_price=input_price,
+        cached_input_price=cached,
+        output_price=output,
+        reasons=True,
+    )
+
+
+def _claude(
+    input_price: float, cached: float, output: float, default: ReasoningLevel
+) -> ModelConfig:
+    return ModelConfig(
+        context_window=1_000_000,
+        max_output_tokens=128_000,
+        images=True,
+        reasoning=list(_CLAUDE_LEVELS),
+        default_reasoning=default,
+        input_price=input_price,
+        cached_input_price=cached,
+        output_price=output,
+        thinking="effort",
+    )
+
+
+def _deepseek(input_price: float, cached: float, output: float) -> ModelConfig:
+    return ModelConfig(
+        context_window=1_000_000,
+        max_output_tokens=384_000,
+        reasoning=list(_DEEPSEEK_LEVELS),
+        default_reasoning="high",
         input_price=input_price,
         cached_input_price=cached,
         output_price=output,
     )
 
 
-def _claude(input_price: float, output: float, max_output: int) -> ModelConfig:
-    # Extended thinking is opt-in: "none" (the default) sends no thinking block.
-    return ModelConfig(
-        context_window=200_000,
-        max_output_tokens=max_output,
-        images=True,
-        reasoning=["none", "low", "medium", "high"],
-        default_reasoning="none",
-        input_price=input_price,
-        cached_input_price=input_price / 10,  # a cache read costs a tenth of fresh input
-        output_price=output,
-    )
-
-
-def _deepseek(max_output: int) -> ModelConfig:
-    return ModelConfig(
-        context_window=128_000,
-        max_output_tokens=max_output,
-        input_price=0.28,
-        cached_input_price=0.028,
-        output_price=0.42,
-    )
-
-
-_OPENAI_CHAT = {"gpt-4.1": _GPT_4_1, "gpt-4.1-mini": _GPT_4_1_MINI}
-_OPENAI_RESPONSES = {
-    **_OPENAI_CHAT,
-    "gpt-5": _gpt5(1.25, 0.125, 10.0),
-    "gpt-5-mini": _gpt5(0.25, 0.025, 2.0),
+_OPENAI = {
+    "gpt-5.5": _gpt(1_050_000, 5.0, 0.5, 30.0),
+    "gpt-5.4": _gpt(1_050_000, 2.5, 0.25, 15.0),
+    "gpt-5.4-mini": _gpt(400_000, 0.75, 0.075, 4.5),
 }
 _ANTHROPIC = {
-    "claude-sonnet-4-5": _claude(3.0, 15.0, 64_000),
-    "claude-haiku-4-5": _claude(1.0, 5.0, 64_000),
-    "claude-opus-4-1": _claude(15.0, 75.0, 32_000),
+    "claude-opus-5-5": _claude(4.0, 0.2, 20.0, "medium"),
+    "claude-sonnet-5-5": _claude(2.0, 0.2, 10.0, "high"),
+    # Haiku 5.5's prices are for prompts up to 100k tokens; longer prompts cost five times more.
+    "claude-haiku-5-5": _claude(0.1, 0.01, 0.5, "medium"),
 }
-_DEEPSEEK = {"deepseek-chat": _deepseek(8_192), "deepseek-reasoner": _deepseek(65_536)}
+_DEEPSEEK = {
+    "deepseek-v4-flash": _deepseek(0.14, 0.0028, 0.28),
+    "deepseek-v4-pro": _deepseek(0.435, 0.003625, 0.87),
+}
 
 BUILTIN_MODELS: dict[str, dict[str, ModelConfig]] = {
-    "openai": _OPENAI_CHAT,
-    "openai-responses": _OPENAI_RESPONSES,
+    "openai": _OPENAI,
+    "openai-responses": _OPENAI,
     "anthropic": _ANTHROPIC,
     "deepseek": _DEEPSEEK,
     "deepseek-responses": _DEEPSEEK,

@@ -1,13 +1,16 @@
 """The config file and the environment, turned into the catalog of models a session can pick.
 
-Sources, later ones winning: providers from API-key environment variables (OPENAI_API_KEY,
-ANTHROPIC_API_KEY, DEEPSEEK_API_KEY), then `[providers.NAME]` tables of the TOML file at
-`config_path()`. Each provider offers its kind's built-in models (unless `builtin_models = false`)
-plus every `[models."NAME:model"]` entry, which may also override a built-in model's fields.
+Sources, later ones winning: providers from the environment (OPENAI_API_KEY, ANTHROPIC_API_KEY,
+DEEPSEEK_API_KEY, or the matching *_BASE_URL alone: a local server without credentials), then
+`[providers.NAME]` tables of the TOML file at `config_path()`. Each provider offers its kind's
+built-in models (unless `builtin_models = false`) plus every `[models."NAME:model"]` entry, which
+may also override a built-in model's fields.
 
 The default model: `--model`, else `--script`'s model, else TETHER_MODEL, else `[defaults] model`,
-else the offline demo. A model id naming a known provider but an unlisted model is added with
-default limits, so a new model needs no config change.
+else the first model of the first provider (the file's providers before the environment's), else
+the offline demo, which is thus the default only when nothing is configured. A model id naming a
+known provider but an unlisted model is added with default limits, so a new model needs no config
+change.
 
 Every validation error names its key and its line: the file is the user's, and they fix it by
 hand.
@@ -26,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, get_args
 import msgspec
 
 from tether.engine.builtin_models import BUILTIN_MODELS
-from tether.engine.models import ModelCatalog, builtin_catalog
+from tether.engine.models import ModelCatalog, ProviderHandle, builtin_catalog
 from tether.engine.providers.base import LLM, ModelInfo
 from tether.engine.toml_lines import Key, index_keys, line_of
 from tether.schemas.config import (
@@ -61,7 +64,9 @@ DEFAULT_BASE_URLS = {
     "deepseek-responses": "https://api.deepseek.com",
     "deepseek-anthropic": "https://api.deepseek.com/anthropic",
 }
-# (provider name and kind, key variable, base URL variable): usable with no file at all.
+# (provider name and kind, key variable, base URL variable): usable with no file at all. Either
+# variable adds the provider: a base URL alone is a server that wants no key (Ollama, llama.cpp,
+# vLLM; or a gateway that adds credentials itself), so requests carry none.
 ENV_PROVIDERS = (
     ("openai", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
     ("anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
@@ -356,13 +361,15 @@ class Setup(msgspec.Struct):
 
 
 def env_providers(env: Mapping[str, str]) -> dict[str, Provider]:
-    """One provider per API-key variable that is set (non-empty)."""
+    """One provider per API-key or base-URL variable that is set (non-empty)."""
     found: dict[str, Provider] = {}
     for name, key_var, url_var in ENV_PROVIDERS:
-        key = env.get(key_var, "")
-        if key:
-            url = env.get(url_var) or DEFAULT_BASE_URLS[name]
-            found[name] = Provider(name, name, url, key, f"env {key_var}", "environment")
+        key, url = env.get(key_var, ""), env.get(url_var, "")
+        if key or url:
+            source = f"env {key_var}" if key else "none"
+            found[name] = Provider(
+                name, name, url or DEFAULT_BASE_URLS[name], key, source, "environment"
+            )
     return found
 
 
@@ -463,6 +470,9 @@ def model_info(model_id: str, spec: ModelConfig | None = None) -> ModelInfo:
         output_price=spec.output_price,
         cached_input_price=spec.cached_input_price,
         currency=spec.currency or base.currency,
+        reasons=spec.reasons,
+        max_tokens_param=spec.max_tokens_param,
+        thinking=spec.thinking,
     )
 
 
@@ -499,11 +509,29 @@ def catalog_for(
     clients = _Clients()
     for info in setup.models.values():
         catalog.add(info, _factory(setup.providers[provider_of(info.id)], info, clients))
+    for provider in setup.providers.values():
+        catalog.providers[provider.name] = _handle(provider, clients)
     choices = [("--model", model_override)]
     if script is None:  # an explicit script outranks the ambient choices
         choices += [(MODEL_ENV, env.get(MODEL_ENV)), ("[defaults] model", setup.file_default)]
-    _choose_default(catalog, setup, choices, clients)
+    if not _choose_default(catalog, setup, choices, clients) and script is None:
+        _default_to_a_provider(catalog, setup)
     return catalog
+
+
+def _default_to_a_provider(catalog: ModelCatalog, setup: Setup) -> None:
+    """Nothing chosen: a configured provider's first model (its kind's first built-in, else the
+    first listed for it) rather than the demo. With several, the file's come first."""
+    ordered = sorted(setup.providers.values(), key=lambda p: p.origin != "config")
+    for provider in ordered:
+        first = next((m for m in setup.models if provider_of(m) == provider.name), None)
+        if first is not None:
+            catalog.default = first
+            many = len(setup.providers) > 1
+            catalog.default_source = (
+                f"the first model of {'the first' if many else 'the only'} configured provider"
+            )
+            return
 
 
 def load_catalog(
@@ -536,16 +564,19 @@ def _choose_default(
     setup: Setup,
     choices: list[tuple[str, str | None]],
     clients: _Clients,
-) -> None:
-    """The first choice that names a usable model becomes the default; the others are noted."""
+) -> bool:
+    """The first choice that names a usable model becomes the default; the others are noted.
+    False when none did."""
     for source, wanted in choices:
         if not wanted:
             continue
         found, why = _find_model(catalog, setup, wanted, clients)
         if found is not None:
             catalog.default = found
-            return
+            catalog.default_source = source
+            return True
         catalog.warnings.append(f"{source}: unknown model {wanted!r} ({why}); ignored")
+    return False
 
 
 def _find_model(
@@ -596,6 +627,17 @@ def _factory(provider: Provider, info: ModelInfo, clients: _Clients) -> Callable
     return lambda: make_adapter(provider, model, info, client=clients.get(provider))
 
 
+def _handle(provider: Provider, clients: _Clients) -> ProviderHandle:
+    """The provider for model discovery: its models open on the shared client."""
+    return ProviderHandle(
+        provider.name,
+        provider.kind,
+        provider.base_url,
+        keyless=not provider.api_key,
+        open=lambda model, info: make_adapter(provider, model, info, client=clients.get(provider)),
+    )
+
+
 def http_timeout(provider: Provider) -> float | httpx.Timeout:
     t = provider.timeout
     if t is None or isinstance(t, float | int):
@@ -623,7 +665,7 @@ def make_adapter(
     if provider.kind.endswith("anthropic"):
         from tether.engine.providers.anthropic import AnthropicMessages
 
-        return AnthropicMessages(*args, **named)
+        return AnthropicMessages(*args, deepseek=deepseek, **named)
     if provider.kind.endswith("responses"):
         from tether.engine.providers.openai_responses import OpenAIResponses
 

@@ -60,6 +60,9 @@ class Report:
     catalog: ModelCatalog
     warnings: list[str] = field(default_factory=list[str])
     probes: list[Probe] = field(default_factory=list[Probe])
+    log_file: Path | None = None  # where `tether acp` writes its log
+    # With --probe: the chat models each provider's model list names, or why there is none.
+    listed: dict[str, list[str] | str] = field(default_factory=dict[str, list[str] | str])
 
     @property
     def healthy(self) -> bool:
@@ -72,14 +75,17 @@ def run_doctor(
     as_json: bool = False,
     model_override: str | None = None,
     env: Mapping[str, str] | None = None,
+    log_file: Path | None = None,
     out: TextIO,
 ) -> int:
     """Print the report; 1 when the config file has errors or a probe failed."""
     report = check(env=os.environ if env is None else env, model_override=model_override)
+    report.log_file = log_file
     if probe:
         import anyio
 
         report.probes = anyio.run(probe_all, report.setup, report.catalog)
+        report.listed = anyio.run(list_all, report.setup)
     out.write(render_json(report) if as_json else render_text(report))
     return 0 if report.healthy else 1
 
@@ -108,12 +114,18 @@ def _key_warnings(setup: Setup) -> list[str]:
 
 
 def key_description(p: Provider) -> str:
-    """Where the key comes from, never the key: `env OPENAI_API_KEY (set)`, `config (sk-…abcd)`."""
+    """Where the key comes from, never the key: `env OPENAI_API_KEY (set)`, `config (sk-…abcd)`,
+    or `none` with what that means."""
     if p.key_source == "config":
         return f"config ({mask(p.api_key)})"
     if p.key_source.startswith("env "):
         return f"{p.key_source} ({'set' if p.api_key else 'not set'})"
-    return "none"
+    unset = next((key for name, key, _ in ENV_PROVIDERS if name == p.name), None)
+    if p.origin == "environment" and unset is not None:
+        return (
+            f"none ({unset} is not set: requests carry no credentials, as a local server expects)"
+        )
+    return "none (requests carry no credentials)"
 
 
 def mask(key: str) -> str:
@@ -196,6 +208,33 @@ async def probe(provider: Provider, info: ModelInfo) -> Probe:
     return result
 
 
+async def list_all(setup: Setup) -> dict[str, list[str] | str]:
+    """Every provider's model list (`GET /models`), all at once: ids, or the error."""
+    import anyio
+
+    listed: dict[str, list[str] | str] = {p: "" for p in setup.providers}
+
+    async def one(provider: Provider) -> None:
+        listed[provider.name] = await list_models(provider)
+
+    async with anyio.create_task_group() as tg:
+        for provider in setup.providers.values():
+            tg.start_soon(one, provider)
+    return listed
+
+
+async def list_models(provider: Provider) -> list[str] | str:
+    from tether.engine.providers.base import ProviderError
+
+    adapter = make_adapter(provider, "", ModelInfo(f"{provider.name}:", "model list"))
+    try:
+        return [m.id for m in await adapter.list_models()]
+    except ProviderError as exc:
+        return str(exc)
+    finally:
+        await adapter.aclose()
+
+
 def _ms_since(start: float) -> int:
     return round((time.perf_counter() - start) * 1000)
 
@@ -204,11 +243,16 @@ def _ms_since(start: float) -> int:
 
 
 def render_text(r: Report) -> str:
-    lines = [*_config_lines(r), "", *_provider_lines(r.setup), "", *_model_lines(r.catalog)]
+    lines = [*_config_lines(r)]
+    if r.log_file is not None:
+        lines.append(f"log file     {r.log_file}")
+    lines += ["", *_provider_lines(r.setup), "", *_model_lines(r.catalog), *_local_hint(r)]
     if r.warnings:
         lines += ["", "warnings", *(f"  {w}" for w in r.warnings)]
     if r.probes:
         lines += ["", "probe (one short streamed request per provider)", *_probe_lines(r.probes)]
+    if r.listed:
+        lines += ["", "listed by the providers (GET /models)", *_listed_lines(r.listed)]
     return "\n".join(lines) + "\n"
 
 
@@ -249,7 +293,31 @@ def _model_lines(catalog: ModelCatalog) -> list[str]:
         ]
         for info in catalog.infos.values()
     ]
-    return ["models (* = default)", *_table(rows)]
+    default = f"default: {catalog.default} ({_default_reason(catalog)})"
+    return ["models (* = default)", *_table(rows), default]
+
+
+def _local_hint(r: Report) -> list[str]:
+    """A keyless server from the environment defaults to a built-in model id, which a local
+    server may not know by that name."""
+    provider = r.setup.providers.get(provider_of(r.catalog.default))
+    if provider is None or provider.api_key or provider.origin != "environment":
+        return []
+    if not r.catalog.default_source.startswith("the first model"):
+        return []
+    return [
+        f"  (a local server may name its models otherwise: TETHER_MODEL={provider.name}:NAME "
+        "picks one; `tether doctor --probe` tries the default)"
+    ]
+
+
+def _default_reason(catalog: ModelCatalog) -> str:
+    source = catalog.default_source
+    if source == "nothing is configured":
+        return "the offline demo: nothing is configured"
+    if source.startswith("the first model"):
+        return f"{source}; TETHER_MODEL or [defaults] model chooses another"
+    return f"from {source}"
 
 
 def _reasoning(info: ModelInfo) -> str:
@@ -280,6 +348,16 @@ def _probe_lines(probes: list[Probe]) -> list[str]:
     return _table(rows)
 
 
+def _listed_lines(listed: dict[str, list[str] | str]) -> list[str]:
+    rows: list[list[str]] = []
+    for provider, ids in listed.items():
+        if isinstance(ids, str):
+            rows.append([provider, "error", ids])
+        else:
+            rows.append([provider, f"{len(ids)} models", ", ".join(ids) or "-"])
+    return _table(rows)
+
+
 def _table(rows: list[list[str]]) -> list[str]:
     """Rows with every column but the last padded to its widest cell."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)] if rows else []
@@ -296,6 +374,7 @@ def render_json(r: Report) -> str:
             "found": r.found,
             "errors": [{**msgspec.structs.asdict(i), "text": i.render(r.path)} for i in r.issues],
         },
+        "log_file": str(r.log_file) if r.log_file is not None else None,
         "providers": [
             {
                 "name": p.name,
@@ -311,7 +390,9 @@ def render_json(r: Report) -> str:
             for info in r.catalog.infos.values()
         ],
         "default": r.catalog.default,
+        "default_reason": _default_reason(r.catalog),
         "warnings": r.warnings,
         "probes": [asdict(p) for p in r.probes],
+        "listed": r.listed,
     }
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

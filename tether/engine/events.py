@@ -91,6 +91,11 @@ class UsageSampled(msgspec.Struct, tag="usage", frozen=True):
     size: int
     cost: float | None = None
     currency: str = "USD"
+    # The round's counts as the API reported them (None for an estimate); cached input tokens
+    # were read from the provider's prompt cache.
+    input_tokens: int | None = None
+    cached_tokens: int | None = None
+    output_tokens: int | None = None
 
 
 class Notice(msgspec.Struct, tag="notice", frozen=True):

@@ -41,6 +41,8 @@ class Reasoning(msgspec.Struct, frozen=True):
     # The provider (adapter name) that issued signature / redacted: those payloads are only valid
     # when sent back to it, so a session that switches models keeps the text alone.
     origin: str | None = None
+    # The model that produced it: some APIs take a reasoning payload back only from that model.
+    model: str | None = None
 
 
 class UserMessage(msgspec.Struct, tag="user", frozen=True):

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import anyio
 
+from tether.engine.local_fs import BINARY_SNIFF_BYTES as BINARY_SNIFF_BYTES
 from tether.engine.local_fs import LocalFileSystem as LocalFileSystem
+from tether.engine.local_fs import decode_text as decode_text
 from tether.engine.private import private_dir
 from tether.engine.seam import (
     AskAnswer,

@@ -27,6 +27,7 @@ _READ = os.O_RDONLY | _COMMON
 _WRITE = os.O_WRONLY | _COMMON
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _COMMON
 _COPY_CHUNK = 1024 * 1024
+BINARY_SNIFF_BYTES = 8192  # a NUL byte this early means binary, as git and grep decide
 
 
 def kind_of(mode: int) -> FileKind:
@@ -121,7 +122,7 @@ class LocalFileSystem:
         return await _run(self.stat_sync, path)
 
     async def read_text(self, path: Path, *, max_bytes: int = TEXT_MAX_BYTES) -> str:
-        return (await _run(self._read_whole, path, max_bytes)).decode("utf-8", "replace")
+        return decode_text(path, await _run(self._read_whole, path, max_bytes))
 
     async def read_bytes(self, path: Path, *, offset: int = 0, max_bytes: int) -> bytes:
         return await _run(self._read_bytes, path, offset, max_bytes)
@@ -282,6 +283,23 @@ def _refuse_special(root: Path) -> None:
             mode = os.lstat(os.path.join(folder, name)).st_mode
             if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
                 raise not_regular(Path(folder, name), mode)
+
+
+def decode_text(path: Path, data: bytes) -> str:
+    """`data` as UTF-8 text, or BINARY_FILE: replacement characters would feed the model
+    garbage, and a file read as garbage and written back is a file destroyed."""
+    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+        raise SeamError(
+            "BINARY_FILE", f"{path} is a binary file ({len(data)} bytes); read_file reads text only"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SeamError(
+            "BINARY_FILE",
+            f"{path} is not UTF-8 text (byte {exc.start} of {len(data)}); "
+            "read_file reads UTF-8 text only",
+        ) from None
 
 
 def _too_large(path: Path, size: int, limit: int) -> SeamError:

@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from tether.engine.providers.base import LLM, ModelInfo
+
+
+class ListingLLM(LLM, Protocol):
+    """A model whose provider can list what else it serves (the HTTP adapters)."""
+
+    async def list_models(self) -> Sequence[Any]: ...
+
+
+@dataclass(frozen=True)
+class ProviderHandle:
+    """A configured provider, as model discovery sees it."""
+
+    name: str
+    kind: str
+    base_url: str
+    keyless: bool  # sends no credentials: a local server
+    open: Callable[[str, ModelInfo], ListingLLM]  # (model name, its info) -> an adapter
 
 
 @dataclass
@@ -13,6 +31,7 @@ class ModelCatalog:
     """Model ids ("provider:model") with a factory each; every session opens its own instance."""
 
     default: str
+    default_source: str = "nothing is configured"  # why it is the default, for `tether doctor`
     factories: dict[str, Callable[[], LLM]] = field(default_factory=dict[str, Callable[[], LLM]])
     infos: dict[str, ModelInfo] = field(default_factory=dict[str, ModelInfo])
     # Problems met while building it (a broken config file, an unknown TETHER_MODEL): tether
@@ -20,6 +39,8 @@ class ModelCatalog:
     warnings: list[str] = field(default_factory=list[str])
     # The config file's `[workspace] path_denylist`, when it sets one (None: the built-in list).
     path_denylist: tuple[str, ...] | None = None
+    # The providers behind the models, by name (empty for the demo and scripted models).
+    providers: dict[str, ProviderHandle] = field(default_factory=dict[str, ProviderHandle])
 
     def add(self, info: ModelInfo, factory: Callable[[], LLM]) -> None:
         self.infos[info.id] = info
@@ -47,4 +68,5 @@ def builtin_catalog(script: str | None = None) -> ModelCatalog:
         probe = ScriptedModel(loaded)
         catalog.add(probe.info, lambda: ScriptedModel(loaded))
         catalog.default = probe.info.id
+        catalog.default_source = "--script"
     return catalog

@@ -226,8 +226,15 @@ class Turn:
             self.session.state.cost += cost
         total = self.session.state.cost if cost is not None else None
         used = usage.input_tokens + usage.output_tokens
+        api = not usage.estimated  # the API's own counts (cache reads included) go to the front
         return ev.UsageSampled(
-            used=used, size=info.context_window, cost=total, currency=info.currency
+            used=used,
+            size=info.context_window,
+            cost=total,
+            currency=info.currency,
+            input_tokens=usage.input_tokens if api else None,
+            cached_tokens=usage.cached_tokens if api else None,
+            output_tokens=usage.output_tokens if api else None,
         )
 
 

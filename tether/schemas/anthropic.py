@@ -21,14 +21,39 @@ class Message(msgspec.Struct):
     content: list[dict[str, Any]]
 
 
-class Tool(msgspec.Struct):
+class CacheControl(msgspec.Struct, tag_field="type", tag="ephemeral"):
+    """A prompt-cache breakpoint: the request prefix up to here is cached (five minutes)."""
+
+
+class Tool(msgspec.Struct, omit_defaults=True):
     name: str
     description: str
     input_schema: dict[str, Any]
+    cache_control: CacheControl | UnsetType = UNSET
 
 
-class Thinking(msgspec.Struct, tag_field="type", tag="enabled"):
-    budget_tokens: int
+class SystemBlock(msgspec.Struct, tag_field="type", tag="text", omit_defaults=True):
+    text: str
+    cache_control: CacheControl | UnsetType = UNSET
+
+
+class ThinkingEnabled(msgspec.Struct, tag_field="type", tag="enabled"):
+    budget_tokens: int  # Claude 4.5 and earlier; DeepSeek ignores it
+
+
+class ThinkingAdaptive(msgspec.Struct, tag_field="type", tag="adaptive", omit_defaults=True):
+    display: str | UnsetType = UNSET  # "summarized": thinking text comes back readable
+
+
+class ThinkingDisabled(msgspec.Struct, tag_field="type", tag="disabled"):
+    pass
+
+
+Thinking = ThinkingEnabled | ThinkingAdaptive | ThinkingDisabled
+
+
+class OutputConfig(msgspec.Struct):
+    effort: str  # low | medium | high | xhigh | max
 
 
 class MessagesRequest(msgspec.Struct, omit_defaults=True):
@@ -36,9 +61,10 @@ class MessagesRequest(msgspec.Struct, omit_defaults=True):
     max_tokens: int
     messages: list[Message]
     stream: bool
-    system: str | UnsetType = UNSET
+    system: str | list[SystemBlock] | UnsetType = UNSET
     tools: list[Tool] | UnsetType = UNSET
     thinking: Thinking | UnsetType = UNSET
+    output_config: OutputConfig | UnsetType = UNSET
 
 
 # --- streamed events --------------------------------------------------------------------------
@@ -51,6 +77,7 @@ class Delta(msgspec.Struct):
     signature: str | None = None  # signature_delta
     partial_json: str | None = None  # input_json_delta
     stop_reason: str | None = None  # message_delta
+    stop_details: dict[str, Any] | None = None  # message_delta of a refusal
 
 
 class Usage(msgspec.Struct):

@@ -25,6 +25,13 @@ PROVIDER_KINDS: tuple[str, ...] = get_args(ProviderKind)
 ReasoningLevel = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 REASONING_LEVELS: tuple[str, ...] = get_args(ReasoningLevel)
 
+# Chat completions' output limit: `max_tokens` (what compatible servers read) or
+# `max_completion_tokens` (what OpenAI's own API and its reasoning models require).
+TokenLimitParam = Literal["max_tokens", "max_completion_tokens"]
+# How an Anthropic model's thinking is set: a token budget (Claude 4.5 and earlier) or an
+# effort level with adaptive thinking (Claude 4.6 and later refuse budgets).
+ThinkingControl = Literal["budget", "effort"]
+
 Seconds = Annotated[float, msgspec.Meta(gt=0)]
 Tokens = Annotated[int, msgspec.Meta(ge=1)]
 Price = Annotated[float, msgspec.Meta(ge=0)]
@@ -59,6 +66,10 @@ class ModelConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     output_price: Price | None = None
     cached_input_price: Price | None = None
     currency: str | None = None
+    # Wire details; unset, the adapter decides from the model id and the provider's URL.
+    reasons: bool | None = None  # a reasoning model (OpenAI o-series, gpt-5 and later)
+    max_tokens_param: TokenLimitParam | None = None  # chat completions only
+    thinking: ThinkingControl | None = None  # Anthropic only
 
 
 class Defaults(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

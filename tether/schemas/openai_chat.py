@@ -86,7 +86,8 @@ class ChatRequest(msgspec.Struct, omit_defaults=True):
     messages: list[Message]
     stream: bool
     stream_options: StreamOptions
-    max_tokens: int
+    max_tokens: int | UnsetType = UNSET  # what compatible servers read
+    max_completion_tokens: int | UnsetType = UNSET  # OpenAI's own API, reasoning models
     tools: list[FunctionTool] | UnsetType = UNSET
     reasoning_effort: str | UnsetType = UNSET
     thinking: Thinking | UnsetType = UNSET

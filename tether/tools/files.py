@@ -212,7 +212,12 @@ async def _old_text(
     st = await regular_file(ctx, full, path)
     if not overwrite and st.size != len(content.encode()):
         raise ToolError("FILE_EXISTS", f"{path} exists; pass overwrite=true to replace it")
-    old = await load_text(ctx, full, path, st)
+    try:
+        old = await load_text(ctx, full, path, st)
+    except (ToolError, SeamError) as exc:
+        if exc.code not in ("BINARY_FILE", "FILE_TOO_LARGE"):
+            raise
+        old = f"({exc.message})\n"  # no text to show: replacing it still asks, and says why
     if old == content:
         return old, True
     if not overwrite:

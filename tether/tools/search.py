@@ -324,7 +324,7 @@ class _Search:
             data = await self.ctx.fs.read_bytes(path, max_bytes=REGEX_FILE_MAX_BYTES)
         except SeamError:
             return True
-        if is_binary(data[:SNIFF_BYTES]):
+        if is_binary(data[:SNIFF_BYTES], len(data)):
             self.binary += 1
             return True
         self.files += 1

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tether.engine.registry import ToolError
-from tether.engine.seam import TEXT_MAX_BYTES, Capabilities, FileStat
+from tether.engine.seam import TEXT_MAX_BYTES, Capabilities, FileStat, SeamError
 
 SNIFF_BYTES = 8192
 LINE_MAX_CHARS = 2000  # a longer line is cut (minified code, data on one line)
@@ -31,15 +31,19 @@ def image_type(head: bytes) -> str | None:
     return None
 
 
-def is_binary(head: bytes) -> bool:
-    if b"\0" in head:
-        return True
+def is_binary(head: bytes, size: int) -> bool:
+    return b"\0" in head or _bad_utf8(head, size) is not None
+
+
+def _bad_utf8(head: bytes, size: int) -> int | None:
+    """Where the head stops being UTF-8; a character cut by the end of a head that is not the
+    whole file is still text."""
     try:
         head.decode("utf-8")
     except UnicodeDecodeError as exc:
-        # A multi-byte character cut by the sniff window is still text.
-        return exc.start < len(head) - 4
-    return False
+        cut = exc.reason == "unexpected end of data" and len(head) < size
+        return None if cut else exc.start
+    return None
 
 
 async def check_text(ctx: Capabilities, full: Path, shown: str, st: FileStat) -> None:
@@ -47,12 +51,20 @@ async def check_text(ctx: Capabilities, full: Path, shown: str, st: FileStat) ->
     head = await ctx.fs.read_bytes(full, max_bytes=SNIFF_BYTES)
     mime = image_type(head)
     if mime is not None:
-        raise ToolError(
-            "NOT_TEXT", f"{shown} is an image ({mime}, {st.size} bytes); look at it with view_image"
+        raise SeamError(
+            "BINARY_FILE",
+            f"{shown} is a binary file ({st.size} bytes): an image ({mime}); look at it with "
+            "view_image",
         )
-    if is_binary(head):
-        raise ToolError(
-            "NOT_TEXT", f"{shown} is a binary file ({st.size} bytes), not text; it is not shown"
+    if b"\0" in head:
+        raise SeamError(
+            "BINARY_FILE", f"{shown} is a binary file ({st.size} bytes); read_file reads text only"
+        )
+    bad = _bad_utf8(head, st.size)
+    if bad is not None:
+        raise SeamError(
+            "BINARY_FILE",
+            f"{shown} is not UTF-8 text (byte {bad} of {st.size}); read_file reads UTF-8 text only",
         )
 
 

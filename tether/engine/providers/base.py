@@ -31,6 +31,10 @@ class ModelInfo(msgspec.Struct, frozen=True):
     output_price: float | None = None
     cached_input_price: float | None = None
     currency: str = "USD"
+    # Wire details (see schemas.config.ModelConfig); None: the adapter decides from the id.
+    reasons: bool | None = None
+    max_tokens_param: str | None = None
+    thinking: str | None = None
 
 
 class ChatRequest(msgspec.Struct, frozen=True):

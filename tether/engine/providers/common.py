@@ -2,21 +2,48 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import httpx
 import msgspec
 
-from tether.engine.history import ImagePart, Message, ToolResultMessage, UserMessage
+from tether.engine.history import (
+    AssistantMessage,
+    ImagePart,
+    Message,
+    ToolResultMessage,
+    UserMessage,
+)
 from tether.engine.providers.base import ChatRequest, ModelInfo, ProviderError, StreamEvent
 from tether.engine.providers.retry import RetryPolicy, Send, StreamDecoder, stream_with_retry
+
+if TYPE_CHECKING:
+    from tether.engine.providers.model_list import RemoteModel
 
 # Connecting should be quick; reading waits for a slow model between deltas.
 CONNECT_TIMEOUT = 10.0
 
 _encoder = msgspec.json.Encoder()
+
+# Ids of models known to reason (OpenAI o-series, gpt-5 and later), also behind a gateway prefix
+# ("openai/gpt-5"). A ModelInfo's `reasons` overrides the guess.
+_REASONING_ID = re.compile(r"(?:^|/)(?:o[1-9]|gpt-[5-9])(?:\b|[.-])")
+
+
+def model_reasons(info: ModelInfo, model: str) -> bool:
+    """Whether `model` is a reasoning model: as configured, else judged by its id."""
+    if info.reasons is not None:
+        return info.reasons
+    return _REASONING_ID.search(model) is not None
+
+
+def is_openai_api(base_url: str) -> bool:
+    """Whether the URL is OpenAI's own API (not a compatible server)."""
+    return urlsplit(base_url).hostname == "api.openai.com"
 
 
 def check_images(info: ModelInfo, messages: list[Message]) -> None:
@@ -37,6 +64,36 @@ def tool_images(info: ModelInfo, m: ToolResultMessage) -> list[ImagePart]:
 def openai_detail(part: ImagePart) -> str:
     """OpenAI's `detail` knows low, high and auto; "original" asks for the most there is."""
     return {"low": "low", "high": "high", "original": "high"}.get(part.detail or "", "auto")
+
+
+# An assistant round the provider refused carries this block (with the provider's
+# `stop_details`): it stays in the stored history, and no request sends that exchange again.
+REFUSED = "tether.refused"
+
+
+def refusal_mark(details: dict[str, Any] | None) -> dict[str, Any]:
+    return {"type": REFUSED, "stop_details": details}
+
+
+def is_refused(m: Message) -> bool:
+    return isinstance(m, AssistantMessage) and any(b.get("type") == REFUSED for b in m.opaque)
+
+
+def without_refused(history: list[Message]) -> list[Message]:
+    """`history` less every refused exchange: the refused round and everything back to the user
+    prompt that led to it. Continuing with it in context keeps getting refusals."""
+    if not any(is_refused(m) for m in history):
+        return history
+    kept: list[Message] = []
+    exchange = 0  # where, in `kept`, the current exchange's user prompt sits
+    for m in history:
+        if isinstance(m, UserMessage):
+            exchange = len(kept)
+        if is_refused(m):
+            del kept[exchange:]
+            continue
+        kept.append(m)
+    return kept
 
 
 def data_url(part: ImagePart) -> str:
@@ -130,6 +187,14 @@ class HTTPProvider:
             return client.stream("POST", url, content=body, headers=headers, timeout=timeout)
 
         return send
+
+    async def list_models(self) -> list[RemoteModel]:
+        """The chat models the provider lists (`GET {base}/models`); ProviderError when the
+        listing fails."""
+        from tether.engine.providers.model_list import openai_models
+
+        headers = {**self._headers(), **self._extra_headers}
+        return await openai_models(self._get_client(), self.base_url, headers, self.name)
 
     def _get_client(self) -> httpx.AsyncClient:
         if self._client is None:

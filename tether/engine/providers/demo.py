@@ -2,7 +2,8 @@
 
 On every prompt it lists the project, reads one text file, proposes an edit to it that needs the
 user's approval (it toggles a one-line "reviewed by the tether demo" note), and answers. It decides
-from the conversation alone, like a real model, so a newcomer can repeat the flow anywhere.
+from the conversation alone, like a real model, so a newcomer can repeat the flow anywhere. Its
+first answer in a session says, in one line, what it is and how to configure a real model.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ _TEXT_SUFFIXES = {
     ".css",
 }
 _MARK = "reviewed by the tether demo"
+INTRODUCTION = (
+    "This is tether's offline demo model; set OPENAI_API_KEY / ANTHROPIC_API_KEY, OPENAI_BASE_URL "
+    "for a local server, or run `tether config init` to use a real model."
+)
 
 
 class DemoModel:
@@ -48,7 +53,10 @@ class DemoModel:
 
     async def stream(self, request: llm.ChatRequest) -> AsyncGenerator[llm.StreamEvent, None]:
         last = request.messages[-1] if request.messages else None
-        steps = _after_tool(last, request) if isinstance(last, ToolResultMessage) else _start()
+        if isinstance(last, ToolResultMessage):
+            steps = _after_tool(last, request)
+        else:
+            steps = _start(first=not any(isinstance(m, AssistantMessage) for m in request.messages))
         called = False
         for item in steps:
             called = called or isinstance(item, llm.ToolCallDelta)
@@ -65,9 +73,10 @@ def _call(name: str, args: dict[str, object], n: int) -> llm.ToolCallDelta:
     return llm.ToolCallDelta(f"demo_{name}_{n}", name, msgspec.json.encode(args).decode())
 
 
-def _start() -> list[llm.StreamEvent]:
+def _start(*, first: bool) -> list[llm.StreamEvent]:
     return [
         llm.ThoughtDelta("The user wants to see what I can do. I'll look at the project first."),
+        *([llm.TextDelta(INTRODUCTION + "\n\n")] if first else []),
         *_words("Let me look around the project."),
         _call("list_dir", {"path": "."}, 1),
     ]

@@ -38,8 +38,11 @@ from tether.engine.providers.common import (
     HTTPProvider,
     data_url,
     encode,
+    is_openai_api,
+    model_reasons,
     openai_detail,
     tool_images,
+    without_refused,
 )
 from tether.engine.providers.retry import looks_transient
 from tether.engine.providers.sse import SSEEvent, decode_data
@@ -66,7 +69,7 @@ class OpenAIChat(HTTPProvider):
         if request.system:
             messages.append(wire.SystemMessage(request.system))
         images: list[wire.UserContent] = []
-        for m in request.messages:
+        for m in without_refused(request.messages):
             if images and not isinstance(m, ToolResultMessage):
                 messages.append(wire.UserMessage(images))
                 images = []
@@ -82,11 +85,26 @@ class OpenAIChat(HTTPProvider):
             messages=messages,
             stream=True,
             stream_options=wire.StreamOptions(include_usage=True),
-            max_tokens=request.max_output_tokens,
             tools=[_tool(t) for t in request.tools] if request.tools else UNSET,
         )
+        if self.token_limit_param() == "max_completion_tokens":
+            body.max_completion_tokens = request.max_output_tokens
+        else:
+            body.max_tokens = request.max_output_tokens
         self._reasoning_options(body, request.reasoning)
         return "/chat/completions", encode(body)
+
+    def token_limit_param(self) -> str:
+        """`max_completion_tokens` for OpenAI's own API and for reasoning models, which refuse
+        the deprecated `max_tokens`; `max_tokens` for other servers (and DeepSeek), which may
+        not know the newer name. The model's config decides when it says."""
+        if self.info.max_tokens_param:
+            return self.info.max_tokens_param
+        if self.deepseek:
+            return "max_tokens"
+        if is_openai_api(self.base_url) or model_reasons(self.info, self.model):
+            return "max_completion_tokens"
+        return "max_tokens"
 
     def _reasoning_options(self, body: wire.ChatRequest, level: str | None) -> None:
         if level is None:

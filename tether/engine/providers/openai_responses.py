@@ -10,6 +10,9 @@ redacted=encrypted_content). DeepSeek (`deepseek=True`): every round of a reques
 return its reasoning as `reasoning_text` content — a missing item or an empty part is a 400 — so a
 round that kept none sends a blank line. DeepSeek ends the stream at the terminal event without
 `[DONE]`; both endings are accepted.
+
+Reasoning items go back only when the request's own model reasons: after a switch from gpt-5 to
+gpt-4.1 on one provider, OpenAI refuses the earlier rounds' reasoning items.
 """
 
 from __future__ import annotations
@@ -43,8 +46,10 @@ from tether.engine.providers.common import (
     HTTPProvider,
     data_url,
     encode,
+    model_reasons,
     openai_detail,
     tool_images,
+    without_refused,
 )
 from tether.engine.providers.retry import looks_transient
 from tether.engine.providers.sse import SSEEvent, decode_data
@@ -64,7 +69,7 @@ class OpenAIResponses(HTTPProvider):
 
     def _prepare(self, request: ChatRequest) -> tuple[str, bytes]:
         items: list[wire.InputItem] = []
-        for m in request.messages:
+        for m in without_refused(request.messages):
             items.extend(self._items(m, bool(request.tools)))
         body = wire.ResponsesRequest(
             model=self.model,
@@ -91,7 +96,7 @@ class OpenAIResponses(HTTPProvider):
         body.store = False
         if level is not None:
             body.reasoning = wire.ReasoningParam(effort=level, summary="auto")
-        if level is not None or self.info.reasoning_levels:
+        if self.reasons:
             body.include = ["reasoning.encrypted_content"]
 
     def _items(self, m: Message, with_tools: bool) -> list[wire.InputItem]:
@@ -120,6 +125,8 @@ class OpenAIResponses(HTTPProvider):
             if not (text or with_tools):
                 return []
             return [wire.ReasoningItem(summary=[], content=[wire.ReasoningText(text or "\n")])]
+        if not self.reasons:
+            return []
         return [
             wire.ReasoningItem(
                 summary=[wire.SummaryText(r.text)] if r.text else [],
@@ -131,8 +138,13 @@ class OpenAIResponses(HTTPProvider):
             if r.redacted and r.origin == self.name
         ]
 
+    @property
+    def reasons(self) -> bool:
+        """Whether this request's model reasons (and so takes reasoning items back)."""
+        return model_reasons(self.info, self.model) or bool(self.info.reasoning_levels)
+
     def _decoder(self) -> _ResponsesDecoder:
-        return _ResponsesDecoder(self.name)
+        return _ResponsesDecoder(self.name, self.model)
 
 
 def _user_content(m: UserMessage) -> list[wire.InputText | wire.InputImage]:
@@ -146,13 +158,14 @@ class _ResponsesDecoder:
     """One attempt's stream state. Output items arrive one after another, so `_streamed` (did the
     current item stream any delta) tells whether its `done` event carries unseen text."""
 
-    __slots__ = ("_calls", "_provider", "_refused", "_response", "_streamed", "done")
+    __slots__ = ("_calls", "_model", "_provider", "_refused", "_response", "_streamed", "done")
 
     done: bool
 
-    def __init__(self, provider: str) -> None:
+    def __init__(self, provider: str, model: str) -> None:
         self.done = False
         self._provider = provider
+        self._model = model
         self._response: wire.Response | None = None
         self._calls = 0
         self._refused = False
@@ -211,7 +224,9 @@ class _ResponsesDecoder:
         if text and not streamed:
             out.append(ThoughtDelta(text))
         if text or item.encrypted_content:
-            reasoning = Reasoning(text, item.id, item.encrypted_content, origin=self._provider)
+            reasoning = Reasoning(
+                text, item.id, item.encrypted_content, origin=self._provider, model=self._model
+            )
             out.append(ReasoningBlock(reasoning))
         return out
 

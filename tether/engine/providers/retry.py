@@ -1,9 +1,11 @@
 """One streamed provider request with retries: attempt, classify the failure, back off, try again.
 
-Retried: HTTP 408 / 429 / 5xx, connection failures and timeouts, and a retryable error the stream
-reports before it produced anything (Anthropic `overloaded_error`). Never retried: other 4xx, and
-any failure after an event reached the consumer — the user has already seen part of an answer, so
-a silent second answer would be wrong; that failure surfaces as a ProviderError.
+Retried as the official OpenAI and Anthropic SDKs do: HTTP 408 / 409 / 429 / 5xx, unless the
+server says otherwise with `x-should-retry: true|false`; connection failures and timeouts; and a
+retryable error the stream reports before it produced anything (Anthropic `overloaded_error`).
+Never retried: other 4xx, a 429 for an exhausted quota (no wait can help: the message says what to
+do instead), and any failure after an event reached the consumer — the user has already seen part
+of an answer, so a silent second answer would be wrong; that failure surfaces as a ProviderError.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ import msgspec
 from tether.engine.providers.base import ProviderError, RetryNotice, StreamEvent
 from tether.engine.providers.sse import SSEEvent, SSEParser
 
-RETRYABLE_STATUS = frozenset({408, 429})
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+# Error codes (OpenAI `code`, or `type`) that no retry can cure.
+QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
 # After the terminal event, wait this long for the server to end the body so the connection can
 # go back to the pool; a server that keeps it open only costs us the connection.
 DRAIN_GRACE = 1.0
@@ -45,10 +49,22 @@ class RetryPolicy(msgspec.Struct, frozen=True):
 
 
 class ProviderHTTPError(ProviderError):
-    """An HTTP error status, with the server's Retry-After hint when it sent one."""
+    """An HTTP error status, with the server's Retry-After hint when it sent one.
 
-    def __init__(self, message: str, *, status: int, retry_after: float | None = None) -> None:
+    `should_retry` is the server's own verdict (`x-should-retry`), which outranks the status.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        retry_after: float | None = None,
+        should_retry: bool | None = None,
+    ) -> None:
         retryable = status in RETRYABLE_STATUS or status >= 500
+        if should_retry is not None:
+            retryable = should_retry
         super().__init__(message, status=status, retryable=retryable)
         self.retry_after = retry_after
 
@@ -191,6 +207,22 @@ def _transport_error(provider: str, exc: httpx.HTTPError, emitted: bool) -> Prov
 async def error_from_response(provider: str, response: httpx.Response) -> ProviderHTTPError:
     """Read a failed response's body (bounded) and turn it into a ProviderHTTPError."""
     status = response.status_code
+    body = await read_bounded(response)
+    message = error_message(body) or response.reason_phrase or "error"
+    code = error_code(body)
+    if code in QUOTA_CODES:
+        return ProviderHTTPError(
+            quota_message(provider, status, message), status=status, should_retry=False
+        )
+    return ProviderHTTPError(
+        f"{provider} HTTP {status}: {message}",
+        status=status,
+        retry_after=retry_after_seconds(response.headers),
+        should_retry=_should_retry_header(response.headers),
+    )
+
+
+async def read_bounded(response: httpx.Response) -> bytes:
     body = bytearray()
     try:
         async for chunk in response.aiter_bytes():
@@ -199,30 +231,56 @@ async def error_from_response(provider: str, response: httpx.Response) -> Provid
                 break
     except httpx.HTTPError:
         pass  # the status says enough; a body cut short only loses detail
-    message = error_message(bytes(body)) or response.reason_phrase or "error"
-    return ProviderHTTPError(
-        f"{provider} HTTP {status}: {message}",
-        status=status,
-        retry_after=retry_after_seconds(response.headers),
+    return bytes(body)
+
+
+def quota_message(provider: str, status: int, message: str) -> str:
+    return (
+        f"{provider} HTTP {status}: the account has no quota left ({message}). Waiting will not "
+        "help: add credit or raise the spending limit in the provider's billing settings, or "
+        "pick another model, then try again."
     )
+
+
+def _should_retry_header(headers: httpx.Headers) -> bool | None:
+    value = headers.get("x-should-retry")
+    if value == "true":
+        return True
+    if value == "false":
+        return False
+    return None
+
+
+def _error_object(body: bytes) -> Any:
+    try:
+        data: Any = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return None
+    return data.get("error", data) if isinstance(data, dict) else None
 
 
 def error_message(body: bytes) -> str:
     """The human part of an error body: `{"error": {"message": ...}}` and its common variants."""
-    try:
-        data: Any = msgspec.json.decode(body)
-    except msgspec.DecodeError:
-        return body.decode(errors="replace").strip()[:500]
-    if isinstance(data, dict):
-        err: Any = data.get("error", data)
-        if isinstance(err, str):
-            return err
-        if isinstance(err, dict):
-            for key in ("message", "detail", "msg"):
-                value: Any = err.get(key)
-                if isinstance(value, str) and value:
-                    return value
+    err = _error_object(body)
+    if isinstance(err, str):
+        return err
+    if isinstance(err, dict):
+        for key in ("message", "detail", "msg"):
+            value: Any = err.get(key)
+            if isinstance(value, str) and value:
+                return value
     return body.decode(errors="replace").strip()[:500]
+
+
+def error_code(body: bytes) -> str | None:
+    """The machine part of an error body: OpenAI's `code`, else its `type`."""
+    err = _error_object(body)
+    if isinstance(err, dict):
+        for key in ("code", "type"):
+            value: Any = err.get(key)
+            if isinstance(value, str) and value:
+                return value
+    return None
 
 
 def retry_after_seconds(headers: httpx.Headers, now: float | None = None) -> float | None:

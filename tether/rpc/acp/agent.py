@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
@@ -40,6 +40,9 @@ from tether.rpc.errors import INVALID_REQUEST, PROVIDER_FAILED, SESSION_BUSY, Rp
 from tether.rpc.peer import Peer, Reply
 from tether.schemas import acp
 
+if TYPE_CHECKING:
+    from tether.engine.discovery import Discovery
+
 log = logging.getLogger("tether.acp")
 
 SYSTEM_PROMPT = PERSONA
@@ -65,6 +68,8 @@ class AcpAgent:
         self._models: dict[str, LLM] = {}
         self._input_ended = False  # prompts received before the end still answer: `cancelled`
         self._web: Web | None = None
+        self._discovery: Discovery | None = None
+        self._discovering: set[anyio.CancelScope] = set()  # waits on the model lists
 
     def register(self) -> None:
         p = self.peer
@@ -85,6 +90,7 @@ class AcpAgent:
         )
         p.on_notification("session/cancel", self.cancel, acp.SessionIdParams)
         p.on_input_end.append(self.end_turns)
+        p.on_input_end.append(self._stop_discovery)
         p.on_close.append(self.shutdown)
 
     # --- helpers ---------------------------------------------------------------------------
@@ -128,6 +134,7 @@ class AcpAgent:
         ]
         _check_mcp_servers(params.mcp_servers)
         catalog = self.deps.catalog
+        offered = list(catalog.infos)
         state = SessionState(
             model=catalog.default,
             mcp_servers=params.mcp_servers,
@@ -147,8 +154,44 @@ class AcpAgent:
             await self._send(
                 s.id, acp.AvailableCommandsUpdate(available_commands=commands.COMMANDS)
             )
+            await self._discover(s, offered)
 
         return Reply(result, announce)
+
+    async def _discover(self, s: Session, offered: list[str]) -> None:
+        """Offer the models the providers list (fetched once, after the first session/new
+        was answered); a session still on a default that discovery replaced moves with it."""
+        catalog = self.deps.catalog
+        if not catalog.providers:
+            return
+        from tether.engine.discovery import Discovery
+        from tether.engine.store import data_dir
+
+        if self._discovery is None:
+            self._discovery = Discovery(catalog, data_dir() / "models")
+        with anyio.CancelScope() as scope:
+            self._discovering.add(scope)
+            try:
+                await self._discovery.refresh()
+            except Exception:  # discovery is a convenience: it never breaks a session
+                log.exception("model discovery failed")
+                return
+            finally:
+                self._discovering.discard(scope)
+        if scope.cancelled_caught or s.id not in self.sessions:
+            return
+        moved = self._discovery.replacement(s.state.model)
+        if moved is not None and not s.history and not s.busy:
+            await self._change_model(s, moved)
+            notice = self._discovery.notice or f"Using {moved}"
+            await self._emit(s, ev.Notice("info", notice))
+        if moved is not None or list(catalog.infos) != offered:
+            await self._send_options(s)
+
+    async def _stop_discovery(self) -> None:
+        """The input ended: nobody will see the lists, so the exit does not wait for them."""
+        for scope in self._discovering:
+            scope.cancel()
 
     async def list_sessions(self, params: acp.ListSessionsRequest) -> acp.ListSessionsResponse:
         self._ready()

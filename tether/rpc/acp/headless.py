@@ -1,24 +1,39 @@
 """`tether ask`: a headless ACP client. It spawns `tether acp`, speaks real frames to it over
-pipes, answers permission requests by policy, serves `fs/*` from disk, and prints a transcript."""
+pipes, answers permission requests by policy, serves `fs/*` from disk, and prints a transcript.
+
+It behaves like a command-line tool: Ctrl-C cancels the turn (`session/cancel`) and exits 130;
+a closed standard output (`| head -1`) cancels it too and exits 141, quietly.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TextIO
+from pathlib import Path
+from typing import Any, Literal, TypeVar
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
-from tether.rpc.acp.transcript import Transcript
-from tether.rpc.errors import ConnectionClosed, RpcError
+from tether.engine.local import decode_text
+from tether.engine.seam import SeamError
+from tether.rpc.acp.transcript import Sink, Transcript
+from tether.rpc.errors import INTERNAL_ERROR, ConnectionClosed, RpcError
 from tether.rpc.peer import Peer
 from tether.schemas import acp
 from tether.transports.framing import NdjsonFramer
 from tether.transports.streams import FramedStream
 
 Policy = Literal["yes", "no", "ask"]
+T = TypeVar("T")
+
+INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command stopped by Ctrl-C
+OUTPUT_CLOSED = 141  # 128 + SIGPIPE: what `yes | head -1` reports for `yes`
+CANCEL_GRACE = 5.0  # seconds the agent has to answer `cancelled` before it is killed
 
 
 @dataclass
@@ -31,12 +46,13 @@ class AskOptions:
     framing: str = "auto"
     script: str | None = None
     model: str | None = None
+    log_level: str | None = None
 
 
 class ProcessStream:
     """A child's stdin/stdout as a ByteStream; in --json mode the raw frames are echoed."""
 
-    def __init__(self, proc: anyio.abc.Process, echo: TextIO | None) -> None:
+    def __init__(self, proc: anyio.abc.Process, echo: Sink | None) -> None:
         assert proc.stdin is not None and proc.stdout is not None
         self._in = proc.stdout
         self._out = proc.stdin
@@ -49,7 +65,6 @@ class ProcessStream:
             return b""
         if self._echo is not None:
             self._echo.write(data.decode("utf-8", "replace"))
-            self._echo.flush()
         return data
 
     async def send(self, data: bytes) -> None:
@@ -60,43 +75,87 @@ class ProcessStream:
 
 
 def run_ask(options: AskOptions) -> int:
+    from tether.logs import setup_logging
+
     options.cwd = os.path.abspath(options.cwd)
-    return anyio.run(_ask, options)
+    setup_logging("ask", options.log_level)
+    try:
+        return anyio.run(_ask, options)
+    except KeyboardInterrupt:  # Ctrl-C before the handler below was in place
+        return INTERRUPTED
 
 
 def _server_command(options: AskOptions) -> list[str]:
     cmd = [sys.executable, "-m", "tether", "acp", "--framing", "ndjson"]
     cmd += ["--script", options.script] if options.script else []
+    cmd += ["--log-level", options.log_level] if options.log_level else []
     return cmd + (["--model", options.model] if options.model else [])
 
 
 async def _ask(options: AskOptions) -> int:
-    cwd = options.cwd
-    out = sys.stdout
-    transcript = Transcript(out if not options.json else None)
     async with await anyio.open_process(_server_command(options), stderr=None) as proc:
-        stream = FramedStream(ProcessStream(proc, out if options.json else None), NdjsonFramer())
-        peer = Peer(stream, name="ask")
-        client = _Client(peer, transcript, options.policy)
-        client.register()
-        code = 3  # the agent went away before answering
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(peer.run)
-            try:
-                code = await client.converse(cwd, options)
-            finally:
-                await stream.aclose()
-                tg.cancel_scope.cancel()
-        with anyio.move_on_after(2):
+        code = await _talk(proc, options)
+        with anyio.move_on_after(CANCEL_GRACE):
             await proc.wait()
+        if proc.returncode is None:
+            proc.kill()
     return code
 
 
+async def _talk(proc: anyio.abc.Process, options: AskOptions) -> int:
+    stop = _Stop()
+    out = Sink(sys.stdout, lambda: stop.request(OUTPUT_CLOSED))
+    transcript = Transcript(out if not options.json else None, options.cwd)
+    stream = FramedStream(ProcessStream(proc, out if options.json else None), NdjsonFramer())
+    peer = Peer(stream, name="ask")
+    client = _Client(peer, transcript, options.policy, stop)
+    client.register()
+    code = 3  # the agent went away before answering
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(peer.run)
+        tg.start_soon(_watch_interrupts, stop)
+        try:
+            code = await client.converse(options.cwd, options)
+        finally:
+            await stream.aclose()
+            tg.cancel_scope.cancel()
+    return code
+
+
+class _Stop:
+    """Why the run should stop early (Ctrl-C, standard output gone), as its exit code; a second
+    Ctrl-C while the agent is stopping the turn gives up waiting for it."""
+
+    def __init__(self) -> None:
+        self.requested = anyio.Event()
+        self.forced = anyio.Event()
+        self.code = 0
+
+    def request(self, code: int) -> None:
+        if self.requested.is_set():
+            self.forced.set()
+            return
+        self.code = code
+        self.requested.set()
+
+
+async def _watch_interrupts(stop: _Stop) -> None:
+    import signal
+
+    try:
+        with anyio.open_signal_receiver(signal.SIGINT) as signals:
+            async for _ in signals:
+                stop.request(INTERRUPTED)
+    except NotImplementedError:  # Windows: Ctrl-C stays a KeyboardInterrupt
+        return
+
+
 class _Client:
-    def __init__(self, peer: Peer, transcript: Transcript, policy: Policy) -> None:
+    def __init__(self, peer: Peer, transcript: Transcript, policy: Policy, stop: _Stop) -> None:
         self.peer = peer
         self.transcript = transcript
         self.policy = policy
+        self.stop = stop
 
     def register(self) -> None:
         p = self.peer
@@ -117,31 +176,54 @@ class _Client:
             client_info=acp.Implementation(name="tether-ask", version="1"),
         )
         try:
-            await self.peer.request("initialize", init, acp.InitializeResponse)
-            new = acp.NewSessionRequest(cwd=cwd, mcp_servers=[])
-            session = await self.peer.request("session/new", new, acp.NewSessionResponse)
-            if options.mode:
-                mode = acp.SetModeRequest(session_id=session.session_id, mode_id=options.mode)
-                await self.peer.request("session/set_mode", mode)
-            prompt = acp.PromptRequest(
-                session_id=session.session_id, prompt=[acp.TextContent(text=options.prompt)]
-            )
-            result = await self._prompt(prompt)
+            session = await self._until_stopped(lambda: self._open(init, cwd, options))
+            result = None
+            if session is not None:
+                prompt = acp.PromptRequest(
+                    session_id=session, prompt=[acp.TextContent(text=options.prompt)]
+                )
+                result = await self._prompt(prompt)
         except RpcError as exc:
             self.transcript.error(f"error {exc.code}: {exc.message}")
             return 2
         except ConnectionClosed:
             self.transcript.error("the agent exited before the turn ended")
             return 3
+        if self.stop.requested.is_set():
+            if self.stop.code == INTERRUPTED:
+                self.transcript.after_echo()
+            self.transcript.stop("cancelled")
+            return self.stop.code
+        assert result is not None
         self.transcript.stop(result.stop_reason)
         return 0 if result.stop_reason == "end_turn" else 1
 
-    async def _prompt(self, prompt: acp.PromptRequest) -> acp.PromptResponse:
-        try:
-            return await self.peer.request("session/prompt", prompt, acp.PromptResponse)
-        except KeyboardInterrupt:  # pragma: no cover - interactive only
+    async def _open(self, init: acp.InitializeRequest, cwd: str, options: AskOptions) -> str:
+        await self.peer.request("initialize", init, acp.InitializeResponse)
+        new = acp.NewSessionRequest(cwd=cwd, mcp_servers=[])
+        session = await self.peer.request("session/new", new, acp.NewSessionResponse)
+        if options.mode:
+            mode = acp.SetModeRequest(session_id=session.session_id, mode_id=options.mode)
+            await self.peer.request("session/set_mode", mode)
+        return session.session_id
+
+    async def _until_stopped(self, work: Callable[[], Awaitable[T]]) -> T | None:
+        """`work`'s result, or None when a stop was requested first (`work` is cancelled)."""
+        return await _race(work, self.stop.requested.wait)
+
+    async def _prompt(self, prompt: acp.PromptRequest) -> acp.PromptResponse | None:
+        """The turn's answer. On a stop request the agent is asked to cancel the turn and given
+        CANCEL_GRACE to answer (`cancelled`); None when it did not."""
+
+        async def stopped() -> None:
+            await self.stop.requested.wait()
             await self.peer.notify("session/cancel", {"sessionId": prompt.session_id})
-            raise
+            with anyio.move_on_after(CANCEL_GRACE):
+                await self.stop.forced.wait()
+
+        return await _race(
+            lambda: self.peer.request("session/prompt", prompt, acp.PromptResponse), stopped
+        )
 
     async def update(self, params: acp.SessionNotification) -> None:
         self.transcript.update(params.update)
@@ -161,7 +243,7 @@ class _Client:
             return _first(opts, "allow_once")
         if self.policy == "no" or not _interactive():
             return _first(opts, "reject_once")
-        return await anyio.to_thread.run_sync(_prompt_choice, params)
+        return await _in_daemon_thread(lambda: _prompt_choice(params))
 
     async def elicit(self, params: dict[str, Any]) -> dict[str, Any]:
         props = params.get("requestedSchema", {}).get("properties", {})
@@ -170,14 +252,23 @@ class _Client:
         if self.policy == "yes" or not _interactive():
             allow = self.policy == "yes"
             return {"action": "accept", "content": {k: allow for k in props}}
-        answers = await anyio.to_thread.run_sync(_prompt_checkboxes, props)
+        answers = await _in_daemon_thread(lambda: _prompt_checkboxes(props))
         return {"action": "accept", "content": answers}
 
     async def read_file(self, params: acp.ReadTextFileRequest) -> acp.ReadTextFileResponse:
+        path = Path(params.path)
         try:
-            text = await anyio.Path(params.path).read_text(encoding="utf-8")
+            data = await anyio.Path(path).read_bytes()
         except FileNotFoundError:
             raise RpcError.not_found(params.path, {"uri": params.path}) from None
+        except IsADirectoryError:
+            raise RpcError.invalid_params(f"{path} is a directory") from None
+        except OSError as exc:
+            raise RpcError(INTERNAL_ERROR, f"cannot read {path}: {exc.strerror}") from None
+        try:
+            text = decode_text(path, data)
+        except SeamError as exc:
+            raise RpcError.invalid_params(exc.message) from None
         lines = text.splitlines(keepends=True)
         start = (params.line or 1) - 1 if isinstance(params.line, int) else 0
         end = start + params.limit if isinstance(params.limit, int) else None
@@ -185,9 +276,63 @@ class _Client:
 
     async def write_file(self, params: acp.WriteTextFileRequest) -> acp.Empty:
         path = anyio.Path(params.path)
-        await path.parent.mkdir(parents=True, exist_ok=True)
-        await path.write_text(params.content, encoding="utf-8")
+        try:
+            await path.parent.mkdir(parents=True, exist_ok=True)
+            await path.write_text(params.content, encoding="utf-8")
+        except IsADirectoryError:
+            raise RpcError.invalid_params(f"{params.path} is a directory") from None
+        except OSError as exc:
+            raise RpcError(INTERNAL_ERROR, f"cannot write {params.path}: {exc.strerror}") from None
         return acp.Empty()
+
+
+async def _race(
+    work: Callable[[], Awaitable[T]], stopper: Callable[[], Awaitable[None]]
+) -> T | None:
+    """Run `work` until it finishes or `stopper` returns, whichever is first; `work`'s result,
+    or None when it was cancelled. Its exceptions propagate as themselves."""
+    results: list[T] = []
+    errors: list[Exception] = []
+
+    async def run() -> None:
+        try:
+            results.append(await work())
+        except Exception as exc:
+            errors.append(exc)
+        tg.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run)
+        await stopper()
+        tg.cancel_scope.cancel()
+    if errors:
+        raise errors[0]
+    return results[0] if results else None
+
+
+async def _in_daemon_thread(fn: Callable[[], T]) -> T:
+    """Run a blocking terminal prompt in a daemon thread: when the turn is cancelled the prompt
+    is abandoned, and a thread still waiting for a line never holds up the exit."""
+    done = anyio.Event()
+    box: list[T] = []
+    errors: list[BaseException] = []
+    token = anyio.lowlevel.current_token()
+
+    def run() -> None:
+        try:
+            box.append(fn())
+        except BaseException as exc:
+            errors.append(exc)
+        try:
+            anyio.from_thread.run_sync(done.set, token=token)
+        except anyio.RunFinishedError:
+            pass  # nobody is waiting any more
+
+    threading.Thread(target=run, name="tether-ask prompt", daemon=True).start()
+    await done.wait()
+    if errors:
+        raise errors[0]
+    return box[0]
 
 
 def _first(options: list[acp.PermissionOption], kind: str) -> str | None:
@@ -205,9 +350,8 @@ def _prompt_choice(params: acp.RequestPermissionRequest) -> str | None:
     for i, o in enumerate(params.options, 1):
         print(f"    [{i}] {o.name}", file=sys.stderr)
     while True:
-        try:
-            answer = input("    choose: ").strip()
-        except EOFError:
+        answer = _read_line("    choose: ")
+        if answer is None:
             return None
         if answer.isdigit() and 1 <= int(answer) <= len(params.options):
             return params.options[int(answer) - 1].option_id
@@ -216,9 +360,20 @@ def _prompt_choice(params: acp.RequestPermissionRequest) -> str | None:
 def _prompt_checkboxes(props: dict[str, Any]) -> dict[str, bool]:
     answers: dict[str, bool] = {}
     for key, prop in props.items():
-        try:
-            answer = input(f"    allow {prop.get('title', key)}? [Y/n] ").strip().lower()
-        except EOFError:
-            answer = "n"
-        answers[key] = answer in ("", "y", "yes")
+        answer = _read_line(f"    allow {prop.get('title', key)}? [Y/n] ")
+        answers[key] = answer is not None and answer.lower() in ("", "y", "yes")
     return answers
+
+
+def _read_line(prompt: str) -> str | None:
+    """One line from the terminal, None at end of input. Reads the descriptor itself, not
+    sys.stdin: an abandoned prompt thread must hold no lock the exiting interpreter needs."""
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    line = b""
+    while not line.endswith(b"\n"):
+        chunk = os.read(0, 1024)
+        if not chunk:
+            return None if not line else line.decode(errors="replace").strip()
+        line += chunk
+    return line.decode(errors="replace").strip()

@@ -12,6 +12,7 @@ from tether.transports.framing import MAX_FRAME_BYTES, make_framer
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (startup time)
 if TYPE_CHECKING:
+    import logging
     from pathlib import Path
 
     from tether.rpc.acp.handshake import Handshake
@@ -27,17 +28,26 @@ class ServeOptions:
         framing: FramingName = "auto",
         script: str | None = None,
         max_frame: int = MAX_FRAME_BYTES,
-        log_level: str = "WARNING",
+        log_level: str | None = None,
         model: str | None = None,
     ) -> None:
         self.framing: FramingName = framing
         self.script = script  # a scripted-provider file: the default model when given
         self.max_frame = max_frame
-        self.log_level = log_level
+        self.log_level = log_level  # None: TETHER_LOG_LEVEL, else INFO (tether/logs.py)
         self.model = model  # "provider:model": the default model, over TETHER_MODEL and --script
 
 
 def serve_stdio(options: ServeOptions) -> int:
+    if not os.isatty(0):
+        _ignore_interrupts()
+    try:
+        return _serve_stdio(options)
+    except KeyboardInterrupt:  # run by hand on a terminal: Ctrl-C stops it, quietly
+        return 130
+
+
+def _serve_stdio(options: ServeOptions) -> int:
     from tether.transports.stdio_fds import claim_stdio
 
     in_fd, out_fd = claim_stdio()
@@ -48,9 +58,41 @@ def serve_stdio(options: ServeOptions) -> int:
     frames = _fast_initialize(in_fd, out_fd, framer, handshake)
     if frames is None:
         return 0  # input ended before anything arrived
+    _start_logging(options)
     import anyio
 
-    return anyio.run(_serve_async, in_fd, out_fd, framer, frames, handshake, options)
+    code = anyio.run(_serve_async, in_fd, out_fd, framer, frames, handshake, options)
+    _log().info("input ended; exiting")
+    return code
+
+
+def _ignore_interrupts() -> None:
+    """Ctrl-C in a terminal signals the whole foreground process group, so this server too when
+    a client such as `tether ask` runs it there; the client's `session/cancel` is what stops a
+    turn. (Run by hand, with the terminal as its input, Ctrl-C does stop it.) A no-op handler
+    rather than SIG_IGN: the commands tether runs get the default action back at exec, where an
+    ignored SIGINT would be inherited."""
+    import signal
+
+    signal.signal(signal.SIGINT, _no_op)
+
+
+def _no_op(signum: int, frame: object) -> None:
+    pass
+
+
+def _start_logging(options: ServeOptions) -> None:
+    from tether import __version__
+    from tether.logs import setup_logging
+
+    path = setup_logging("acp", options.log_level)
+    _log().info("tether %s serving ACP on stdio; log file %s", __version__, path)
+
+
+def _log() -> logging.Logger:
+    import logging
+
+    return logging.getLogger("tether.acp")
 
 
 def _fast_initialize(

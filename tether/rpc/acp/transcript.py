@@ -3,21 +3,48 @@
 from __future__ import annotations
 
 import difflib
+import os
+from collections.abc import Callable
 from typing import TextIO
 
 from tether.schemas import acp
 
 
-class Transcript:
-    def __init__(self, out: TextIO | None) -> None:
+class Sink:
+    """Standard output that may go away (`tether ask ... | head -1`): the first broken write
+    points the stream at the null device, so nothing fails again (not even Python's flush at
+    exit), and calls `on_broken` once."""
+
+    def __init__(self, out: TextIO, on_broken: Callable[[], None] = lambda: None) -> None:
         self.out = out
+        self.on_broken = on_broken
+        self.broken = False
+
+    def write(self, text: str) -> None:
+        if self.broken:
+            return
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.broken = True
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.out.fileno())
+            os.close(devnull)
+            self.on_broken()
+
+
+class Transcript:
+    def __init__(self, out: Sink | None, cwd: str = ".") -> None:
+        self.out = out
+        self.cwd = cwd
         self._in_text = False
         self._titles: dict[str, str] = {}  # tool call id -> title, for permission lines
+        self._labels: dict[str, str] = {}  # tool call id -> "write_file notes.md"
 
     def _w(self, text: str) -> None:
         if self.out is not None:
             self.out.write(text)
-            self.out.flush()
 
     def _line(self, text: str) -> None:
         if self._in_text:
@@ -33,6 +60,7 @@ class Transcript:
             self._line(f"  (thinking) {u.content.text.strip()}")
         elif isinstance(u, acp.ToolCallStart):
             self._titles[u.tool_call_id] = u.title
+            self._labels[u.tool_call_id] = self._label(u)
             self._line(f"▸ {u.title}  [{u.kind or 'other'}]")
             self._contents(u.content or [])
         elif isinstance(u, acp.ToolCallProgress) and u.status in ("completed", "failed"):
@@ -43,11 +71,20 @@ class Transcript:
                 if isinstance(c, acp.ContentToolContent) and isinstance(c.content, acp.TextContent)
             ]
             detail = texts[0].splitlines()[0] if texts and texts[0] else ""
-            self._line(f"  {mark} {u.status}{': ' + detail if detail else ''}")
+            label = self._labels.get(u.tool_call_id, u.tool_call_id)
+            self._line(f"  {mark} {label}{' — ' + detail if detail else ''}")
         elif isinstance(u, acp.PlanUpdate):
             self._line("plan:\n" + "\n".join(f"  [{e.status}] {e.content}" for e in u.entries))
         elif isinstance(u, acp.NoticeUpdate):
             self._line(f"! {u.title}")
+
+    def _label(self, u: acp.ToolCallStart) -> str:
+        """The tool's name and what it works on, as the project sees it: `write_file notes.md`
+        (the title when the agent sent no name)."""
+        if not isinstance(u.name, str) or not u.name:
+            return u.title
+        where = u.locations[0].path if u.locations else ""
+        return f"{u.name} {_relative(where, self.cwd)}".rstrip()
 
     def _contents(self, contents: list[acp.ToolCallContent]) -> None:
         for c in contents:
@@ -65,8 +102,24 @@ class Transcript:
         names = {o.option_id: o.name for o in params.options}
         self._line(f"? permission for {title}: {names.get(choice or '', 'cancelled')}")
 
+    def after_echo(self) -> None:
+        """The terminal echoed `^C` where the cursor was: the next line starts on a new one."""
+        if self.out is not None and self.out.out.isatty():
+            self._in_text = True
+
     def stop(self, reason: str) -> None:
         self._line(f"[stop: {reason}]")
 
     def error(self, message: str) -> None:
         self._line(f"[{message}]")
+
+
+def _relative(path: str, cwd: str) -> str:
+    """`path` relative to `cwd` when inside it, else as given."""
+    if not path or not os.path.isabs(path):
+        return path
+    try:
+        rel = os.path.relpath(path, cwd)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from tether.engine import events as ev
 from tether.engine.history import ImagePart, TextPart
@@ -47,6 +47,18 @@ def to_updates(event: ev.Event, *, notices: bool) -> list[acp.SessionUpdate]:
     return _other(event, notices)
 
 
+def _usage_meta(event: ev.UsageSampled) -> dict[str, Any] | UnsetType:
+    """The round's token counts (cache reads included) when the API reported them."""
+    if event.input_tokens is None:
+        return UNSET
+    counts = {
+        "inputTokens": event.input_tokens,
+        "cachedInputTokens": event.cached_tokens or 0,
+        "outputTokens": event.output_tokens or 0,
+    }
+    return {"tether": counts}
+
+
 def _other(event: ev.Event, notices: bool) -> list[acp.SessionUpdate]:
     if isinstance(event, ev.UsageSampled):
         cost = (
@@ -54,7 +66,9 @@ def _other(event: ev.Event, notices: bool) -> list[acp.SessionUpdate]:
             if event.cost is not None
             else UNSET
         )
-        return [acp.UsageUpdate(used=event.used, size=event.size, cost=cost)]
+        return [
+            acp.UsageUpdate(used=event.used, size=event.size, cost=cost, meta=_usage_meta(event))
+        ]
     if isinstance(event, ev.PlanChanged):
         entries = [
             acp.PlanEntry(content=e.content, priority=e.priority, status=e.status)
