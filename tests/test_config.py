@@ -263,7 +263,7 @@ def test_no_provider_means_demo_only() -> None:
 
 def test_env_providers_with_default_urls_and_models() -> None:
     catalog = catalog_of(None, OPENAI_API_KEY="o", ANTHROPIC_API_KEY="a", DEEPSEEK_API_KEY="d")
-    assert catalog.default == "openai:gpt-4.1"  # nothing chosen: the first provider's first model
+    assert catalog.default == "openai:gpt-5.5"  # nothing chosen: the first provider's first model
     ids = list(catalog.infos)
     for expected in (
         "openai:gpt-5.4",
@@ -343,7 +343,7 @@ def test_a_bare_model_name_resolves_when_one_provider_offers_it() -> None:
 
 
 def test_with_nothing_chosen_a_configured_provider_is_the_default() -> None:
-    assert catalog_of(None, ANTHROPIC_API_KEY="a").default == "anthropic:claude-sonnet-4-5"
+    assert catalog_of(None, ANTHROPIC_API_KEY="a").default == "anthropic:claude-sonnet-5-5"
     listed = '[providers.local]\nkind = "openai"\nbuiltin_models = false\n'
     listed += '[models."local:qwen"]\n[models."local:llama"]\n'
     only = catalog_of(listed)
@@ -355,11 +355,11 @@ def test_with_nothing_chosen_a_configured_provider_is_the_default() -> None:
     assert catalog_of(listed, OPENAI_API_KEY="o").default == "local:qwen"
     # a provider offering no model is passed over; none at all leaves the demo
     empty = '[providers.bare]\nkind = "openai"\nbuiltin_models = false\n'
-    assert catalog_of(empty, DEEPSEEK_API_KEY="d").default == "deepseek:deepseek-chat"
+    assert catalog_of(empty, DEEPSEEK_API_KEY="d").default == "deepseek:deepseek-v4-flash"
     assert catalog_of(empty).default == "demo"
     # an unusable choice falls back to the provider, with a warning
     fallback = catalog_of(None, OPENAI_API_KEY="o", TETHER_MODEL="nobody:x")
-    assert fallback.default == "openai:gpt-4.1" and fallback.warnings
+    assert fallback.default == "openai:gpt-5.5" and fallback.warnings
 
 
 def test_an_unknown_choice_is_a_warning_not_a_failure() -> None:
@@ -506,12 +506,12 @@ async def test_a_local_server_by_base_url_alone(home: Path, project: Path) -> No
             await agent.initialize()
             resp = await agent.request("session/new", {"cwd": str(project), "mcpServers": []})
             model = next(o for o in resp["result"]["configOptions"] if o["id"] == "model")
-            assert model["currentValue"] == "openai:gpt-4.1"
+            assert model["currentValue"] == "openai:gpt-5.5"
             done = await agent.prompt(resp["result"]["sessionId"], "Say hi")
             assert done["result"]["stopReason"] == "end_turn"
-        sent = server.requests[0]
+        [sent] = server.posts
         assert "authorization" not in sent.headers
-        assert sent.json()["model"] == "gpt-4.1"
+        assert sent.json()["model"] == "gpt-5.5"
 
 
 def test_httpx_is_the_client() -> None:

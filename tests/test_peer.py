@@ -74,23 +74,30 @@ async def _const(value: Any) -> Any:
 
 
 async def test_concurrent_requests_are_served_concurrently() -> None:
+    """The first request can only finish after the second: served one at a time, it would
+    never finish."""
     async with pair() as (left, right, _):
         order: list[str] = []
+        second_done = anyio.Event()
 
-        async def slow(p: dict[str, Any]) -> str:
-            await anyio.sleep(p["delay"])
+        async def handler(p: dict[str, Any]) -> str:
+            if p["name"] == "first":
+                await second_done.wait()
             order.append(p["name"])
+            if p["name"] == "second":
+                second_done.set()
             return p["name"]
 
-        right.on_request("slow", slow)
+        right.on_request("work", handler)
         results: dict[str, str] = {}
-        async with anyio.create_task_group() as tg:
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
 
-            async def call(name: str, delay: float) -> None:
-                results[name] = await left.request("slow", {"name": name, "delay": delay})
+                async def call(name: str) -> None:
+                    results[name] = await left.request("work", {"name": name})
 
-            tg.start_soon(call, "first", 0.2)
-            tg.start_soon(call, "second", 0.0)
+                tg.start_soon(call, "first")
+                tg.start_soon(call, "second")
         assert order == ["second", "first"] and results == {"first": "first", "second": "second"}
 
 

@@ -72,9 +72,10 @@ _OPENAI = {
     "gpt-5.4": _gpt(1_050_000, 2.5, 0.25, 15.0),
     "gpt-5.4-mini": _gpt(400_000, 0.75, 0.075, 4.5),
 }
+# The first model of a kind is a provider's default when nothing else is chosen.
 _ANTHROPIC = {
-    "claude-opus-5-5": _claude(4.0, 0.2, 20.0, "medium"),
     "claude-sonnet-5-5": _claude(2.0, 0.2, 10.0, "high"),
+    "claude-opus-5-5": _claude(4.0, 0.2, 20.0, "medium"),
     # Haiku 5.5's prices are for prompts up to 100k tokens; longer prompts cost five times more.
     "claude-haiku-5-5": _claude(0.1, 0.01, 0.5, "medium"),
 }
