@@ -1,8 +1,15 @@
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# delete_path trashes through send2trash, which reads XDG_DATA_HOME once, at import: the whole
+# run (and every agent it spawns) gets a private trash, never the developer's.
+TRASH_HOME = Path(tempfile.mkdtemp(prefix="tether-test-xdg-"))
+os.environ["XDG_DATA_HOME"] = str(TRASH_HOME)
 
 # What selects a real provider: a test must never reach the developer's keys or config file
 # (spawned agents inherit os.environ).

@@ -160,7 +160,7 @@ def test_each_kind_maps_to_its_adapter(
     [
         # unknown keys, at every level, each named with its line
         ("[providers.a]\nkind = 'openai'\ncolour = 1\n", ":3: providers.a.colour: unknown key"),
-        ("x = 1\n", ":1: x: unknown key (expected one of: providers, models, defaults)"),
+        ("x = 1\n", ":1: x: unknown key (expected one of: providers, models, defaults, workspace)"),
         ("[defaults]\nmodle = 'demo'\n", ":2: defaults.modle: unknown key"),
         (
             "[providers.a]\nkind = 'openai'\ntimeout = { connect = 1, red = 2 }\n",

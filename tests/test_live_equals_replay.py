@@ -28,7 +28,7 @@ words = st.lists(st.sampled_from(["alpha ", "beta ", "gamma ", "δ ", "\n"]), mi
 calls = st.sampled_from(
     [
         ("list_dir", {"path": "."}),
-        ("read_file", {"path": "README.md", "start_line": 1}),
+        ("read_file", {"path": "README.md", "start_line": 1, "with_lineno": True}),
         ("read_file", {"path": "missing.txt"}),
         ("todo_write", {"todos": [{"content": "look", "status": "in_progress"}]}),
         ("no_such_tool", {}),

@@ -100,7 +100,7 @@ async def test_read_file_ranges_and_numbers(project: Path, tmp_path: Path) -> No
     )
     assert out.text == "L3-4 of 10\nline 3\nline 4"
     out = await read_file.invoke(
-        ctx, read_file.decode('{"path": "f.txt", "end_line": 2, "line_numbers": true}')
+        ctx, read_file.decode('{"path": "f.txt", "end_line": 2, "with_lineno": true}')
     )
     assert out.text == "L1-2 of 10\n1\tline 1\n2\tline 2"
     out = await read_file.invoke(ctx, read_file.decode('{"path": "f.txt", "max_chars": 20}'))

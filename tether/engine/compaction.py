@@ -44,7 +44,7 @@ def message_chars(m: Message) -> int:
     if isinstance(m, AssistantMessage):
         reasoning = sum(len(r.text) for r in m.reasoning)
         return len(m.text) + reasoning + sum(len(c.arguments) + len(c.name) for c in m.tool_calls)
-    return len(m.content)
+    return len(m.content) + 1000 * len(m.images)
 
 
 def budget(info: llm.ModelInfo) -> int:

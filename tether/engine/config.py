@@ -39,6 +39,7 @@ from tether.schemas.config import (
     ModelConfig,
     ProviderConfig,
     Timeout,
+    WorkspaceConfig,
 )
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ ENV_PROVIDERS = (
     ("deepseek", "DEEPSEEK_API_KEY", "DEEPSEEK_BASE_URL"),
 )
 
-_SECTIONS = ("providers", "models", "defaults")
+_SECTIONS = ("providers", "models", "defaults", "workspace")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -207,14 +208,18 @@ class _Checker:
         models = {
             n: m for n, t in self._tables(doc, "models") if (m := self._model(n, t)) is not None
         }
-        defaults = self._defaults(doc.get("defaults", {}))
-        return ConfigFile(providers=providers, models=models, defaults=defaults)
+        defaults = self._section(doc, "defaults", Defaults)
+        workspace = self._section(doc, "workspace", WorkspaceConfig)
+        return ConfigFile(
+            providers=providers, models=models, defaults=defaults, workspace=workspace
+        )
 
-    def _defaults(self, table: Any) -> Defaults:
+    def _section(self, doc: dict[str, Any], name: str, kind: type[_T]) -> _T:
+        table = doc.get(name, {})
         if not isinstance(table, dict):
-            self.issue(("defaults",), "expected a table")
-            return Defaults()
-        return self.convert(table, Defaults, ("defaults",)) or Defaults()
+            self.issue((name,), "expected a table")
+            return kind()
+        return self.convert(table, kind, (name,)) or kind()
 
     def _tables(self, doc: dict[str, Any], section: str) -> Iterator[tuple[str, dict[str, Any]]]:
         value = doc.get(section, {})
@@ -484,9 +489,12 @@ def build_catalog(
     """The demo model (always), a scripted model when `script` is given, and every model of
     every provider. Raises ConfigError for a file whose references do not resolve."""
     env = os.environ if env is None else env
-    return catalog_for(
+    catalog = catalog_for(
         resolve(config, env=env), script=script, model_override=model_override, env=env
     )
+    if config is not None and config.file.workspace.path_denylist is not None:
+        catalog.path_denylist = tuple(config.file.workspace.path_denylist)
+    return catalog
 
 
 def catalog_for(

@@ -15,9 +15,10 @@ class TextPart(msgspec.Struct, tag="text", frozen=True):
     text: str
 
 
-class ImagePart(msgspec.Struct, tag="image", frozen=True):
+class ImagePart(msgspec.Struct, tag="image", frozen=True, omit_defaults=True):
     data: str  # base64
     mime_type: str
+    detail: str | None = None  # how closely to look (low, high, original), when a tool asked
 
 
 UserPart = TextPart | ImagePart
@@ -56,11 +57,12 @@ class AssistantMessage(msgspec.Struct, tag="assistant", frozen=True):
     opaque: list[dict[str, Any]] = []
 
 
-class ToolResultMessage(msgspec.Struct, tag="tool", frozen=True):
+class ToolResultMessage(msgspec.Struct, tag="tool", frozen=True, omit_defaults=True):
     call_id: str
     name: str
     content: str
     is_error: bool = False
+    images: list[ImagePart] = []  # pictures a tool returned (view_image), after the text
 
 
 Message = UserMessage | AssistantMessage | ToolResultMessage

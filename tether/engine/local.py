@@ -8,6 +8,9 @@ from pathlib import Path
 
 import anyio
 
+from tether.engine.local_fs import BINARY_SNIFF_BYTES as BINARY_SNIFF_BYTES
+from tether.engine.local_fs import LocalFileSystem as LocalFileSystem
+from tether.engine.local_fs import decode_text as decode_text
 from tether.engine.private import private_dir
 from tether.engine.seam import (
     AskAnswer,
@@ -24,41 +27,6 @@ from tether.engine.seam import (
     Target,
     WebError,
 )
-
-BINARY_SNIFF_BYTES = 8192  # a NUL byte this early means binary, as git and grep decide
-
-
-class LocalFileSystem:
-    async def read_text(self, path: Path) -> str:
-        try:
-            data = await anyio.Path(path).read_bytes()
-        except FileNotFoundError:
-            raise SeamError("FILE_NOT_FOUND", f"no such file: {path}") from None
-        except IsADirectoryError:
-            raise SeamError("IS_A_DIRECTORY", f"{path} is a directory") from None
-        return decode_text(path, data)
-
-    async def write_text(self, path: Path, content: str) -> None:
-        target = anyio.Path(path)
-        await target.parent.mkdir(parents=True, exist_ok=True)
-        await target.write_text(content, encoding="utf-8")
-
-
-def decode_text(path: Path, data: bytes) -> str:
-    """`data` as UTF-8 text, or BINARY_FILE: replacement characters would feed the model
-    garbage, and a file read as garbage and written back is a file destroyed."""
-    if b"\0" in data[:BINARY_SNIFF_BYTES]:
-        raise SeamError(
-            "BINARY_FILE", f"{path} is a binary file ({len(data)} bytes); read_file reads text only"
-        )
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SeamError(
-            "BINARY_FILE",
-            f"{path} is not UTF-8 text (byte {exc.start} of {len(data)}); "
-            "read_file reads UTF-8 text only",
-        ) from None
 
 
 class LocalTerminal:

@@ -37,6 +37,8 @@ class ModelCatalog:
     # Problems met while building it (a broken config file, an unknown TETHER_MODEL): tether
     # still serves, and a front may show these to the user once.
     warnings: list[str] = field(default_factory=list[str])
+    # The config file's `[workspace] path_denylist`, when it sets one (None: the built-in list).
+    path_denylist: tuple[str, ...] | None = None
     # The providers behind the models, by name (empty for the demo and scripted models).
     providers: dict[str, ProviderHandle] = field(default_factory=dict[str, ProviderHandle])
 

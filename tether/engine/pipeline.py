@@ -260,7 +260,7 @@ class Batch:
         text = await self._spill(c, out.text) if c.tool.spill else out.text
         if c.approved_by:  # leads, so a cut result keeps it
             text = f"[approval] {c.approved_by}\n{text}"
-        c.result = ToolResultMessage(c.call.id, c.call.name, text)
+        c.result = ToolResultMessage(c.call.id, c.call.name, text, images=out.images)
         await self._emit(ToolFinished(c.call.id, "completed", out.content, out.raw_output))
         if out.plan is not None:
             await self._emit(PlanChanged(out.plan))

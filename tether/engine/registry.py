@@ -12,6 +12,7 @@ from typing import Annotated, Any, get_type_hints
 import msgspec
 
 from tether.engine.events import Location, PlanItem, TextOut, ToolContent
+from tether.engine.history import ImagePart
 from tether.engine.providers.base import ToolSpec
 from tether.engine.seam import Capabilities
 
@@ -35,6 +36,7 @@ class ToolOutput:
     content: list[ToolContent] = field(default_factory=list[ToolContent])
     raw_output: Any = None
     plan: list[PlanItem] | None = None  # the session's new plan, when the tool maintains it
+    images: list[ImagePart] = field(default_factory=list[ImagePart])  # for the model only
     # A failure told in the tool's own words (a seed's exact `Error: ...` text): the result is
     # an error for the model and the card fails, but the text is kept as it is.
     is_error: bool = False

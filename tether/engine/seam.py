@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol
 
 from tether.engine.events import Location, ToolContent
 from tether.engine.providers.base import LLM
+from tether.engine.reads import ReadLedger
 from tether.engine.web.types import FetchResult as FetchResult
 from tether.engine.web.types import HttpRequest as HttpRequest
 from tether.engine.web.types import HttpResponse as HttpResponse
@@ -20,6 +21,7 @@ from tether.engine.web.types import SearchHit as SearchHit
 from tether.engine.web.types import SearchResults as SearchResults
 from tether.engine.web.types import Target as Target
 from tether.engine.web.types import WebCode as WebCode
+from tether.engine.workspace import Workspace
 
 
 class SeamError(Exception):
@@ -31,12 +33,68 @@ class SeamError(Exception):
         self.message = message
 
 
+FileKind = Literal["file", "dir", "symlink", "other"]
+TEXT_MAX_BYTES = 4 * 1024 * 1024  # what read_text loads whole (an edit's diff carries it twice)
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """What `lstat` says of a path (a symlink is not followed)."""
+
+    kind: FileKind
+    size: int
+    mtime_ns: int
+    links: int = 1
+
+    @property
+    def stamp(self) -> tuple[int, int]:
+        return (self.mtime_ns, self.size)
+
+
+@dataclass(frozen=True)
+class DirEntry:
+    name: str
+    kind: FileKind
+    size: int = 0
+    target: FileKind | None = None  # what a symlink points at (None: dangling, or not a link)
+
+
 class FileSystem(Protocol):
-    async def read_text(self, path: Path) -> str:
-        """The file's text; the editor's unsaved buffer when the client serves `fs`."""
+    """Every file access of a tool. Only regular files are read or written: a FIFO, a device or
+    a socket is an error (NOT_A_REGULAR_FILE), never opened in a way that could block."""
+
+    async def stat(self, path: Path) -> FileStat | None:
+        """`lstat` of the path; None when nothing is there."""
         ...
 
-    async def write_text(self, path: Path, content: str) -> None: ...
+    async def read_text(self, path: Path, *, max_bytes: int = TEXT_MAX_BYTES) -> str:
+        """The file's text; the editor's unsaved buffer when the client serves `fs`.
+        FILE_TOO_LARGE over `max_bytes`."""
+        ...
+
+    async def read_bytes(self, path: Path, *, offset: int = 0, max_bytes: int) -> bytes:
+        """At most `max_bytes` bytes from `offset`, as stored on disk."""
+        ...
+
+    async def write_text(self, path: Path, content: str) -> None:
+        """Create or replace a regular file (parents are created). Refuses a file with more than
+        one hard link: the write would change the file under its other names too."""
+        ...
+
+    async def list_dir(self, path: Path) -> list[DirEntry]: ...
+
+    async def copy(self, src: Path, dst: Path) -> None:
+        """Copy a file or a directory tree to `dst`, which must not exist."""
+        ...
+
+    async def move(self, src: Path, dst: Path) -> None:
+        """Rename `src` to `dst`, which must not exist."""
+        ...
+
+    async def delete(self, path: Path, *, permanent: bool) -> None:
+        """Move to the system trash, or delete for good when `permanent`. A failed trashing
+        raises TRASH_FAILED and leaves the path alone."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -186,3 +244,15 @@ class Capabilities:
     web: Web
     llm: LLM | None = None
     call_id: str | None = None  # set per call by the pipeline: the tool call being run
+    # The path policy; built from `roots` with the default denylist when not given.
+    workspace: Workspace | None = None
+    reads: ReadLedger = field(default_factory=ReadLedger)  # per turn: see engine/reads.py
+
+    def __post_init__(self) -> None:
+        if self.workspace is None:
+            self.workspace = Workspace(list(self.roots))
+
+    @property
+    def policy(self) -> Workspace:
+        assert self.workspace is not None
+        return self.workspace

@@ -37,6 +37,7 @@ from tether.engine.session import (
 from tether.engine.store import SessionRow, Store
 from tether.engine.system_prompt import PERSONA, project_context, system_prompt
 from tether.engine.turn import Turn, TurnConfig
+from tether.engine.workspace import DEFAULT_DENYLIST
 
 if TYPE_CHECKING:
     from tether.engine.discovery import Discovery
@@ -75,6 +76,7 @@ class EngineDeps:
     store: Store
     spill_root: Path
     turn: TurnConfig = field(default_factory=lambda: TurnConfig(system=PERSONA))
+    path_denylist: tuple[str, ...] = DEFAULT_DENYLIST  # unless the config file sets one
 
 
 @dataclass

@@ -76,7 +76,14 @@ class Defaults(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     model: str | None = None  # "provider:model", or "demo"
 
 
+class WorkspaceConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    # Names no file tool may touch, as globs matched against each part of a path below a root
+    # (None: the built-in list; [] turns the denylist off).
+    path_denylist: list[str] | None = None
+
+
 class ConfigFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     providers: dict[str, ProviderConfig] = {}
     models: dict[str, ModelConfig] = {}  # keyed "provider:model"
     defaults: Defaults = msgspec.field(default_factory=Defaults)
+    workspace: WorkspaceConfig = msgspec.field(default_factory=WorkspaceConfig)

@@ -19,8 +19,9 @@ class TextContent(msgspec.Struct, tag_field="type", tag="text"):
     text: str
 
 
-class ImageURL(msgspec.Struct):
+class ImageURL(msgspec.Struct, omit_defaults=True):
     url: str  # a data: URL; remote URLs are never sent
+    detail: str = "auto"
 
 
 class ImageContent(msgspec.Struct, tag_field="type", tag="image_url"):

@@ -36,7 +36,7 @@ class FunctionCallItem(msgspec.Struct, tag_field="type", tag="function_call"):
 
 class FunctionCallOutputItem(msgspec.Struct, tag_field="type", tag="function_call_output"):
     call_id: str
-    output: str
+    output: str | list[InputText | InputImage]  # a list when the tool returned images
 
 
 class SummaryText(msgspec.Struct, tag_field="type", tag="summary_text"):

@@ -8,8 +8,32 @@ from tether.engine.registry import ToolDef
 def catalog() -> list[ToolDef]:
     """Every tool tether offers, for the composition root to build a Registry from."""
     from tether.tools.ask import ask_user
-    from tether.tools.files import list_dir, read_file, write_file
+    from tether.tools.edit import edit_lineno, edit_replace
+    from tether.tools.files import list_dir, read_file, view_image, write_file
+    from tether.tools.manage import copy_path, delete_path, move_path
+    from tether.tools.search import glob_paths, regex_files, tree
     from tether.tools.todo import todo_write
+    from tether.tools.vcs import vcs_branch, vcs_diff, vcs_log, vcs_status
     from tether.tools.web import web_tools
 
-    return [read_file, write_file, list_dir, todo_write, ask_user, *web_tools()]
+    return [
+        read_file,
+        write_file,
+        edit_replace,
+        edit_lineno,
+        list_dir,
+        tree,
+        glob_paths,
+        regex_files,
+        view_image,
+        copy_path,
+        move_path,
+        delete_path,
+        vcs_status,
+        vcs_diff,
+        vcs_log,
+        vcs_branch,
+        todo_write,
+        ask_user,
+        *web_tools(),
+    ]

@@ -1,25 +1,31 @@
-"""File tools: read_file, write_file, list_dir."""
+"""File tools: read_file, write_file, list_dir, view_image."""
 
 from __future__ import annotations
 
-import os
+import base64
 from pathlib import Path
-
-import anyio
+from typing import Literal
 
 from tether.engine.events import DiffOut, Location, TextOut
+from tether.engine.history import ImagePart
 from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
-from tether.engine.seam import Capabilities, SeamError
-from tether.tools.paths import display, resolve
+from tether.engine.seam import TEXT_MAX_BYTES, Capabilities, DirEntry, FileStat, SeamError
+from tether.tools.paths import display, existing, named, regular_file, resolve, spill_root
+from tether.tools.text import (
+    LINE_MAX_CHARS,
+    SNIFF_BYTES,
+    Window,
+    check_text,
+    image_type,
+    load_text,
+    stream_window,
+    window_of,
+)
 
 READ_MAX_CHARS = 32_000
 READ_HARD_MAX = 200_000
 LIST_MAX_ENTRIES = 500
-
-
-def _spill_root(ctx: Capabilities) -> list[Path]:
-    directory = getattr(ctx.spill, "directory", None)
-    return [directory] if isinstance(directory, Path) else []
+IMAGE_MAX_BYTES = 3_750_000  # 5 MB once base64-encoded: the smallest provider limit
 
 
 @tool(kind="read", read_only=True, spill=False)
@@ -28,48 +34,100 @@ async def read_file(
     path: str,
     start_line: int = 1,
     end_line: int | None = None,
-    line_numbers: bool = False,
+    with_lineno: bool = False,
     max_chars: int = READ_MAX_CHARS,
 ) -> ToolOutput:
     """Read a text file of the project (the editor's unsaved text when it has the file open).
 
-    The output starts with a label `L{start}-{end} of {total}` naming the lines shown.
+    The output starts with a label `L{start}-{end} of {total}` naming the lines shown. Lines
+    longer than 2000 characters are cut. Images and other binary files are refused (use
+    view_image for images).
 
     Args:
         path: File path, relative to the project directory or absolute.
         start_line: First line to show, 1-based.
         end_line: Last line to show, inclusive; the end of the file when omitted.
-        line_numbers: Prefix each line with its number and a tab.
+        with_lineno: Prefix each line with its number and a tab. Lines read this way may be
+            changed with edit_lineno during this turn.
         max_chars: At most this many characters are returned (up to 200000).
     """
-    full = resolve(ctx, path, extra_roots=_spill_root(ctx))
-    text = await ctx.fs.read_text(full)
-    lines = text.splitlines()
-    first = max(start_line, 1)
-    last = min(end_line or len(lines), len(lines))
-    shown, last = _clip(lines, first, last, min(max(max_chars, 1), READ_HARD_MAX), line_numbers)
-    label = f"L{first}-{last} of {len(lines)}"
-    if last < (end_line or len(lines)):
-        label += f" (truncated; continue with start_line={last + 1})"
-    return ToolOutput(f"{label}\n{shown}", [TextOut(f"{display(ctx, full)} {label}")])
+    if start_line < 1:
+        raise ToolError("INVALID_ARGS", "start_line must be 1 or more")
+    if end_line is not None and end_line < start_line:
+        raise ToolError("INVALID_ARGS", f"end_line ({end_line}) is before start_line")
+    full = resolve(ctx, path, extra_roots=spill_root(ctx))
+    budget = min(max(max_chars, 1), READ_HARD_MAX)
+    st = await ctx.fs.stat(full)
+    if st is None:  # not on disk: an editor may still hold it, as a new unsaved buffer
+        win = window_of(await _unsaved(ctx, full, path), start_line, end_line, budget)
+    else:
+        st = await regular_file(ctx, full, path)
+        await check_text(ctx, full, path, st)
+        if st.size <= TEXT_MAX_BYTES:
+            win = window_of(await ctx.fs.read_text(full), start_line, end_line, budget)
+        else:
+            win = await stream_window(ctx, full, st.size, start_line, end_line, budget)
+    if win.total and start_line > win.total:
+        raise ToolError(
+            "INVALID_ARGS", f"start_line={start_line} is past the end of {path} ({win.total} lines)"
+        )
+    body, shown = _render(win, budget, with_lineno)
+    last = start_line + len(shown) - 1
+    label = _label(win, last, end_line, shown)
+    if with_lineno and st is not None:
+        ctx.reads.record(full, st.stamp, {n: t for n, (t, cut) in shown.items() if not cut})
+    return ToolOutput(f"{label}\n{body}", [TextOut(f"{display(ctx, full)} {label}")])
 
 
-def _clip(lines: list[str], first: int, last: int, budget: int, numbered: bool) -> tuple[str, int]:
+async def _unsaved(ctx: Capabilities, full: Path, path: str) -> str:
+    try:
+        return await ctx.fs.read_text(full)
+    except SeamError as exc:
+        if exc.code == "FILE_NOT_FOUND":
+            raise ToolError("FILE_NOT_FOUND", f"no such file or directory: {path}") from None
+        raise
+
+
+def _render(win: Window, budget: int, numbered: bool) -> tuple[str, dict[int, tuple[str, bool]]]:
+    """The lines that fit the budget; a first line alone over it is cut to fit."""
     out: list[str] = []
+    shown: dict[int, tuple[str, bool]] = {}
     used = 0
-    for n in range(first, last + 1):
-        line = f"{n}\t{lines[n - 1]}" if numbered else lines[n - 1]
-        if used + len(line) + 1 > budget and out:
-            return "\n".join(out), n - 1
-        out.append(line)
-        used += len(line) + 1
-    return "\n".join(out), last
+    for i, line in enumerate(win.lines):
+        n = win.first + i
+        prefix = f"{n}\t" if numbered else ""
+        limit = LINE_MAX_CHARS
+        if not out and len(prefix) + min(len(line), limit) + 1 > budget:
+            limit = max(budget - len(prefix) - 1, 1)
+        elif used + len(prefix) + min(len(line), limit) + 1 > budget:
+            break
+        cut = win.full_lengths[i] > limit
+        text = line[:limit]
+        out.append(prefix + text + (f" [… line cut after {limit} chars]" if cut else ""))
+        shown[n] = (text, cut)
+        used += len(out[-1]) + 1
+        if limit < LINE_MAX_CHARS:
+            break
+    return "\n".join(out), shown
+
+
+def _label(win: Window, last: int, end_line: int | None, shown: dict[int, tuple[str, bool]]) -> str:
+    if win.total == 0:
+        return "L0-0 of 0 (empty file)"
+    label = f"L{win.first}-{last} of {win.total}"
+    wanted = win.total if end_line is None else min(end_line, win.total)
+    if last < wanted:
+        label += f" (truncated; continue with start_line={last + 1})"
+    cut = [n for n, (_, c) in shown.items() if c]
+    if cut:
+        label += f" (line{'s' if len(cut) > 1 else ''} {', '.join(map(str, cut[:5]))} cut)"
+    return label
 
 
 @read_file.planned_by
 async def _plan_read(ctx: Capabilities, args: object, mode: str) -> CallPlan:
     path = str(getattr(args, "path", ""))
-    full = resolve(ctx, path, extra_roots=_spill_root(ctx))
+    full = resolve(ctx, path, extra_roots=spill_root(ctx))
     line = int(getattr(args, "start_line", 1) or 1)
     return CallPlan(
         title=f"Read {display(ctx, full)}",
@@ -82,14 +140,8 @@ async def _plan_read(ctx: Capabilities, args: object, mode: str) -> CallPlan:
 
 @read_file.described_by
 def _describe_read(ctx: Capabilities, args: object) -> CallPlan:
-    return _named("Read", "read", ctx, args)
-
-
-def _named(verb: str, kind: str, ctx: Capabilities, args: object) -> CallPlan:
-    """A card naming the call's path as written, before any check (for refused calls)."""
     path = str(getattr(args, "path", ""))
-    full = ctx.cwd / path
-    return CallPlan(title=f"{verb} {path}", kind=kind, locations=[Location(str(full))], target=path)
+    return named(f"Read {path}", "read", ctx, path)
 
 
 @tool(kind="edit")
@@ -99,19 +151,19 @@ async def write_file(
     """Create a text file, or replace an existing one when `overwrite` is true.
 
     Parent directories are created as needed. Replacing a file always asks the user first.
+    To change part of a file, prefer edit_replace or edit_lineno.
 
     Args:
         path: File path, relative to the project directory or absolute.
         content: The complete new text of the file.
         overwrite: Must be true to replace a file that already exists.
     """
-    full = resolve(ctx, path)
-    old = await _existing_text(ctx, full)
-    if old == content:
+    full = resolve(ctx, path, access="write")
+    old, unchanged = await _old_text(ctx, full, path, content, overwrite)
+    if unchanged:
         return ToolOutput(f"{display(ctx, full)} already has this content; nothing written")
-    if old is not None and not overwrite:
-        raise ToolError("FILE_EXISTS", f"{path} exists; pass overwrite=true to replace it")
     await ctx.fs.write_text(full, content)
+    ctx.reads.forget(full)
     verb = "replaced" if old is not None else "created"
     return ToolOutput(
         f"{verb} {display(ctx, full)} ({len(content.encode())} bytes)",
@@ -123,11 +175,9 @@ async def write_file(
 async def _plan_write(ctx: Capabilities, args: object, mode: str) -> CallPlan:
     path = str(getattr(args, "path", ""))
     content = str(getattr(args, "content", ""))
-    full = resolve(ctx, path)
-    old = await _existing_text(ctx, full)
-    if old is not None and not getattr(args, "overwrite", False):
-        raise ToolError("FILE_EXISTS", f"{path} exists; pass overwrite=true to replace it")
-    unchanged = old == content
+    full = resolve(ctx, path, access="write")
+    overwrite = bool(getattr(args, "overwrite", False))
+    old, unchanged = await _old_text(ctx, full, path, content, overwrite)
     verb = "Rewrite (unchanged)" if unchanged else "Replace" if old is not None else "Create"
     return CallPlan(
         title=f"{verb} {display(ctx, full)}",
@@ -145,18 +195,45 @@ async def _plan_write(ctx: Capabilities, args: object, mode: str) -> CallPlan:
 
 @write_file.described_by
 def _describe_write(ctx: Capabilities, args: object) -> CallPlan:
-    return _named("Write", "edit", ctx, args)
+    path = str(getattr(args, "path", ""))
+    return named(f"Write {path}", "edit", ctx, path)
 
 
-async def _existing_text(ctx: Capabilities, full: Path) -> str | None:
-    if not await anyio.Path(full).exists():
-        return None
-    if await anyio.Path(full).is_dir():
-        raise ToolError("IS_A_DIRECTORY", f"{full} is a directory")
+async def _old_text(
+    ctx: Capabilities, full: Path, path: str, content: str, overwrite: bool
+) -> tuple[str | None, bool]:
+    """The text a write would replace (None: a new file) and whether it equals `content`;
+    refuses what must not be replaced."""
+    st = await ctx.fs.stat(full)
+    if st is None:
+        return None, False
+    if st.kind == "dir":
+        raise ToolError("IS_A_DIRECTORY", f"{path} is a directory")
+    st = await regular_file(ctx, full, path)
+    if not overwrite and st.size != len(content.encode()):
+        raise ToolError("FILE_EXISTS", f"{path} exists; pass overwrite=true to replace it")
     try:
-        return await ctx.fs.read_text(full)
-    except SeamError as exc:  # it exists but is no text: replacing it still asks and says so
-        return f"({exc.message})\n"
+        old = await load_text(ctx, full, path, st)
+    except (ToolError, SeamError) as exc:
+        if exc.code not in ("BINARY_FILE", "FILE_TOO_LARGE"):
+            raise
+        old = f"({exc.message})\n"  # no text to show: replacing it still asks, and says why
+    if old == content:
+        return old, True
+    if not overwrite:
+        raise ToolError("FILE_EXISTS", f"{path} exists; pass overwrite=true to replace it")
+    _single_link(path, st)
+    return old, False
+
+
+def _single_link(path: str, st: FileStat) -> None:
+    if st.links > 1:
+        raise ToolError(
+            "HARD_LINK",
+            f"{path} has {st.links} hard links: writing it would change the same file under its "
+            "other names, which may lie outside the project. Copy it to a new file and edit "
+            "that instead.",
+        )
 
 
 @tool(kind="read", read_only=True)
@@ -167,38 +244,93 @@ async def list_dir(ctx: Capabilities, path: str = ".") -> ToolOutput:
         path: Directory path, relative to the project directory or absolute.
     """
     full = resolve(ctx, path)
-    try:
-        entries = await anyio.to_thread.run_sync(_entries, full)
-    except FileNotFoundError:
-        raise ToolError("FILE_NOT_FOUND", f"no such directory: {path}") from None
-    except NotADirectoryError:
-        raise ToolError("NOT_A_DIRECTORY", f"{path} is a file; use read_file") from None
+    st = await existing(ctx, full, path)
+    if st.kind != "dir":
+        raise ToolError("NOT_A_DIRECTORY", f"{path} is a file; use read_file")
+    entries = sorted(
+        (_entry_name(e) for e in await ctx.fs.list_dir(full)),
+        key=lambda n: (not n.endswith("/"), n.lower()),
+    )
     shown = entries[:LIST_MAX_ENTRIES]
-    head = f"{display(ctx, full) or '.'}: {len(entries)} entries"
+    head = f"{display(ctx, full)}: {len(entries)} entries"
     if len(entries) > len(shown):
         head += f" (first {len(shown)} shown)"
     text = "\n".join([head, *shown])
     return ToolOutput(text, [TextOut(text)])
 
 
-def _entries(directory: Path) -> list[str]:
-    with os.scandir(directory) as it:
-        items = [e.name + ("/" if e.is_dir() else "") for e in it]
-    return sorted(items, key=lambda n: (not n.endswith("/"), n.lower()))
+def _entry_name(e: DirEntry) -> str:
+    if e.kind == "dir" or e.target == "dir":
+        return e.name + "/"
+    if e.kind == "other" or (e.kind == "symlink" and e.target not in ("file", "dir")):
+        return f"{e.name} (not a regular file)"
+    return e.name
 
 
 @list_dir.planned_by
 async def _plan_list(ctx: Capabilities, args: object, mode: str) -> CallPlan:
     full = resolve(ctx, str(getattr(args, "path", ".")))
     return CallPlan(
-        title=f"List {display(ctx, full) or '.'}",
+        title=f"List {display(ctx, full)}",
         kind="read",
         locations=[Location(str(full))],
         scope=str(full),
-        target=display(ctx, full) or ".",
+        target=display(ctx, full),
     )
 
 
 @list_dir.described_by
 def _describe_list(ctx: Capabilities, args: object) -> CallPlan:
-    return _named("List", "read", ctx, args)
+    path = str(getattr(args, "path", "."))
+    return named(f"List {path}", "read", ctx, path)
+
+
+@tool(kind="read", read_only=True, spill=False)
+async def view_image(
+    ctx: Capabilities, path: str, detail: Literal["auto", "low", "high", "original"] = "auto"
+) -> ToolOutput:
+    """Look at an image file of the project (PNG, JPEG, GIF or WebP), for models that see images.
+
+    Args:
+        path: Image path, relative to the project directory or absolute.
+        detail: How closely to look: auto, low, high or original resolution.
+    """
+    model = ctx.llm.info if ctx.llm is not None else None
+    if model is None or not model.images:
+        name = model.id if model is not None else "this session's model"
+        raise ToolError(
+            "IMAGES_UNSUPPORTED",
+            f"the model {name} does not accept images, so view_image cannot show {path}",
+        )
+    full = resolve(ctx, path)
+    st = await regular_file(ctx, full, path)
+    mime = image_type(await ctx.fs.read_bytes(full, max_bytes=SNIFF_BYTES))
+    if mime is None:
+        raise ToolError("NOT_AN_IMAGE", f"{path} is not a PNG, JPEG, GIF or WebP image")
+    if st.size > IMAGE_MAX_BYTES:
+        raise ToolError(
+            "FILE_TOO_LARGE",
+            f"{path} has {st.size} bytes; images over {IMAGE_MAX_BYTES} bytes are not sent",
+        )
+    data = await ctx.fs.read_bytes(full, max_bytes=IMAGE_MAX_BYTES)
+    image = ImagePart(base64.b64encode(data).decode(), mime, None if detail == "auto" else detail)
+    text = f"{display(ctx, full)}: {mime} image, {len(data)} bytes (shown to you below)"
+    return ToolOutput(text, [TextOut(text)], images=[image])
+
+
+@view_image.planned_by
+async def _plan_view(ctx: Capabilities, args: object, mode: str) -> CallPlan:
+    full = resolve(ctx, str(getattr(args, "path", "")))
+    return CallPlan(
+        title=f"View {display(ctx, full)}",
+        kind="read",
+        locations=[Location(str(full))],
+        scope=str(full),
+        target=display(ctx, full),
+    )
+
+
+@view_image.described_by
+def _describe_view(ctx: Capabilities, args: object) -> CallPlan:
+    path = str(getattr(args, "path", ""))
+    return named(f"View {path}", "read", ctx, path)

@@ -27,6 +27,7 @@ from tether.engine.history import (
     ImagePart,
     Message,
     Reasoning,
+    TextPart,
     ToolResultMessage,
     UserMessage,
 )
@@ -37,6 +38,7 @@ from tether.engine.providers.common import (
     HTTPProvider,
     encode,
     parse_arguments,
+    tool_images,
     without_refused,
 )
 from tether.schemas import anthropic as wire
@@ -147,7 +149,7 @@ class AnthropicMessages(HTTPProvider):
         if isinstance(m, UserMessage):
             return "user", _user_blocks(m)
         if isinstance(m, ToolResultMessage):
-            return "user", [_tool_result(m)]
+            return "user", [_tool_result(m, tool_images(self.info, m))]
         return "assistant", self._assistant_blocks(m, pad)
 
     def _assistant_blocks(self, m: AssistantMessage, pad: bool) -> list[dict[str, Any]]:
@@ -209,9 +211,11 @@ def _user_blocks(m: UserMessage) -> list[dict[str, Any]]:
     return blocks
 
 
-def _tool_result(m: ToolResultMessage) -> dict[str, Any]:
+def _tool_result(m: ToolResultMessage, images: list[ImagePart]) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.call_id}
-    if m.content:
+    if images:
+        block["content"] = _user_blocks(UserMessage([TextPart(m.content), *images]))
+    elif m.content:
         block["content"] = m.content
     if m.is_error:
         block["is_error"] = True

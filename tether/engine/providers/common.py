@@ -11,7 +11,13 @@ from urllib.parse import urlsplit
 import httpx
 import msgspec
 
-from tether.engine.history import AssistantMessage, ImagePart, Message, UserMessage
+from tether.engine.history import (
+    AssistantMessage,
+    ImagePart,
+    Message,
+    ToolResultMessage,
+    UserMessage,
+)
 from tether.engine.providers.base import ChatRequest, ModelInfo, ProviderError, StreamEvent
 from tether.engine.providers.retry import RetryPolicy, Send, StreamDecoder, stream_with_retry
 
@@ -47,6 +53,17 @@ def check_images(info: ModelInfo, messages: list[Message]) -> None:
     for m in messages:
         if isinstance(m, UserMessage) and any(isinstance(p, ImagePart) for p in m.parts):
             raise ProviderError(f"model {info.id} does not accept images")
+
+
+def tool_images(info: ModelInfo, m: ToolResultMessage) -> list[ImagePart]:
+    """The pictures of a tool result a model is sent: none for a model without images (the
+    session may have switched to it after the tool ran)."""
+    return m.images if info.images else []
+
+
+def openai_detail(part: ImagePart) -> str:
+    """OpenAI's `detail` knows low, high and auto; "original" asks for the most there is."""
+    return {"low": "low", "high": "high", "original": "high"}.get(part.detail or "", "auto")
 
 
 # An assistant round the provider refused carries this block (with the provider's

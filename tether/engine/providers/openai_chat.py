@@ -40,6 +40,8 @@ from tether.engine.providers.common import (
     encode,
     is_openai_api,
     model_reasons,
+    openai_detail,
+    tool_images,
     without_refused,
 )
 from tether.engine.providers.retry import looks_transient
@@ -66,10 +68,18 @@ class OpenAIChat(HTTPProvider):
         messages: list[wire.Message] = []
         if request.system:
             messages.append(wire.SystemMessage(request.system))
+        images: list[wire.UserContent] = []
         for m in without_refused(request.messages):
+            if images and not isinstance(m, ToolResultMessage):
+                messages.append(wire.UserMessage(images))
+                images = []
             converted = self._message(m)
             if converted is not None:
                 messages.append(converted)
+            if isinstance(m, ToolResultMessage):
+                images += _tool_images(m, tool_images(self.info, m))
+        if images:
+            messages.append(wire.UserMessage(images))
         body = wire.ChatRequest(
             model=self.model,
             messages=messages,
@@ -134,6 +144,18 @@ class OpenAIChat(HTTPProvider):
 
 def _tool(t: ToolSpec) -> wire.FunctionTool:
     return wire.FunctionTool(wire.FunctionDef(t.name, t.description, t.parameters))
+
+
+def _tool_images(m: ToolResultMessage, images: list[ImagePart]) -> list[wire.UserContent]:
+    """A tool message carries text only: its images follow the round's tool messages as a user
+    message (one placed between them would break the call/result sequence)."""
+    if not images:
+        return []
+    label = wire.TextContent(f"The image returned by {m.name} (call {m.call_id}):")
+    return [
+        label,
+        *(wire.ImageContent(wire.ImageURL(data_url(p), openai_detail(p))) for p in images),
+    ]
 
 
 def _user_content(m: UserMessage) -> str | list[wire.UserContent]:

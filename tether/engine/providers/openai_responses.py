@@ -47,6 +47,8 @@ from tether.engine.providers.common import (
     data_url,
     encode,
     model_reasons,
+    openai_detail,
+    tool_images,
     without_refused,
 )
 from tether.engine.providers.retry import looks_transient
@@ -101,7 +103,11 @@ class OpenAIResponses(HTTPProvider):
         if isinstance(m, UserMessage):
             return [wire.MessageItem("user", _user_content(m))]
         if isinstance(m, ToolResultMessage):
-            return [wire.FunctionCallOutputItem(m.call_id, m.content)]
+            images = tool_images(self.info, m)
+            if not images:
+                return [wire.FunctionCallOutputItem(m.call_id, m.content)]
+            parts = [wire.InputImage(data_url(p), openai_detail(p)) for p in images]
+            return [wire.FunctionCallOutputItem(m.call_id, [wire.InputText(m.content), *parts])]
         return self._assistant(m, with_tools)
 
     def _assistant(self, m: AssistantMessage, with_tools: bool) -> list[wire.InputItem]:

@@ -78,8 +78,10 @@ class AcpAgent:
             from tether.engine.web.build import build_web
 
             self._web = build_web()
+        configured = self.deps.catalog.path_denylist
+        denylist = configured if configured is not None else self.deps.path_denylist
         return acp_capabilities(
-            self.peer, self.handshake, session, model, self.deps.spill_root, self._web
+            self.peer, self.handshake, session, model, self.deps.spill_root, self._web, denylist
         )
 
     async def send(self, session_id: str, update: acp.SessionUpdate) -> None:
@@ -268,7 +270,10 @@ class _rpc_errors:
 
 def _roots(cwd: str, params: acp.NewSessionRequest) -> list[str]:
     extra = params.additional_directories if isinstance(params.additional_directories, list) else []
-    return [cwd, *(_absolute_dir(d, "additionalDirectories[]") for d in extra)]
+    return [
+        cwd,
+        *(_absolute_dir(d, f"additionalDirectories[{i}]") for i, d in enumerate(extra)),
+    ]
 
 
 def _check_mcp_servers(servers: list[dict[str, Any]]) -> None:

@@ -7,8 +7,10 @@ from pathlib import Path
 
 from tether.engine.local import LocalSpill, LocalTerminal
 from tether.engine.providers.base import LLM
+from tether.engine.reads import ReadLedger
 from tether.engine.seam import Capabilities, Web
 from tether.engine.session import Session
+from tether.engine.workspace import Workspace
 from tether.rpc.acp.approval import AcpApproval
 from tether.rpc.acp.ask import AcpAsk
 from tether.rpc.acp.client_fs import ClientFileSystem
@@ -24,8 +26,11 @@ def acp_capabilities(
     model: LLM,
     spill_root: Path,
     web: Web,
+    denylist: tuple[str, ...],
 ) -> Capabilities:
+    """Built per turn: the read ledger (what `edit_lineno` may change) is this turn's."""
     caps = handshake.client or acp.ClientCapabilities()
+    roots = [Path(r) for r in s.state.roots] or [Path(s.cwd)]
 
     def withdraw() -> bool:
         # After the client's own session/cancel it answers its pending requests itself.
@@ -35,7 +40,7 @@ def acp_capabilities(
     return Capabilities(
         session_id=s.id,
         cwd=Path(s.cwd),
-        roots=[Path(r) for r in s.state.roots] or [Path(s.cwd)],
+        roots=roots,
         fs=ClientFileSystem(peer, s.id, caps.fs),
         terminal=LocalTerminal(),
         approval=AcpApproval(peer, s.id, forms=forms, withdraw=withdraw),
@@ -43,4 +48,6 @@ def acp_capabilities(
         spill=LocalSpill(spill_root / s.id),
         web=web,
         llm=model,
+        workspace=Workspace(roots, denylist=denylist),
+        reads=ReadLedger(),
     )

@@ -1,0 +1,49 @@
+"""Running one tool the way the pipeline does (plan, then invoke) on a real directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from tether.engine.local import (
+    LocalFileSystem,
+    LocalSpill,
+    LocalTerminal,
+    NoAsk,
+    NoWeb,
+    PolicyApproval,
+)
+from tether.engine.registry import CallPlan, ToolDef, ToolOutput
+from tether.engine.seam import Capabilities, FileSystem
+
+
+def make_ctx(root: Path, spill: Path, fs: FileSystem | None = None, **kw: Any) -> Capabilities:
+    return Capabilities(
+        session_id="s",
+        cwd=root,
+        roots=[root],
+        fs=fs or LocalFileSystem(),
+        terminal=LocalTerminal(),
+        approval=PolicyApproval(True),
+        ask=NoAsk(),
+        spill=LocalSpill(spill),
+        web=NoWeb(),
+        **kw,
+    )
+
+
+async def plan(ctx: Capabilities, t: ToolDef, mode: str = "ask", **args: Any) -> CallPlan:
+    return await t.plan(ctx, t.decode(msgspec.json.encode(args)), mode)
+
+
+async def run(ctx: Capabilities, t: ToolDef, **args: Any) -> ToolOutput:
+    """Plan, then invoke: what the pipeline does for an allowed call."""
+    decoded = t.decode(msgspec.json.encode(args))
+    await t.plan(ctx, decoded, "ask")
+    return await t.invoke(ctx, decoded)
+
+
+async def text(ctx: Capabilities, t: ToolDef, **args: Any) -> str:
+    return (await run(ctx, t, **args)).text

@@ -1,0 +1,158 @@
+"""The workspace policy: which paths a tool may touch. One policy every tool asks.
+
+A path is allowed when it lies inside a root (the session cwd and the client's
+`additionalDirectories`) or a granted directory, after symlinks are resolved. The denylist
+(`.git` internals, `.env*`, key files; configurable) wins over every root and grant: it is checked
+on the path as the model wrote it and on the resolved path, relative to the root that holds it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+Access = Literal["read", "write"]
+
+DEFAULT_DENYLIST: tuple[str, ...] = (
+    ".git",
+    ".env*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".netrc",
+)
+MAX_PATH_CHARS = 4096
+MAX_NAME_BYTES = 255
+
+
+class PathRefused(Exception):
+    """A path the policy refuses: `code` is INVALID_PATH, OUTSIDE_ROOTS or PATH_DENIED."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class DirGrant:
+    """A directory outside the roots the user opened to tools (read, or read and write)."""
+
+    path: Path
+    access: Access = "read"
+
+
+@dataclass
+class Workspace:
+    roots: list[Path]
+    denylist: Sequence[str] = DEFAULT_DENYLIST
+    grants: list[DirGrant] = field(default_factory=list[DirGrant])
+
+    def __post_init__(self) -> None:
+        self.roots = [_real(r) for r in self.roots]
+        self._patterns = [p.strip().strip("/").lower() for p in self.denylist if p.strip("/ ")]
+
+    def resolve(
+        self,
+        cwd: Path,
+        path: str,
+        *,
+        access: Access = "read",
+        follow_last: bool = True,
+        extra_read: Iterable[Path] = (),
+    ) -> Path:
+        """The absolute path a tool should use; raises PathRefused.
+
+        `follow_last=False` resolves the parent only, so a symlink itself can be moved or
+        deleted without touching what it points at."""
+        _check_shape(path)
+        lexical = Path(os.path.normpath(_real(cwd) / path))
+        try:
+            if follow_last and lexical.name:
+                full = lexical.resolve()
+            else:
+                full = lexical.parent.resolve() / lexical.name if lexical.name else lexical
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise PathRefused("INVALID_PATH", f"{path}: {_reason(exc)}") from None
+        base = self._base(full, access, [_real(p) for p in extra_read])
+        if base is None:
+            raise PathRefused("OUTSIDE_ROOTS", self._outside(path, full, access))
+        for candidate, where in ((full, base), (lexical, self._base(lexical, "read", []))):
+            entry = self.denied(candidate, where)
+            if entry is not None:
+                raise PathRefused(
+                    "PATH_DENIED", f"{path} matches the path denylist entry {entry!r}"
+                )
+        return full
+
+    def denied(self, path: Path, base: Path | None = None) -> str | None:
+        """The denylist entry matching any part of `path` below its root, or None."""
+        base = base or self._base(path, "read", [])
+        if base is None:
+            return None
+        try:
+            parts = path.relative_to(base).parts
+        except ValueError:
+            return None
+        for part in parts:
+            name = part.lower()
+            for pattern in self._patterns:
+                if fnmatch.fnmatchcase(name, pattern):
+                    return pattern
+        return None
+
+    def _base(self, full: Path, access: Access, extra: list[Path]) -> Path | None:
+        """The innermost root or grant holding `full` (the denylist applies below it)."""
+        bases = [*self.roots, *(g.path for g in self.grants if _covers(g, access))]
+        if access == "read":
+            bases += extra
+        inside = [b for b in bases if full == b or full.is_relative_to(b)]
+        return max(inside, key=lambda b: len(b.parts)) if inside else None
+
+    def _outside(self, path: str, full: Path, access: Access) -> str:
+        dirs = ", ".join(str(r) for r in self.roots)
+        if access == "write" and self._base(full, "read", []) is not None:
+            return f"{path} is in a directory granted for reading only"
+        return f"{path} is outside the session's directories ({dirs})"
+
+
+def _covers(grant: DirGrant, access: Access) -> bool:
+    return access == "read" or grant.access == "write"
+
+
+def _real(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(path))
+
+
+def _check_shape(path: str) -> None:
+    if not path:
+        raise PathRefused("INVALID_PATH", "path must not be empty")
+    if "\0" in path:
+        raise PathRefused("INVALID_PATH", f"path contains a NUL byte: {path!r}")
+    if len(path) > MAX_PATH_CHARS:
+        raise PathRefused("INVALID_PATH", f"path is longer than {MAX_PATH_CHARS} characters")
+    for part in Path(path).parts:
+        if len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES:
+            raise PathRefused(
+                "INVALID_PATH", f"a path component is longer than {MAX_NAME_BYTES} bytes"
+            )
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, RuntimeError) or "loop" in str(exc).lower():
+        return "a symlink loop"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)

@@ -1,0 +1,160 @@
+"""Path tools: copy_path, move_path, delete_path (to the system trash unless asked otherwise)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tether.engine.events import Location, TextOut
+from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
+from tether.engine.seam import Capabilities, FileStat
+from tether.tools.paths import display, existing, named, resolve
+
+
+async def _pair(
+    ctx: Capabilities, src: str, dst: str, *, move: bool
+) -> tuple[Path, Path, FileStat]:
+    # A move renames the entry itself (a symlink stays a symlink); a copy reads what it names.
+    s = resolve(ctx, src, access="write" if move else "read", follow_last=not move)
+    d = resolve(ctx, dst, access="write", follow_last=False)
+    st = await existing(ctx, s, src)
+    if st.kind == "other":
+        raise ToolError("NOT_A_REGULAR_FILE", f"{src} is a FIFO, device or socket")
+    if await ctx.fs.stat(d) is not None:
+        raise ToolError("FILE_EXISTS", f"{dst} already exists; delete or move it first")
+    if d == s or d.is_relative_to(s):
+        raise ToolError("INVALID_ARGS", f"{dst} is inside {src}")
+    return s, d, st
+
+
+def _common_dir(a: Path, b: Path) -> str:
+    return os.path.commonpath([a.parent, b.parent])
+
+
+@tool(kind="edit")
+async def copy_path(ctx: Capabilities, src: str, dst: str) -> ToolOutput:
+    """Copy a file or a directory (with everything in it) to a new path.
+
+    Args:
+        src: The file or directory to copy.
+        dst: The new path; it must not exist yet (parents are created).
+    """
+    s, d, st = await _pair(ctx, src, dst, move=False)
+    await ctx.fs.copy(s, d)
+    ctx.reads.forget(d)
+    what = "directory" if st.kind == "dir" else "file"
+    text = f"copied {what} {display(ctx, s)} to {display(ctx, d)}"
+    return ToolOutput(text, [TextOut(text)])
+
+
+@copy_path.planned_by
+async def _plan_copy(ctx: Capabilities, args: object, mode: str) -> CallPlan:
+    s, d, _ = await _pair(
+        ctx, str(getattr(args, "src", "")), str(getattr(args, "dst", "")), move=False
+    )
+    return CallPlan(
+        title=f"Copy {display(ctx, s)} to {display(ctx, d)}",
+        kind="edit",
+        locations=[Location(str(s)), Location(str(d))],
+        confirm=mode != "code",
+        waived_by_mode=mode == "code",
+        scope=str(d.parent),
+        writes=[str(d)],
+        target=display(ctx, d),
+    )
+
+
+@copy_path.described_by
+def _describe_copy(ctx: Capabilities, args: object) -> CallPlan:
+    src, dst = str(getattr(args, "src", "")), str(getattr(args, "dst", ""))
+    return named(f"Copy {src} to {dst}", "edit", ctx, dst)
+
+
+@tool(kind="move")
+async def move_path(ctx: Capabilities, src: str, dst: str) -> ToolOutput:
+    """Move or rename a file or a directory.
+
+    Args:
+        src: The file or directory to move.
+        dst: The new path; it must not exist yet (parents are created).
+    """
+    s, d, st = await _pair(ctx, src, dst, move=True)
+    await ctx.fs.move(s, d)
+    ctx.reads.forget(s)
+    ctx.reads.forget(d)
+    what = "directory" if st.kind == "dir" else "file"
+    text = f"moved {what} {display(ctx, s)} to {display(ctx, d)}"
+    return ToolOutput(text, [TextOut(text)])
+
+
+@move_path.planned_by
+async def _plan_move(ctx: Capabilities, args: object, mode: str) -> CallPlan:
+    s, d, _ = await _pair(
+        ctx, str(getattr(args, "src", "")), str(getattr(args, "dst", "")), move=True
+    )
+    return CallPlan(
+        title=f"Move {display(ctx, s)} to {display(ctx, d)}",
+        kind="move",
+        locations=[Location(str(s)), Location(str(d))],
+        confirm=True,
+        scope=_common_dir(s, d),
+        writes=[str(s), str(d)],
+        target=f"{display(ctx, s)} to {display(ctx, d)}",
+    )
+
+
+@move_path.described_by
+def _describe_move(ctx: Capabilities, args: object) -> CallPlan:
+    src, dst = str(getattr(args, "src", "")), str(getattr(args, "dst", ""))
+    return named(f"Move {src} to {dst}", "move", ctx, src)
+
+
+@tool(kind="delete")
+async def delete_path(ctx: Capabilities, path: str, permanent: bool = False) -> ToolOutput:
+    """Delete a file or a directory (with everything in it) by moving it to the system trash,
+    where the user can restore it.
+
+    Args:
+        path: The file or directory to delete.
+        permanent: Delete it for good instead of trashing it. Only when the user asks for it.
+    """
+    full, st = await _victim(ctx, path)
+    await ctx.fs.delete(full, permanent=permanent)
+    ctx.reads.forget(full)
+    what = "directory" if st.kind == "dir" else "file"
+    where = "deleted permanently" if permanent else "moved to the system trash"
+    text = f"{what} {display(ctx, full)} {where}"
+    return ToolOutput(text, [TextOut(text)])
+
+
+async def _victim(ctx: Capabilities, path: str) -> tuple[Path, FileStat]:
+    full = resolve(ctx, path, access="write", follow_last=False)
+    if any(full == r for r in ctx.policy.roots):
+        raise ToolError("INVALID_ARGS", f"{path} is a root of the session; it is not deleted")
+    return full, await existing(ctx, full, path)
+
+
+@delete_path.planned_by
+async def _plan_delete(ctx: Capabilities, args: object, mode: str) -> CallPlan:
+    path = str(getattr(args, "path", ""))
+    full, st = await _victim(ctx, path)
+    shown = display(ctx, full) + ("/" if st.kind == "dir" else "")
+    if getattr(args, "permanent", False):
+        title = f"Delete {shown} permanently"
+    else:
+        title = f"Move {shown} to the system trash"
+    return CallPlan(
+        title=title,
+        kind="delete",
+        locations=[Location(str(full))],
+        confirm=True,
+        scope=str(full.parent),
+        writes=[str(full)],
+        target=shown,
+    )
+
+
+@delete_path.described_by
+def _describe_delete(ctx: Capabilities, args: object) -> CallPlan:
+    path = str(getattr(args, "path", ""))
+    return named(f"Delete {path}", "delete", ctx, path)

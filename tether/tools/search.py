@@ -1,0 +1,367 @@
+"""Search tools: tree, glob_paths, regex_files. Each walks through the `fs` seam (tools/walk.py)
+and bounds its output with a line saying what was left out."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Literal
+
+import anyio
+
+from tether.engine.events import Location, TextOut
+from tether.engine.registry import CallPlan, Describer, Planner, ToolError, ToolOutput, tool
+from tether.engine.seam import Capabilities, SeamError
+from tether.tools.paths import display, existing, named, resolve
+from tether.tools.text import SNIFF_BYTES, is_binary
+from tether.tools.walk import Found, WalkStats, walk
+
+TREE_MAX_ENTRIES = 1000
+GLOB_MAX_MATCHES = 500
+REGEX_DEFAULT_RESULTS = 100
+REGEX_HARD_MAX = 1000
+REGEX_FILE_MAX_BYTES = 8 * 1024 * 1024
+MATCH_LINE_CHARS = 300
+
+
+def _plan_for(title: str) -> Planner:
+    """A read-only card: `title` is formatted with `where` (the path) and the call's `pattern`."""
+
+    async def plan(ctx: Capabilities, args: object, mode: str) -> CallPlan:
+        full = resolve(ctx, str(getattr(args, "path", ".") or "."))
+        where = display(ctx, full)
+        shown = title.format(where=where, pattern=getattr(args, "pattern", ""))
+        return CallPlan(
+            title=shown,
+            kind="search",
+            locations=[Location(str(full))],
+            scope=str(full),
+            target=where,
+        )
+
+    return plan
+
+
+def _describe_for(title: str) -> Describer:
+    def describe(ctx: Capabilities, args: object) -> CallPlan:
+        path = str(getattr(args, "path", ".") or ".")
+        shown = title.format(where=path, pattern=getattr(args, "pattern", ""))
+        return named(shown, "search", ctx, path)
+
+    return describe
+
+
+async def _directory(ctx: Capabilities, path: str) -> Path:
+    full = resolve(ctx, path)
+    st = await existing(ctx, full, path)
+    if st.kind != "dir":
+        raise ToolError("NOT_A_DIRECTORY", f"{path} is not a directory")
+    return full
+
+
+def _skipped_note(stats: WalkStats) -> str:
+    notes: list[str] = []
+    if stats.skipped:
+        notes.append(f"{stats.skipped} skipped (VCS, noise dirs, .gitignore, denylist)")
+    if stats.unreadable:
+        notes.append(f"{stats.unreadable} directories unreadable")
+    if stats.capped:
+        notes.append("the walk stopped after 200000 entries")
+    return f" [{'; '.join(notes)}]" if notes else ""
+
+
+# --- tree -----------------------------------------------------------------------------------
+
+
+@tool(kind="search", read_only=True)
+async def tree(
+    ctx: Capabilities,
+    path: str = ".",
+    format: Literal["markdown", "flat", "decorated"] = "markdown",
+    max_depth: int | None = None,
+) -> ToolOutput:
+    """Show the files and directories under a directory, as a tree.
+
+    VCS directories, noise directories (node_modules, __pycache__, .venv, caches) and
+    `.gitignore`d paths are left out. At most 1000 entries are shown, nearest levels first.
+
+    Args:
+        path: The directory to show, relative to the project directory or absolute.
+        format: markdown (a nested bullet list), flat (one relative path a line) or decorated
+            (├── drawing).
+        max_depth: How many levels to descend (1: the directory's own entries); all when omitted.
+    """
+    if max_depth is not None and max_depth < 1:
+        raise ToolError("INVALID_ARGS", "max_depth must be 1 or more")
+    full = await _directory(ctx, path)
+    stats = WalkStats()
+    found: list[Found] = []
+    more = False
+    async for f in walk(ctx, full, max_depth=max_depth, stats=stats):
+        if len(found) == TREE_MAX_ENTRIES:
+            more = True
+            break
+        found.append(f)
+    dirs = sum(f.is_dir for f in found)
+    head = f"{display(ctx, full)}/"
+    body = _render_tree(found, format)
+    foot = f"({dirs} directories, {len(found) - dirs} files){_skipped_note(stats)}"
+    if more:
+        foot += f"\n[… truncated at {TREE_MAX_ENTRIES} entries; narrow with path or max_depth]"
+    text = "\n".join(x for x in (head, body, foot) if x)
+    return ToolOutput(text, [TextOut(text)])
+
+
+tree.planned_by(_plan_for("Tree of {where}"))
+tree.described_by(_describe_for("Tree of {where}"))
+
+
+def _render_tree(found: list[Found], fmt: str) -> str:
+    children: dict[str, list[Found]] = defaultdict(list)
+    for f in found:
+        children[f.rel.rpartition("/")[0]].append(f)
+    lines: list[str] = []
+
+    def name(f: Found) -> str:
+        return f.entry.name + ("/" if f.is_dir or f.entry.target == "dir" else "")
+
+    def visit(parent: str, depth: int, rail: str) -> None:
+        kids = children.get(parent, [])
+        for i, f in enumerate(kids):
+            last = i == len(kids) - 1
+            if fmt == "flat":
+                lines.append(f.rel + ("/" if f.is_dir else ""))
+            elif fmt == "decorated":
+                lines.append(f"{rail}{'└── ' if last else '├── '}{name(f)}")
+            else:
+                lines.append(f"{'  ' * depth}- {name(f)}")
+            if f.is_dir:
+                visit(f.rel, depth + 1, rail + ("    " if last else "│   "))
+
+    visit("", 0, "")
+    return "\n".join(lines)
+
+
+# --- glob_paths -----------------------------------------------------------------------------
+
+
+@tool(kind="search", read_only=True)
+async def glob_paths(ctx: Capabilities, pattern: str, path: str = ".") -> ToolOutput:
+    """Find files and directories whose path matches a glob pattern, e.g. `**/*.py` or
+    `src/**/test_*.{ts,tsx}`.
+
+    `*` and `?` stay within one path segment, `**` spans any number of directories, `{a,b}`
+    picks one of several. The pattern is matched against whole paths relative to `path`, so
+    `*.py` finds only the files directly in `path` (`**/*.py` finds them at every level). VCS, noise
+    and `.gitignore`d paths are left out. At most 500 paths are listed, sorted.
+
+    Args:
+        pattern: The glob pattern, relative to `path`.
+        path: The directory to search, relative to the project directory or absolute.
+    """
+    rx = glob_regex(pattern)
+    full = await _directory(ctx, path)
+    depth = None if "**" in pattern else pattern.strip("/").count("/") + 1
+    stats = WalkStats()
+    hits: list[str] = []
+    async for f in walk(ctx, full, max_depth=depth, stats=stats):
+        if rx.fullmatch(f.rel):
+            hits.append(f.rel + ("/" if f.is_dir else ""))
+    hits.sort()
+    shown = hits[:GLOB_MAX_MATCHES]
+    where = display(ctx, full)
+    if not hits:
+        text = f"no paths under {where} match {pattern}{_skipped_note(stats)}"
+        return ToolOutput(text, [TextOut(text)])
+    head = f"{len(hits)} paths under {where} match {pattern}{_skipped_note(stats)}"
+    lines = [head, *shown]
+    if len(hits) > len(shown):
+        lines.append(f"[… {len(hits) - len(shown)} more not shown; narrow the pattern or path]")
+    text = "\n".join(lines)
+    return ToolOutput(text, [TextOut(head)])
+
+
+glob_paths.planned_by(_plan_for("Find {pattern} in {where}"))
+glob_paths.described_by(_describe_for("Find {pattern} in {where}"))
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob as a regular expression over `/`-separated relative paths."""
+    pattern = pattern.strip()
+    if not pattern:
+        raise ToolError("INVALID_ARGS", "pattern must not be empty")
+    if pattern.startswith("/"):
+        raise ToolError("INVALID_ARGS", "pattern must be relative: pass the directory as `path`")
+    segments = pattern.removeprefix("./").split("/")
+    out: list[str] = []
+    for i, seg in enumerate(segments):
+        last = i == len(segments) - 1
+        if seg == "**":
+            out.append(".*" if last else "(?:[^/]+/)*")
+        else:
+            out.append(_segment(seg) + ("" if last else "/"))
+    try:
+        return re.compile("".join(out))
+    except re.error as exc:
+        raise ToolError("INVALID_ARGS", f"bad glob pattern {pattern!r}: {exc}") from None
+
+
+def _segment(seg: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(seg):
+        c = seg[i]
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[" and seg.find("]", i + 2) > 0:
+            end = seg.find("]", i + 2)
+            body = seg[i + 1 : end].replace("\\", "\\\\")
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+            i = end
+        elif c == "{" and "}" in seg[i:]:
+            end = seg.index("}", i)
+            options = seg[i + 1 : end].split(",")
+            out.append("(?:" + "|".join(_segment(o) for o in options) + ")")
+            i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+# --- regex_files ----------------------------------------------------------------------------
+
+
+@tool(kind="search", read_only=True)
+async def regex_files(
+    ctx: Capabilities,
+    pattern: str,
+    path: str = ".",
+    glob: str | None = None,
+    max_results: int = REGEX_DEFAULT_RESULTS,
+) -> ToolOutput:
+    """Search file contents with a Python regular expression, line by line.
+
+    Prints `path:line: text` for each matching line. `pattern` is a Python `re` regex, not a
+    glob (`*.py` is an invalid regex); `path` is a literal file or directory. Binary files,
+    files over 8 MiB, VCS and noise directories and `.gitignore`d files are skipped.
+
+    Args:
+        pattern: A Python regular expression, searched in each line (re.search).
+        path: The file or directory to search, relative to the project directory or absolute.
+        glob: Only files whose name (or, with a `/`, relative path) matches this glob, e.g.
+            `*.py` or `src/**/*.ts`.
+        max_results: At most this many matching lines are printed (up to 1000).
+    """
+    try:
+        rx = re.compile(pattern)
+    except re.error as exc:
+        hint = " (it is a Python regex, not a glob)" if pattern.startswith("*") else ""
+        raise ToolError("INVALID_ARGS", f"bad regex {pattern!r}: {exc}{hint}") from None
+    if max_results < 1:
+        raise ToolError("INVALID_ARGS", "max_results must be 1 or more")
+    limit = min(max_results, REGEX_HARD_MAX)
+    only = glob_regex(glob) if glob else None
+    full = resolve(ctx, path)
+    st = await existing(ctx, full, path)
+    search = _Search(ctx, rx, limit)
+    stats = WalkStats()
+    if st.kind == "file":
+        await search.file(full)
+    elif st.kind == "dir":
+        async for f in walk(ctx, full, stats=stats):
+            if f.entry.kind != "file" or (only is not None and not _glob_hit(only, glob, f)):
+                continue
+            if not await search.file(f.path):
+                break
+    else:
+        raise ToolError("NOT_A_REGULAR_FILE", f"{path} is not a regular file or directory")
+    return search.output(pattern, display(ctx, full), stats)
+
+
+regex_files.planned_by(_plan_for("Search {where} for /{pattern}/"))
+regex_files.described_by(_describe_for("Search {where} for /{pattern}/"))
+
+
+def _glob_hit(rx: re.Pattern[str], glob: str | None, f: Found) -> bool:
+    return bool(rx.fullmatch(f.rel if glob and "/" in glob else f.entry.name))
+
+
+def _grep(rx: re.Pattern[str], data: bytes, limit: int) -> list[tuple[int, str]]:
+    """Up to `limit` matching lines, numbered, each cut for display."""
+    hits: list[tuple[int, str]] = []
+    for n, line in enumerate(data.decode("utf-8", "replace").split("\n"), 1):
+        if rx.search(line) is None:
+            continue
+        text = line.removesuffix("\r")
+        if len(text) > MATCH_LINE_CHARS:
+            text = text[:MATCH_LINE_CHARS] + " […]"
+        hits.append((n, text))
+        if len(hits) == limit:
+            break
+    return hits
+
+
+class _Search:
+    def __init__(self, ctx: Capabilities, rx: re.Pattern[str], limit: int) -> None:
+        self.ctx, self.rx, self.limit = ctx, rx, limit
+        self.lines: list[str] = []
+        self.files = self.matched_files = self.binary = self.large = 0
+        self.more = False
+
+    async def file(self, path: Path) -> bool:
+        """Search one file; False once the result limit is reached."""
+        st = await self.ctx.fs.stat(path)
+        if st is None or st.kind != "file":
+            return True
+        if st.size > REGEX_FILE_MAX_BYTES:
+            self.large += 1
+            return True
+        try:
+            data = await self.ctx.fs.read_bytes(path, max_bytes=REGEX_FILE_MAX_BYTES)
+        except SeamError:
+            return True
+        if is_binary(data[:SNIFF_BYTES], len(data)):
+            self.binary += 1
+            return True
+        self.files += 1
+        room = self.limit - len(self.lines)
+        # On a worker thread, so a long search leaves the event loop its turns.
+        hits = await anyio.to_thread.run_sync(
+            _grep, self.rx, data, room + 1, abandon_on_cancel=True
+        )
+        shown = display(self.ctx, path)
+        self.lines += [f"{shown}:{n}: {text}" for n, text in hits[:room]]
+        self.matched_files += bool(hits)
+        if len(hits) > room:
+            self.more = True
+            return False
+        return True
+
+    def output(self, pattern: str, where: str, stats: WalkStats) -> ToolOutput:
+        skipped: list[str] = []
+        if self.binary:
+            skipped.append(f"{self.binary} binary")
+        if self.large:
+            skipped.append(f"{self.large} over {REGEX_FILE_MAX_BYTES // (1024 * 1024)} MiB")
+        note = f"; skipped {', '.join(skipped)} files" if skipped else ""
+        walked = _skipped_note(stats)
+        if not self.lines:
+            text = (
+                f"no matches for /{pattern}/ in {where} ({self.files} files searched{note}){walked}"
+            )
+            return ToolOutput(text, [TextOut(text)])
+        summary = (
+            f"{len(self.lines)} matching lines in {self.matched_files} files "
+            f"({self.files} files searched{note}){walked}"
+        )
+        lines = [*self.lines, summary]
+        if self.more:
+            lines.append(
+                f"[… stopped at {self.limit} matches; narrow the pattern, path or glob, or "
+                "raise max_results]"
+            )
+        return ToolOutput("\n".join(lines), [TextOut(summary)])

@@ -1,0 +1,168 @@
+"""Read-only version-control tools (git): vcs_status, vcs_diff, vcs_log, vcs_branch.
+
+git runs through the terminal seam with everything that could run a repository's own programs
+turned off (external diff drivers, textconv filters, fsmonitor hooks, signature checks), no pager,
+no prompts and no optional index writes, so looking at a cloned repository is safe.
+"""
+
+from __future__ import annotations
+
+from tether.engine.events import Location, TextOut
+from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
+from tether.engine.seam import Capabilities, SeamError
+from tether.tools.paths import display, resolve
+
+VCS_MAX_CHARS = 30_000
+VCS_TIMEOUT = 30.0
+LOG_DEFAULT = 20
+LOG_MAX = 200
+_SAFE = [
+    "git",
+    "--no-pager",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "diff.external=",
+    "-c",
+    "log.showSignature=false",
+    "-c",
+    "color.ui=false",
+]
+_ENV = {
+    "GIT_PAGER": "cat",
+    "PAGER": "cat",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_EXTERNAL_DIFF": "",
+    "LC_ALL": "C",
+}
+
+
+async def _git(ctx: Capabilities, *args: str) -> str:
+    try:
+        result = await ctx.terminal.run(
+            [*_SAFE, *args],
+            cwd=ctx.cwd,
+            env=_ENV,
+            timeout=VCS_TIMEOUT,
+            output_limit=4 * VCS_MAX_CHARS,
+        )
+    except FileNotFoundError:
+        raise ToolError("VCS_UNAVAILABLE", "git is not installed on this machine") from None
+    except SeamError as exc:
+        raise ToolError(exc.code, exc.message) from None
+    out = result.output
+    if result.exit_code != 0:
+        if "not a git repository" in out:
+            raise ToolError("NOT_A_REPOSITORY", f"{ctx.cwd} is not inside a git repository")
+        raise ToolError("VCS_FAILED", f"git {args[0]} failed ({result.exit_code}): {out.strip()}")
+    return _bounded(out, result.truncated)
+
+
+def _bounded(text: str, truncated: bool) -> str:
+    if len(text) <= VCS_MAX_CHARS and not truncated:
+        return text.rstrip("\n")
+    head = text[:VCS_MAX_CHARS].rstrip("\n")
+    return f"{head}\n[… output truncated at {VCS_MAX_CHARS} characters; narrow it with a path]"
+
+
+def _card(ctx: Capabilities, title: str) -> CallPlan:
+    where = [Location(str(ctx.cwd))]
+    return CallPlan(title=title, kind="read", locations=where, scope="git", target=title)
+
+
+def _result(text: str, empty: str) -> ToolOutput:
+    body = text or empty
+    return ToolOutput(body, [TextOut(body)])
+
+
+@tool(kind="read", read_only=True)
+async def vcs_status(ctx: Capabilities) -> ToolOutput:
+    """Show the git status of the project: the branch, staged, changed and untracked files."""
+    return _result(await _git(ctx, "status", "--short", "--branch"), "nothing to report")
+
+
+vcs_status.described_by(lambda ctx, args: _card(ctx, "git status"))
+
+
+@vcs_status.planned_by
+async def _plan_status(ctx: Capabilities, args: object, mode: str) -> CallPlan:
+    return _card(ctx, "git status")
+
+
+@tool(kind="read", read_only=True)
+async def vcs_diff(ctx: Capabilities, path: str | None = None, staged: bool = False) -> ToolOutput:
+    """Show uncommitted changes as a unified diff (git diff).
+
+    Args:
+        path: Only changes to this file or directory.
+        staged: Show the changes staged for the next commit instead of the unstaged ones.
+    """
+    args = ["diff", "--no-ext-diff", "--no-textconv"]
+    if staged:
+        args.append("--cached")
+    args += ["--", str(resolve(ctx, path)) if path is not None else "."]
+    # Denylisted files (.env, keys) stay out of a whole-tree diff as they stay out of reads.
+    for entry in ctx.policy.denylist:
+        args += [f":(exclude,glob,icase)**/{entry}", f":(exclude,glob,icase)**/{entry}/**"]
+    which = "staged" if staged else "unstaged"
+    return _result(await _git(ctx, *args), f"no {which} changes")
+
+
+vcs_diff.described_by(lambda ctx, args: _card(ctx, "git diff"))
+
+
+@vcs_diff.planned_by
+async def _plan_diff(ctx: Capabilities, args: object, mode: str) -> CallPlan:
+    path = getattr(args, "path", None)
+    where = f" {display(ctx, resolve(ctx, str(path)))}" if path is not None else ""
+    staged = " --cached" if getattr(args, "staged", False) else ""
+    return _card(ctx, f"git diff{staged}{where}")
+
+
+@tool(kind="read", read_only=True)
+async def vcs_log(ctx: Capabilities, max_count: int = LOG_DEFAULT) -> ToolOutput:
+    """Show recent commits of the current branch: hash, date, author and subject.
+
+    Args:
+        max_count: How many commits, newest first (up to 200).
+    """
+    if max_count < 1:
+        raise ToolError("INVALID_ARGS", "max_count must be 1 or more")
+    count = min(max_count, LOG_MAX)
+    try:
+        text = await _git(
+            ctx, "log", f"--max-count={count}", "--date=short", "--format=%h %ad %an: %s"
+        )
+    except ToolError as exc:
+        if "does not have any commits" not in exc.message:
+            raise
+        text = ""
+    return _result(text, "no commits yet")
+
+
+vcs_log.described_by(lambda ctx, args: _card(ctx, "git log"))
+
+
+@vcs_log.planned_by
+async def _plan_log(ctx: Capabilities, args: object, mode: str) -> CallPlan:
+    return _card(ctx, "git log")
+
+
+@tool(kind="read", read_only=True)
+async def vcs_branch(ctx: Capabilities) -> ToolOutput:
+    """Show the current git branch and the local branches."""
+    current = await _git(ctx, "branch", "--show-current")
+    branches = await _git(ctx, "branch", "--list", "-vv")
+    head = f"current: {current}" if current else "current: (detached HEAD)"
+    return _result(f"{head}\n{branches}".strip(), head)
+
+
+vcs_branch.described_by(lambda ctx, args: _card(ctx, "git branch"))
+
+
+@vcs_branch.planned_by
+async def _plan_branch(ctx: Capabilities, args: object, mode: str) -> CallPlan:
+    return _card(ctx, "git branch")
