@@ -48,9 +48,18 @@ export function tetherSettings(home, extraArgs = []) {
 }
 
 /** Settings that spawn the test-only ACP agent (features the server does not have yet). */
-export function doubleSettings() {
-  return { "tether.path": process.execPath, "tether.args": [DOUBLE], "tether.env": {} };
+export function doubleSettings(extraArgs = []) {
+  return { "tether.path": process.execPath, "tether.args": [DOUBLE, ...extraArgs], "tether.env": {} };
 }
+
+// The SDK logs, and drops, messages that fail its schema (zod) checks: any such line fails the test.
+const SDK_REJECTIONS = ["Error handling notification", "Invalid message", "Got response to unknown request"];
+export const sdkRejections = [];
+const consoleError = console.error;
+console.error = (...args) => {
+  if (SDK_REJECTIONS.includes(args[0])) sdkRejections.push(args);
+  consoleError(...args);
+};
 
 export class PageModel {
   constructor(view) {
@@ -119,6 +128,7 @@ export function startExtension({ folders, settings, webviewUri, ready = true }) 
     async dispose() {
       for (const d of context.subscriptions) d.dispose();
       await api.controller.dispose();
+      assert.deepEqual(sdkRejections.splice(0), [], "the SDK rejected messages");
     },
   };
 }

@@ -57,12 +57,15 @@ function exitWords(code: number | null, signal: string | null): string {
   return signal ? `was stopped by ${signal}` : `exited with code ${code}`;
 }
 
-/** The SDK handles each incoming message in its own promise chain, and a request's chain can
- * overtake the notifications read just before it: one macrotask later they have all been
- * applied, so a permission card lands after the tool cards it is about. */
+/** The SDK handles each incoming message in its own promise chain, and a request's or a
+ * response's chain can overtake the notifications read just before it: one macrotask later they
+ * have all been applied. So a permission card lands after the tool cards it is about, and a turn
+ * ends after its last words. */
 function afterEarlierMessages(run: () => void): void {
   setImmediate(run);
 }
+
+const earlierMessagesApplied = () => new Promise<void>((resolve) => afterEarlierMessages(resolve));
 
 interface Pending<T> {
   finish(answer?: T): void;
@@ -387,6 +390,7 @@ export class ChatController {
     try {
       // session/load replays the conversation as session/update notifications before answering
       const opened = load ? await agent.loadSession(sessionId, cwd) : await agent.resumeSession(sessionId, cwd);
+      await earlierMessagesApplied();
       if (opened.configOptions) this.dispatch({ type: "configOptions", configOptions: opened.configOptions });
       if (opened.modes) this.dispatch({ type: "mode", modeId: opened.modes.currentModeId });
       if (!load) {
@@ -418,6 +422,7 @@ export class ChatController {
     this.flush();
     try {
       const result = await agent.prompt(sessionId, [{ type: "text", text }]);
+      await earlierMessagesApplied();
       if (this.state.session.id === sessionId) this.dispatch({ type: "turnEnded", stopReason: result.stopReason });
     } catch (error) {
       const died = await Promise.race([agent.exited.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 300))]);

@@ -349,6 +349,7 @@ function resolvePermission(state: ChatState, key: number, optionId?: string): vo
   }
 }
 
+/** Applies `event` to `state` in place. Never changes `event`: the same object is also posted. */
 export function apply(state: ChatState, event: ChatEvent): void {
   switch (event.type) {
     case "connection":
@@ -376,7 +377,7 @@ export function apply(state: ChatState, event: ChatEvent): void {
       applyUpdate(state, event.update, event.at);
       return;
     case "userPrompt":
-      appendChunk(state, "user", event.text);
+      push(state, { kind: "user", id: nextId(state, "u"), rev: 0, text: event.text });
       state.turn = { running: true, activity: "waiting", lastActivityAt: event.at };
       return;
     case "turnEnded": {
@@ -431,12 +432,13 @@ export function apply(state: ChatState, event: ChatEvent): void {
     case "mode":
       setMode(state, event.modeId);
       return;
-    case "history":
-      if (event.append && event.history.sessions) {
-        event.history.sessions = [...state.history.sessions, ...event.history.sessions];
-      }
-      state.history = { ...state.history, ...event.history };
+    case "history": {
+      const sessions = event.append && event.history.sessions
+        ? [...state.history.sessions, ...event.history.sessions]
+        : (event.history.sessions ?? state.history.sessions);
+      state.history = { ...state.history, ...event.history, sessions };
       return;
+    }
     case "error":
       push(state, {
         kind: "error",

@@ -138,7 +138,7 @@ class TextDocument {
     fs.mkdirSync(nodePath.dirname(this.uri.fsPath), { recursive: true });
     fs.writeFileSync(this.uri.fsPath, this._text);
     this.isDirty = false;
-    recorded.saves.push(this.uri.fsPath);
+    record(recorded.saves, this.uri.fsPath);
     return true;
   }
 }
@@ -169,6 +169,12 @@ const recorded = {
   terminals: [], // {name, pty, written, shown, input(data)}
   shown: [], // documents shown with showTextDocument
 };
+const changed = new EventEmitter(); // fires whenever something is recorded
+function record(list, entry) {
+  list.push(entry);
+  changed.fire();
+}
+
 const state = {
   folders: [],
   settings: {},
@@ -223,7 +229,7 @@ const workspace = {
     return doc;
   },
   async applyEdit(edit) {
-    recorded.edits.push(edit);
+    record(recorded.edits, edit);
     for (const e of edit._edits) {
       const doc = await workspace.openTextDocument(e.uri);
       doc._replace(e.range, e.text);
@@ -250,10 +256,10 @@ class OutputChannel {
     this.name = name;
   }
   appendLine(line) {
-    recorded.output.push(line);
+    record(recorded.output, line);
   }
   append(text) {
-    recorded.output.push(text);
+    record(recorded.output, text);
   }
   show() {}
   dispose() {}
@@ -261,7 +267,7 @@ class OutputChannel {
 
 function message(level) {
   return async (text, ...items) => {
-    recorded.messages.push({ level, text, items });
+    record(recorded.messages, { level, text, items });
     return state.messageAnswer;
   };
 }
@@ -274,17 +280,21 @@ const window = {
     return new Disposable(() => state.viewProviders.delete(id));
   },
   createTerminal(options) {
-    const record = { name: options.name, pty: options.pty, written: "", shown: 0, closed: false };
-    options.pty.onDidWrite((data) => (record.written += data));
-    record.input = (data) => options.pty.handleInput?.(data);
-    recorded.terminals.push(record);
+    const entry = { name: options.name, pty: options.pty, written: "", shown: 0, closed: false };
+    options.pty.onDidWrite((data) => {
+      entry.written += data;
+      changed.fire();
+    });
+    entry.input = (data) => options.pty.handleInput?.(data);
+    record(recorded.terminals, entry);
     const terminal = {
       name: options.name,
       show() {
-        record.shown += 1;
+        entry.shown += 1;
+        changed.fire();
       },
       dispose() {
-        record.closed = true;
+        entry.closed = true;
         options.pty.close();
       },
     };
@@ -296,7 +306,7 @@ const window = {
   showWarningMessage: message("warning"),
   showErrorMessage: message("error"),
   async showTextDocument(doc, options) {
-    recorded.shown.push({ path: doc.uri.fsPath, options });
+    record(recorded.shown, { path: doc.uri.fsPath, options });
     return {};
   },
 };
@@ -307,7 +317,7 @@ const commands = {
     return new Disposable(() => state.registeredCommands.delete(id));
   },
   async executeCommand(id, ...args) {
-    recorded.commands.push([id, ...args]);
+    record(recorded.commands, [id, ...args]);
     const fn = state.registeredCommands.get(id);
     return fn ? fn(...args) : undefined;
   },
@@ -347,6 +357,26 @@ class FakeWebviewView {
 
 const __test = {
   recorded,
+  /** Resolves once `predicate()` holds, checked now and after everything recorded. */
+  until(predicate, what = "a condition", timeoutMs = 30_000) {
+    return new Promise((resolve, reject) => {
+      let listener;
+      const timer = setTimeout(() => {
+        listener.dispose();
+        reject(new Error(`timed out waiting for ${what}`));
+      }, timeoutMs);
+      const check = () => {
+        const value = predicate();
+        if (!value) return false;
+        clearTimeout(timer);
+        listener?.dispose();
+        resolve(value);
+        return true;
+      };
+      listener = changed.event(check);
+      check();
+    });
+  },
   state,
   FakeWebviewView,
   reset() {
