@@ -108,14 +108,14 @@ export class PageModel {
 }
 
 /** Activates the extension with these workspace folders and settings and opens its chat view. */
-export function startExtension({ folders, settings, webviewUri, ready = true }) {
+export function startExtension({ folders, settings, webviewUri, cspSource, ready = true }) {
   vscode.__test.reset();
   vscode.__test.setFolders(folders);
   vscode.__test.setSettings(settings);
   const extension = require(path.join(EXT, "out", "extension.js"));
   const context = { subscriptions: [], extensionUri: vscode.Uri.file(EXT), extensionPath: EXT };
   const api = extension.activate(context);
-  const view = new vscode.__test.FakeWebviewView(webviewUri);
+  const view = new vscode.__test.FakeWebviewView(webviewUri, cspSource);
   const page = new PageModel(view);
   vscode.__test.state.viewProviders.get("tether.chat").resolveWebviewView(view, {}, {});
   if (ready) view.send({ type: "ready" });

@@ -521,7 +521,8 @@ export class ChatController {
     return new Promise((resolve) => {
       const finish = (answer: acp.CreateElicitationResponse = { action: "cancel" }) => {
         if (!this.elicitations.delete(key)) return;
-        this.dispatch({ type: "elicitationResolved", key, action: answer.action });
+        const content = "content" in answer ? (answer.content as Record<string, unknown> | null) : undefined;
+        this.dispatch({ type: "elicitationResolved", key, action: answer.action, content });
         this.flush();
         resolve(answer);
       };

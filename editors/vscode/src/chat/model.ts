@@ -34,6 +34,8 @@ export interface ElicitationView {
   request: acp.CreateElicitationRequest;
   state: AnswerState;
   action?: string;
+  /** What the user sent, shown in the answered form. */
+  content?: Record<string, unknown> | null;
 }
 
 export interface TerminalView {
@@ -117,7 +119,7 @@ export type ChatEvent =
   | { type: "permission"; key: number; request: acp.RequestPermissionRequest; at: number }
   | { type: "permissionResolved"; key: number; optionId?: string }
   | { type: "elicitation"; key: number; request: acp.CreateElicitationRequest; at: number }
-  | { type: "elicitationResolved"; key: number; action: string }
+  | { type: "elicitationResolved"; key: number; action: string; content?: Record<string, unknown> | null }
   | { type: "terminal"; terminal: TerminalView }
   | { type: "configOptions"; configOptions: acp.SessionConfigOption[] }
   | { type: "mode"; modeId: string }
@@ -412,6 +414,7 @@ export function apply(state: ChatState, event: ChatEvent): void {
       if (!item) return;
       item.elicitation.state = event.action === "cancel" ? "cancelled" : "answered";
       item.elicitation.action = event.action;
+      item.elicitation.content = event.content;
       touch(item);
       return;
     }

@@ -151,7 +151,8 @@ function permissionCard(
   send: Send,
 ): HTMLElement {
   const p: PermissionView = item.permission;
-  const content = p.toolCall.content ?? [];
+  // once answered, the card shrinks to its answer: the tool cards keep the diffs
+  const content = p.state === "pending" ? (p.toolCall.content ?? []) : [];
   const answer =
     p.state === "pending"
       ? h(
@@ -202,14 +203,14 @@ function choices(schema: PropertySchema): { value: string; label: string }[] | n
   return null;
 }
 
-function field(name: string, schema: PropertySchema): HTMLElement {
+function field(name: string, schema: PropertySchema, value: unknown): HTMLElement {
   const label = schema.title ?? name;
   const hint = schema.description ? h("span", { class: "hint", text: schema.description }) : null;
   if (schema.type === "boolean") {
     return h(
       "label",
       { class: "field check" },
-      h("input", { type: "checkbox", name, "data-type": "boolean", checked: schema.default === true }),
+      h("input", { type: "checkbox", name, "data-type": "boolean", checked: value === true }),
       h("span", { text: label }),
       hint,
     );
@@ -217,7 +218,7 @@ function field(name: string, schema: PropertySchema): HTMLElement {
   if (schema.type === "array") {
     const opts = schema.items?.anyOf?.map((o) => ({ value: o.const, label: o.title })) ??
       schema.items?.enum?.map((v) => ({ value: v, label: v })) ?? [];
-    const chosen = Array.isArray(schema.default) ? schema.default : [];
+    const chosen: unknown[] = Array.isArray(value) ? value : [];
     return h(
       "fieldset",
       { class: "field", "data-name": name, "data-type": "array" },
@@ -230,12 +231,12 @@ function field(name: string, schema: PropertySchema): HTMLElement {
   }
   const options = choices(schema);
   const input = options
-    ? h("select", { name, "data-type": "string" }, options.map((o) => h("option", { value: o.value, text: o.label, selected: o.value === schema.default })))
+    ? h("select", { name, "data-type": "string" }, options.map((o) => h("option", { value: o.value, text: o.label, selected: o.value === value })))
     : h("input", {
         name,
         "data-type": schema.type ?? "string",
         type: schema.type === "number" || schema.type === "integer" ? "number" : "text",
-        value: schema.default == null ? "" : String(schema.default),
+        value: value == null ? "" : String(value),
       });
   return h("label", { class: "field" }, h("span", { text: label }), input, hint);
 }
@@ -263,7 +264,9 @@ function elicitationCard(item: Item & { kind: "elicitation" }, send: Send): HTML
   const form = h(
     "form",
     { class: "fields" },
-    Object.entries(properties).map(([name, schema]) => field(name, schema)),
+    Object.entries(properties).map(([name, schema]) =>
+      field(name, schema, e.state === "pending" || !e.content ? schema.default : e.content[name]),
+    ),
   );
   const answer = (action: "accept" | "decline" | "cancel") => () =>
     send({ type: "elicitation", key: e.key, action, content: action === "accept" ? formContent(form) : undefined });
@@ -293,6 +296,11 @@ function elicitationCard(item: Item & { kind: "elicitation" }, send: Send): HTML
   );
 }
 
+function preview(text: string): string {
+  const line = text.trim().replace(/\s+/g, " ");
+  return line.length > 90 ? ` · ${line.slice(0, 90)}…` : ` · ${line}`;
+}
+
 const ACTION_LABELS = { restart: "Restart tether", settings: "Open Settings", log: "Show Log" } as const;
 
 export function renderItem(state: ChatState, item: Item, send: Send, open: boolean): HTMLElement {
@@ -305,7 +313,7 @@ export function renderItem(state: ChatState, item: Item, send: Send, open: boole
       return h(
         "details",
         { class: "thought", open },
-        h("summary", { text: "Thinking" }),
+        h("summary", {}, h("span", { text: "Thinking" }), h("span", { class: "thought-preview", text: preview(item.text) })),
         h("div", { class: "thought-text", text: item.text }),
       );
     case "tool":

@@ -327,7 +327,7 @@ const commands = {
 
 /** A WebviewView whose page is the test: it records posts and can send messages back. */
 class FakeWebviewView {
-  constructor(toWebviewUri) {
+  constructor(toWebviewUri, cspSource = "https://stub.vscode-cdn.invalid") {
     const received = new EventEmitter();
     const disposed = new EventEmitter();
     const posted = new EventEmitter();
@@ -337,7 +337,7 @@ class FakeWebviewView {
     this.webview = {
       options: {},
       html: "",
-      cspSource: "https://stub.vscode-cdn.invalid",
+      cspSource,
       asWebviewUri: toWebviewUri ?? ((uri) => uri.with({ scheme: "https" })),
       postMessage: async (msg) => {
         const copy = JSON.parse(JSON.stringify(msg)); // what structured cloning would deliver
