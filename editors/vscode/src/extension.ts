@@ -39,6 +39,7 @@ export function activate(context: vscode.ExtensionContext): TetherApi {
     () => controller?.state.session.cwd ?? folders()[0],
   );
   let provider: ChatViewProvider | undefined = undefined;
+  let trace = readSettings().trace; // read once per change, not once per message
 
   const host: EditorHost = {
     files,
@@ -68,7 +69,7 @@ export function activate(context: vscode.ExtensionContext): TetherApi {
     log: {
       line: (text) => output.appendLine(text),
       frame: (direction, message) => {
-        if (readSettings().trace) output.appendLine(`${direction} ${JSON.stringify(message)}`);
+        if (trace) output.appendLine(`${direction} ${JSON.stringify(message)}`);
       },
     },
   };
@@ -92,6 +93,7 @@ export function activate(context: vscode.ExtensionContext): TetherApi {
     vscode.commands.registerCommand("tether.restart", () => chat.handle({ type: "restart" })),
     vscode.commands.registerCommand("tether.showLog", () => output.show(true)),
     vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration("tether.trace")) trace = readSettings().trace;
       if (!["tether.path", "tether.args", "tether.env"].some((key) => e.affectsConfiguration(key))) return;
       void vscode.window
         .showInformationMessage("tether's settings changed: restart it to use them.", "Restart tether")

@@ -164,6 +164,13 @@ describe("against the ACP test double", () => {
     assert.equal(ext.page.items("elicitation")[0].elicitation.state, "answered");
   });
 
+  test("a long stream of chunks arrives whole and in order, in few posts to the webview", async () => {
+    const posts = ext.view.posted.length;
+    const answer = await run("stream 10000");
+    assert.equal(answer, Array.from({ length: 10000 }, (_, i) => `${i} `).join(""));
+    assert.ok(ext.view.posted.length - posts < 1000, `${ext.view.posted.length - posts} posts for 10000 chunks`);
+  });
+
   test("a permission the agent withdraws disappears from the buttons", async () => {
     const answer = await run("withdraw");
     assert.equal(answer, "withdrawn: cancelled");

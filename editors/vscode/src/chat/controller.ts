@@ -415,6 +415,10 @@ export class ChatController {
       this.error("A turn is already running: wait for it, or press Stop.");
       return;
     }
+    if (this.state.session.loading) {
+      this.error("The session is still loading: send the message again in a moment.");
+      return;
+    }
     const agent = await this.ensureSession();
     const sessionId = this.state.session.id;
     if (!agent || !sessionId) return;

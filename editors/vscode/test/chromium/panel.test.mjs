@@ -121,7 +121,11 @@ async function openPanel(settings = tetherSettings(project.home)) {
 
 async function inView(page, locator, what) {
   await locator.first().waitFor({ state: "visible", timeout: 30_000 });
-  const box = await locator.first().boundingBox();
+  // measured in the page in one step: cards are redrawn (replaced) as updates arrive
+  const box = await locator.first().evaluate((el) => {
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 ? { y: r.y, height: r.height } : null;
+  });
   const viewport = page.viewportSize();
   assert.ok(box, `${what} has no box`);
   assert.ok(box.y >= 0 && box.y + box.height <= viewport.height, `${what} is outside the visible panel: ${JSON.stringify(box)}`);

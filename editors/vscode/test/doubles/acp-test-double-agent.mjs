@@ -14,6 +14,7 @@
 //   withdraw             ask permission, then cancel the request ($/cancel_request)
 //   read <path> [line limit]  fs/read_text_file, report the content or the error
 //   write <path> <text>  fs/write_text_file, report "written" or the error
+//   stream <n>           n text chunks "0 1 2 … " in one message
 //   slow                 wait until the client cancels (session/cancel)
 //   fail                 answer the prompt with an internal error
 // With --no-load it offers session/resume but not session/load.
@@ -178,6 +179,15 @@ const scenarios = {
       await say(ctx.client, sessionId, "written");
     } catch (error) {
       await say(ctx.client, sessionId, `error=${error.code} ${error.message}`);
+    }
+  },
+  async stream(ctx, sessionId, rest) {
+    for (let i = 0; i < Number(rest); i++) {
+      void update(ctx.client, sessionId, {
+        sessionUpdate: "agent_message_chunk",
+        content: { type: "text", text: `${i} ` },
+        messageId: "m1",
+      });
     }
   },
   async slow(ctx, sessionId) {
