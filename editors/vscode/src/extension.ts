@@ -75,6 +75,7 @@ export function activate(context: vscode.ExtensionContext): TetherApi {
   };
   controller = new ChatController(host);
   const chat = controller;
+  active = chat;
   provider = new ChatViewProvider(context.extensionUri, chat);
 
   context.subscriptions.push(
@@ -104,4 +105,9 @@ export function activate(context: vscode.ExtensionContext): TetherApi {
   return { controller: chat };
 }
 
-export function deactivate(): void {}
+let active: ChatController | undefined;
+
+/** VS Code waits for this promise: tether gets its stdin closed and time to exit. */
+export function deactivate(): Promise<void> | undefined {
+  return active?.dispose();
+}

@@ -126,7 +126,7 @@ describe("against the ACP test double", () => {
   test("a round permission with each option kind once: buttons carry the agent's names; the choice goes back by id", async () => {
     ext.send({ type: "prompt", text: "round" });
     const pending = await ext.page.waitFor(
-      (s) => s.items.find((i) => i.kind === "permission" && i.permission.state === "pending")?.permission,
+      (s) => Object.values(s.permissions).find((p) => p.state === "pending"),
       "the permission",
     );
     assert.deepEqual(
@@ -138,7 +138,12 @@ describe("against the ACP test double", () => {
         ["reject_always", "Always reject these"],
       ],
     );
-    assert.deepEqual(ext.page.items("tool").map((i) => i.call.title), ["Edit a.txt", "Edit b.txt"]);
+    // this agent did not announce the round's card: the request makes it, after the calls' cards
+    assert.deepEqual(ext.page.items("tool").map((i) => i.call.title), ["Edit a.txt", "Edit b.txt", "Approve 2 tool calls"]);
+    const round = lastOf(ext.page, "tool").call;
+    assert.equal(round.permission, pending.key);
+    assert.deepEqual(round.content.map((c) => c.type), ["diff", "diff"]);
+    assert.equal(ext.page.status().text, "Waiting for your approval: Approve 2 tool calls");
     // an id the agent did not offer is refused in words, and the request stays open
     ext.send({ type: "permission", key: pending.key, optionId: "made-up" });
     const error = await ext.page.waitFor((s) => s.items.find((i) => i.kind === "error"), "the error");
@@ -146,7 +151,7 @@ describe("against the ACP test double", () => {
     ext.send({ type: "permission", key: pending.key, optionId: "round-always" });
     await ext.page.waitFor((s) => !s.turn.running && s.turn.lastStop, "the end of the turn");
     assert.equal(lastOf(ext.page, "agent").text, "chose round-always");
-    assert.equal(ext.page.items("permission")[0].permission.chosen.name, "Always allow these");
+    assert.equal(ext.page.state.permissions[pending.key].chosen.name, "Always allow these");
   });
 
   test("form elicitation: a form with checkboxes and a choice; the answer is sent typed", async () => {
@@ -174,7 +179,9 @@ describe("against the ACP test double", () => {
   test("a permission the agent withdraws disappears from the buttons", async () => {
     const answer = await run("withdraw");
     assert.equal(answer, "withdrawn: cancelled");
-    assert.equal(ext.page.items("permission")[0].permission.state, "cancelled");
+    const [withdrawn] = Object.values(ext.page.state.permissions);
+    assert.equal(withdrawn.state, "cancelled");
+    assert.equal(lastOf(ext.page, "tool").call.title, "Delete everything");
   });
 
   test("Stop sends session/cancel: the turn ends cancelled", async () => {

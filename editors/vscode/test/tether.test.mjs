@@ -1,6 +1,8 @@
 // The extension (built bundle, `vscode` stub) against the real `python -m tether acp` running the
 // shared fixture editors/fixtures/session.json: thought, text, plan, two edits in one round
 // permission, a final answer. What the webview would show is rebuilt from the posted messages.
+// The round's card is the one the permission request names: tether announces it as a tool call
+// first (an agent that does not is handled too: the request makes the card).
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import * as path from "node:path";
@@ -11,7 +13,11 @@ const NEW_APP = 'def greet(name):\n    return f"Hello, {name}!"\n';
 const NOTES = "# Notes\n\ngreet() now says Hello, NAME!\n";
 
 function pendingPermission(state) {
-  return state.items.find((i) => i.kind === "permission" && i.permission.state === "pending")?.permission;
+  return Object.values(state.permissions).find((p) => p.state === "pending");
+}
+
+function cardOf(state, toolCallId) {
+  return state.items.find((i) => i.kind === "tool" && i.call.toolCallId === toolCallId);
 }
 
 function optionOfKind(permission, kind) {
@@ -59,11 +65,13 @@ describe("against the real tether acp", () => {
 
     const permission = await promptUntilPermission(ext);
     const state = page.state;
-    // everything before the approval is on screen, in order
-    assert.equal(page.status().text, "Waiting for your approval: Approve 2 tool calls");
+    const round = cardOf(state, permission.toolCallId);
+    // everything before the approval is on screen, in order, the round's card last
+    assert.equal(page.status().text, `Waiting for your approval: ${round.call.title}`);
     assert.equal(page.status().tone, "attention");
     const kinds = state.items.map((i) => i.kind);
-    assert.deepEqual(kinds, ["user", "thought", "agent", "tool", "agent", "tool", "tool", "permission"]);
+    assert.deepEqual(kinds, ["user", "thought", "agent", "tool", "agent", "tool", "tool", "tool"]);
+    assert.equal(state.items.at(-1), round);
     assert.match(lastOf(page, "thought").text, /greeting fix/);
     assert.equal(page.items("agent")[0].text, "I'll plan the work, then make two edits.");
     assert.deepEqual(
@@ -73,22 +81,22 @@ describe("against the real tether acp", () => {
         ["Write notes.md", "pending"],
       ],
     );
-    const [edit1, edit2] = page.items("tool").slice(1).map((i) => i.call);
+    const [edit1, edit2] = [cardOf(state, "edit1").call, cardOf(state, "edit2").call];
     assert.equal(edit1.title, "Replace app.py");
     assert.equal(edit1.content[0].type, "diff");
     assert.equal(edit1.content[0].oldText, unsaved, "the diff's old text is the unsaved editor text");
     assert.equal(edit2.content[0].oldText, null);
-    // the round card: its own title, two diffs, the agent's options by name
-    assert.equal(permission.title, "Approve 2 tool calls");
-    const diffs = permission.toolCall.content.filter((c) => c.type === "diff");
+    // the round card: a title naming both files, both diffs, the agent's options (each kind once) by name
+    assert.match(round.call.title, /app\.py.*notes\.md/);
+    const diffs = round.call.content.filter((c) => c.type === "diff");
     assert.deepEqual(diffs.map((d) => path.basename(d.path)), ["app.py", "notes.md"]);
+    assert.deepEqual(permission.options.map((o) => o.kind).sort(), ["allow_always", "allow_once", "reject_always", "reject_once"]);
     for (const option of permission.options) assert.ok(option.name.length > 0);
     assert.equal(ext.controller.state.turn.running, true);
 
     // "Open diff" on the round card opens VS Code's diff editor: before = unsaved text, after = proposal
-    const permissionItem = state.items.find((i) => i.kind === "permission");
-    const index = permission.toolCall.content.findIndex((c) => c.type === "diff" && c.path.endsWith("app.py"));
-    ext.send({ type: "openDiff", itemId: permissionItem.id, index });
+    const index = round.call.content.findIndex((c) => c.type === "diff" && c.path.endsWith("app.py"));
+    ext.send({ type: "openDiff", itemId: round.id, index });
     const diffCall = await waitForCommand("vscode.diff");
     const [, left, right, title] = diffCall;
     assert.equal(vscode.__test.provideText(left), unsaved);
@@ -100,10 +108,10 @@ describe("against the real tether acp", () => {
     const ended = await turnEnded(ext);
     assert.equal(ended.turn.lastStop, "end_turn");
     assert.equal(page.status().text, "Ready");
-    const answered = page.items("permission")[0].permission;
+    const answered = page.state.permissions[permission.key];
     assert.equal(answered.state, "answered");
     assert.equal(answered.chosen.kind, "allow_once");
-    assert.deepEqual(page.items("tool").map((i) => i.call.status), ["completed", "completed", "completed"]);
+    assert.deepEqual(page.items("tool").map((i) => i.call.status), ["completed", "completed", "completed", "completed"]);
     assert.match(lastOf(page, "agent").text, /^Done: `greet\(\)` now returns/);
     assert.equal(page.state.session.title, "fix greet");
     assert.ok(page.state.usage && page.state.usage.used > 0 && page.state.usage.size === 32000);
@@ -177,9 +185,10 @@ describe("against the real tether acp", () => {
     const permission = await promptUntilPermission(ext);
     ext.send({ type: "permission", key: permission.key, optionId: optionOfKind(permission, "reject_once").optionId });
     await turnEnded(ext);
-    const answered = ext.page.items("permission")[0].permission;
+    const answered = ext.page.state.permissions[permission.key];
     assert.equal(answered.chosen.kind, "reject_once");
-    assert.deepEqual(ext.page.items("tool").slice(1).map((i) => i.call.status), ["failed", "failed"]);
+    const statuses = ["edit1", "edit2"].map((id) => cardOf(ext.page.state, id).call.status);
+    assert.deepEqual(statuses, ["failed", "failed"]);
     assert.equal(readFileSync(path.join(project.dir, "app.py"), "utf8"), 'def greet(name):\n    return "hello " + name\n');
     assert.equal(existsSync(path.join(project.dir, "notes.md")), false);
   });
@@ -187,13 +196,37 @@ describe("against the real tether acp", () => {
   test("Stop while the approval is pending: the request is answered cancelled and the turn ends cancelled", async () => {
     await ext.dispose();
     ext = startExtension({ folders: [project.dir], settings: tetherSettings(project.home) });
-    await promptUntilPermission(ext);
+    const permission = await promptUntilPermission(ext);
     ext.send({ type: "cancel" });
     const ended = await turnEnded(ext);
     assert.equal(ended.turn.lastStop, "cancelled");
-    assert.equal(ext.page.items("permission")[0].permission.state, "cancelled");
+    assert.equal(ext.page.state.permissions[permission.key].state, "cancelled");
     assert.equal(lastOf(ext.page, "stop").text, "Stopped: you cancelled the turn.");
     assert.equal(existsSync(path.join(project.dir, "notes.md")), false);
+  });
+
+  test("approvals = call: the round is a form with one checkbox per call; only the checked call runs", async () => {
+    await ext.dispose();
+    await project.cleanup();
+    project = await fixtureProject();
+    ext = startExtension({ folders: [project.dir], settings: tetherSettings(project.home) });
+    await waitReady(ext.page);
+    ext.send({ type: "setConfigOption", configId: "approvals", value: "call" });
+    await ext.page.waitFor((s) => s.configOptions.find((o) => o.id === "approvals")?.currentValue === "call", "approvals = call");
+    ext.send({ type: "prompt", text: "fix greet" });
+    const form = await ext.page.waitFor((s) => s.items.find((i) => i.kind === "elicitation" && i.elicitation.state === "pending"), "the form");
+    assert.equal(ext.page.status().text, "Waiting for your answer");
+    const properties = form.elicitation.request.requestedSchema.properties;
+    const names = Object.keys(properties);
+    assert.equal(names.length, 2, JSON.stringify(properties));
+    for (const name of names) assert.equal(properties[name].type, "boolean");
+    const [app, notes] = names.sort((a, b) => (properties[a].title.includes("app.py") ? -1 : properties[b].title.includes("app.py") ? 1 : 0));
+    assert.match(properties[app].title, /app\.py/);
+    ext.send({ type: "elicitation", key: form.elicitation.key, action: "accept", content: { [app]: true, [notes]: false } });
+    await turnEnded(ext);
+    assert.equal(readFileSync(path.join(project.dir, "app.py"), "utf8"), NEW_APP);
+    assert.equal(existsSync(path.join(project.dir, "notes.md")), false);
+    assert.deepEqual(["edit1", "edit2"].map((id) => cardOf(ext.page.state, id).call.status), ["completed", "failed"]);
   });
 
   async function waitForCommand(id, count = 1) {

@@ -77,17 +77,26 @@ describe("the chat reducer", () => {
     assert.deepEqual(describeStatus(state), { text: "tether exited with code 1.", tone: "error" });
   });
 
-  test("a permission about an announced call marks its card until answered", () => {
+  test("a permission about an announced call is drawn on its card; an unknown id makes a card", () => {
     const state = ready();
     apply(state, { type: "update", at: 1, update: { sessionUpdate: "tool_call", toolCallId: "c1", title: "Edit a" } });
     const options = [{ optionId: "ok", name: "Allow", kind: "allow_once" }];
     apply(state, { type: "permission", key: 7, request: { sessionId: "s1", toolCall: { toolCallId: "c1" }, options }, at: 2 });
-    const card = state.items.find((i) => i.kind === "tool");
-    assert.equal(card.call.awaitingApproval, 7);
-    assert.equal(state.items.at(-1).permission.title, "Edit a");
+    assert.equal(state.items.length, 1);
+    const card = state.items[0];
+    assert.equal(card.call.permission, 7);
+    assert.equal(card.call.title, "Edit a", "a request without a title keeps the card's");
+    assert.equal(describeStatus(state).text, "Waiting for your approval: Edit a");
+    const rev = card.rev;
     apply(state, { type: "permissionResolved", key: 7, optionId: "ok" });
-    assert.equal(card.call.awaitingApproval, undefined);
-    assert.equal(state.items.at(-1).permission.chosen.name, "Allow");
+    assert.ok(card.rev > rev, "the card is redrawn");
+    assert.equal(state.permissions[7].chosen.name, "Allow");
+    assert.equal(describeStatus(state).text, "Ready");
+    const round = { toolCallId: "round_1", title: "Approve 2", content: [{ type: "diff", path: "/p/x", newText: "x" }] };
+    apply(state, { type: "permission", key: 8, request: { sessionId: "s1", toolCall: round, options }, at: 3 });
+    assert.deepEqual(state.items.map((i) => i.call.title), ["Edit a", "Approve 2"]);
+    apply(state, { type: "permissionResolved", key: 8 });
+    assert.equal(state.permissions[8].state, "cancelled");
   });
 
   test("history pages append without changing the event", () => {

@@ -84,6 +84,7 @@ export class ChatController {
   private readonly elicitations = new Map<number, Pending<acp.CreateElicitationResponse>>();
   private keys = 0;
   private lastStatus = "";
+  private disposed?: Promise<void>;
 
   constructor(private readonly host: EditorHost) {}
 
@@ -291,7 +292,13 @@ export class ChatController {
     await this.ensureSession(true);
   }
 
-  async dispose(): Promise<void> {
+  /** Ends the agent and its commands; every call returns the same promise. */
+  dispose(): Promise<void> {
+    this.disposed ??= this.shutdown();
+    return this.disposed;
+  }
+
+  private async shutdown(): Promise<void> {
     this.cancelPending();
     this.host.terminals.disposeAll();
     const agent = this.agent;
@@ -477,9 +484,7 @@ export class ChatController {
 
   private async openDiff(itemId: string, index: number): Promise<void> {
     const item = this.state.items.find((i) => i.id === itemId);
-    const content =
-      item?.kind === "tool" ? item.call.content : item?.kind === "permission" ? (item.permission.toolCall.content ?? []) : [];
-    const block = content[index];
+    const block = item?.kind === "tool" ? item.call.content[index] : undefined;
     if (block?.type !== "diff") {
       this.error("That diff is no longer available.");
       return;

@@ -13,17 +13,17 @@ export interface ToolCallView {
   content: acp.ToolCallContent[];
   locations: acp.ToolCallLocation[];
   rawInput?: unknown;
-  /** The key of a pending permission request about this call, if any. */
-  awaitingApproval?: number;
+  /** The key of the latest permission request about this call (`ChatState.permissions`). */
+  permission?: number;
 }
 
 export type AnswerState = "pending" | "answered" | "cancelled";
 
+/** A permission request. Its buttons are drawn on the tool card it is about: the announced card
+ * (updated with the request's fields), or a card made from the request when none was announced. */
 export interface PermissionView {
   key: number;
-  toolCall: acp.ToolCallUpdate;
-  /** The card's title: the request's own, else the announced call's. */
-  title: string;
+  toolCallId: string;
   options: acp.PermissionOption[];
   state: AnswerState;
   chosen?: acp.PermissionOption;
@@ -59,7 +59,6 @@ export type Item = ItemBase &
     | { kind: "agent"; text: string; messageId?: string | null }
     | { kind: "thought"; text: string; messageId?: string | null }
     | { kind: "tool"; call: ToolCallView }
-    | { kind: "permission"; permission: PermissionView }
     | { kind: "elicitation"; elicitation: ElicitationView }
     | { kind: "notice"; severity: string; title: string; description?: string | null }
     | { kind: "error"; message: string; actions: ErrorAction[] }
@@ -90,6 +89,7 @@ export interface ChatState {
   capabilities: Capabilities;
   turn: { running: boolean; activity: Activity; lastActivityAt?: number; lastStop?: string };
   items: Item[];
+  permissions: Record<string, PermissionView>;
   plan: acp.PlanEntry[];
   modes?: acp.SessionModeState | null;
   configOptions: acp.SessionConfigOption[];
@@ -134,6 +134,7 @@ export function initialState(): ChatState {
     capabilities: { list: false, load: false, resume: false, close: false, image: false },
     turn: { running: false, activity: "waiting" },
     items: [],
+    permissions: {},
     plan: [],
     configOptions: [],
     commands: [],
@@ -165,13 +166,9 @@ function findTool(state: ChatState, toolCallId: string): (Item & { kind: "tool" 
   return undefined;
 }
 
-function findKeyed<K extends "permission" | "elicitation">(
-  state: ChatState,
-  kind: K,
-  key: number,
-): (Item & { kind: K }) | undefined {
-  const id = `${kind}:${key}`;
-  return state.items.find((item): item is Item & { kind: K } => item.id === id);
+function findElicitation(state: ChatState, key: number): (Item & { kind: "elicitation" }) | undefined {
+  const id = `elicitation:${key}`;
+  return state.items.find((item): item is Item & { kind: "elicitation" } => item.id === id);
 }
 
 /** The text a content block shows in the transcript. */
@@ -216,7 +213,7 @@ function appendChunk(
   else push(state, { kind, id: nextId(state, kind[0]), rev: 0, text, messageId });
 }
 
-function upsertTool(state: ChatState, fields: acp.ToolCallUpdate, replace: boolean): void {
+function upsertTool(state: ChatState, fields: acp.ToolCallUpdate, replace: boolean): Item & { kind: "tool" } {
   const existing = findTool(state, fields.toolCallId);
   if (!existing) {
     const call: ToolCallView = {
@@ -228,8 +225,9 @@ function upsertTool(state: ChatState, fields: acp.ToolCallUpdate, replace: boole
       locations: fields.locations ?? [],
       rawInput: fields.rawInput,
     };
-    push(state, { kind: "tool", id: `tool:${fields.toolCallId}`, rev: 0, call });
-    return;
+    const item: Item & { kind: "tool" } = { kind: "tool", id: `tool:${fields.toolCallId}`, rev: 0, call };
+    push(state, item);
+    return item;
   }
   const call = existing.call;
   if (replace || fields.title != null) call.title = fields.title ?? call.title;
@@ -239,6 +237,7 @@ function upsertTool(state: ChatState, fields: acp.ToolCallUpdate, replace: boole
   if (fields.locations != null) call.locations = fields.locations;
   if (fields.rawInput !== undefined) call.rawInput = fields.rawInput;
   touch(existing);
+  return existing;
 }
 
 function applyUpdate(state: ChatState, update: acp.SessionUpdate, at: number): void {
@@ -320,35 +319,27 @@ function startPermission(
   key: number,
   request: acp.RequestPermissionRequest,
 ): void {
-  const card = findTool(state, request.toolCall.toolCallId);
-  const title = request.toolCall.title ?? card?.call.title ?? "Permission needed";
-  const permission: PermissionView = {
+  // the request's toolCall is an update of the card it is about (a new id makes a card)
+  const announced = findTool(state, request.toolCall.toolCallId) !== undefined;
+  const fields = announced ? request.toolCall : { title: "Permission needed", ...request.toolCall };
+  const card = upsertTool(state, fields, false);
+  card.call.permission = key;
+  state.permissions[key] = {
     key,
-    toolCall: request.toolCall,
-    title,
+    toolCallId: request.toolCall.toolCallId,
     options: request.options,
     state: "pending",
   };
-  if (card) {
-    card.call.awaitingApproval = key;
-    touch(card);
-  }
-  push(state, { kind: "permission", id: `permission:${key}`, rev: 0, permission });
 }
 
 function resolvePermission(state: ChatState, key: number, optionId?: string): void {
-  const item = findKeyed(state, "permission", key);
-  if (!item) return;
-  const permission = item.permission;
+  const permission = state.permissions[key];
+  if (!permission || permission.state !== "pending") return;
   const chosen = permission.options.find((o) => o.optionId === optionId);
   permission.state = chosen ? "answered" : "cancelled";
   permission.chosen = chosen;
-  touch(item);
-  const card = findTool(state, permission.toolCall.toolCallId);
-  if (card && card.call.awaitingApproval === key) {
-    card.call.awaitingApproval = undefined;
-    touch(card);
-  }
+  const card = findTool(state, permission.toolCallId);
+  if (card) touch(card);
 }
 
 /** Applies `event` to `state` in place. Never changes `event`: the same object is also posted. */
@@ -364,6 +355,7 @@ export function apply(state: ChatState, event: ChatEvent): void {
     case "session":
       state.session = { id: event.id, cwd: event.cwd, title: event.title, loading: event.loading };
       state.items = [];
+      state.permissions = {};
       state.plan = [];
       state.commands = [];
       state.usage = undefined;
@@ -410,7 +402,7 @@ export function apply(state: ChatState, event: ChatEvent): void {
       return;
     }
     case "elicitationResolved": {
-      const item = findKeyed(state, "elicitation", event.key);
+      const item = findElicitation(state, event.key);
       if (!item) return;
       item.elicitation.state = event.action === "cancel" ? "cancelled" : "answered";
       item.elicitation.action = event.action;
@@ -473,11 +465,11 @@ export interface Status {
   since?: number;
 }
 
-function pendingPermission(state: ChatState): PermissionView | undefined {
-  for (const item of state.items) {
-    if (item.kind === "permission" && item.permission.state === "pending") return item.permission;
-  }
-  return undefined;
+/** The title of the card whose approval is awaited, if any. */
+function pendingApproval(state: ChatState): string | undefined {
+  const pending = Object.values(state.permissions).find((p) => p.state === "pending");
+  if (!pending) return undefined;
+  return findTool(state, pending.toolCallId)?.call.title ?? "a tool call";
 }
 
 function pendingElicitation(state: ChatState): ElicitationView | undefined {
@@ -521,10 +513,8 @@ export function describeStatus(state: ChatState): Status {
   }
   if (connection.phase === "stopped") return { text: "Not started", tone: "idle" };
   if (state.session.loading) return { text: "Loading the session…", tone: "busy" };
-  const permission = pendingPermission(state);
-  if (permission) {
-    return { text: `Waiting for your approval: ${permission.title}`, tone: "attention" };
-  }
+  const approval = pendingApproval(state);
+  if (approval) return { text: `Waiting for your approval: ${approval}`, tone: "attention" };
   if (pendingElicitation(state)) return { text: "Waiting for your answer", tone: "attention" };
   if (!turn.running) {
     if (!state.session.id) return { text: "Creating a session…", tone: "busy" };

@@ -126,64 +126,48 @@ function locations(call: ToolCallView, send: Send): HTMLElement | null {
   );
 }
 
-function toolCard(state: ChatState, item: Item & { kind: "tool" }, send: Send): HTMLElement {
-  const call = item.call;
-  const waiting = call.awaitingApproval !== undefined;
-  const status = waiting ? "awaiting approval" : STATUS_WORDS[call.status];
+function approval(state: ChatState, call: ToolCallView, send: Send): HTMLElement | null {
+  const p: PermissionView | undefined = call.permission === undefined ? undefined : state.permissions[call.permission];
+  if (!p) return null;
+  if (p.state !== "pending") {
+    return h("div", { class: "answer", text: p.chosen ? `You chose: ${p.chosen.name}` : "Cancelled: no answer was given." });
+  }
   return h(
     "div",
-    { class: `card tool status-${waiting ? "awaiting" : call.status}`, "data-tool-call": call.toolCallId },
+    { class: "options", role: "group", "aria-label": "Permission" },
+    p.options.map((option) =>
+      h("button", {
+        class: `option kind-${option.kind}`,
+        "data-option-id": option.optionId,
+        "data-kind": option.kind,
+        text: option.name,
+        onclick: () => send({ type: "permission", key: p.key, optionId: option.optionId }),
+      }),
+    ),
+  );
+}
+
+function toolCard(state: ChatState, item: Item & { kind: "tool" }, send: Send): HTMLElement {
+  const call = item.call;
+  const waiting = call.permission !== undefined && state.permissions[call.permission]?.state === "pending";
+  const status = waiting ? "waiting for your approval" : STATUS_WORDS[call.status];
+  return h(
+    "div",
+    {
+      class: `card tool status-${waiting ? "awaiting" : call.status}`,
+      "data-tool-call": call.toolCallId,
+      role: waiting ? "alert" : undefined,
+    },
     h(
       "div",
       { class: "card-head" },
-      h("span", { class: "kind", text: KIND_LABELS[call.kind ?? "other"] ?? "tool" }),
+      h("span", { class: `kind${waiting ? " attention" : ""}`, text: KIND_LABELS[call.kind ?? "other"] ?? "tool" }),
       h("span", { class: "card-title", text: call.title }),
       h("span", { class: "badge", text: status }),
     ),
     locations(call, send),
     toolContent(state, call.content, item.id, send),
-  );
-}
-
-function permissionCard(
-  state: ChatState,
-  item: Item & { kind: "permission" },
-  send: Send,
-): HTMLElement {
-  const p: PermissionView = item.permission;
-  // once answered, the card shrinks to its answer: the tool cards keep the diffs
-  const content = p.state === "pending" ? (p.toolCall.content ?? []) : [];
-  const answer =
-    p.state === "pending"
-      ? h(
-          "div",
-          { class: "options" },
-          p.options.map((option) =>
-            h("button", {
-              class: `option kind-${option.kind}`,
-              "data-option-id": option.optionId,
-              "data-kind": option.kind,
-              text: option.name,
-              onclick: () => send({ type: "permission", key: p.key, optionId: option.optionId }),
-            }),
-          ),
-        )
-      : h("div", {
-          class: "answer",
-          text: p.chosen ? `You chose: ${p.chosen.name}` : "Cancelled: no answer was given.",
-        });
-  return h(
-    "div",
-    { class: `card permission state-${p.state}`, role: p.state === "pending" ? "alert" : undefined },
-    h(
-      "div",
-      { class: "card-head" },
-      h("span", { class: "kind attention", text: "approve" }),
-      h("span", { class: "card-title", text: p.title }),
-      p.state === "pending" ? h("span", { class: "badge attention", text: "waiting for your approval" }) : null,
-    ),
-    toolContent(state, content, item.id, send),
-    answer,
+    approval(state, call, send),
   );
 }
 
@@ -318,8 +302,6 @@ export function renderItem(state: ChatState, item: Item, send: Send, open: boole
       );
     case "tool":
       return toolCard(state, item, send);
-    case "permission":
-      return permissionCard(state, item, send);
     case "elicitation":
       return elicitationCard(item, send);
     case "notice":

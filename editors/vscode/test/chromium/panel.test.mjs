@@ -141,23 +141,25 @@ test("the panel mid-turn shows the text, the diff cards and the round permission
 
   await page.locator("textarea#prompt").fill("fix greet");
   await page.locator("button#send").click();
-  const card = page.locator(".card.permission.state-pending");
+  const card = page.locator(".card.tool.status-awaiting");
   await card.waitFor({ state: "visible", timeout: 60_000 });
-  const permission = ext.controller.state.items.find((i) => i.kind === "permission").permission;
+  const [permission] = Object.values(ext.controller.state.permissions);
+  const title = ext.controller.state.items.find((i) => i.kind === "tool" && i.call.toolCallId === permission.toolCallId).call.title;
 
   // what must be visible at this moment
-  await inView(page, page.locator(".status-text", { hasText: "Waiting for your approval: Approve 2 tool calls" }), "the status");
+  await inView(page, page.locator(".status-text", { hasText: `Waiting for your approval: ${title}` }), "the status");
   await inView(page, page.locator(".msg.agent", { hasText: "I'll plan the work, then make two edits." }), "the agent's text");
   await inView(page, page.locator(".thought"), "the thought");
   await inView(page, page.locator(".plan .plan-entry", { hasText: "Fix greet() punctuation" }), "the plan");
-  await inView(page, card.locator(".card-title", { hasText: "Approve 2 tool calls" }), "the round card's title");
+  await inView(page, card.locator(".card-title", { hasText: title }), "the round card's title");
+  await inView(page, card.locator(".badge", { hasText: "waiting for your approval" }), "the card's badge");
   await inView(page, card.locator(".diff[data-path$='app.py'] .diff-body .add", { hasText: 'return f"Hello, {name}!"' }), "the app.py diff");
   await inView(page, card.locator(".diff[data-path$='notes.md'] .open-diff"), "Open diff on notes.md");
   for (const option of permission.options) {
     await inView(page, card.locator(`button.option[data-option-id="${option.optionId}"]`, { hasText: option.name }), `the “${option.name}” button`);
   }
   await inView(page, page.locator("button#send", { hasText: "Stop" }), "the Stop button");
-  assert.equal(await page.locator(".card.tool .badge", { hasText: "pending" }).count(), 2);
+  assert.equal(await page.locator(".card.tool .badge", { hasText: "pending" }).count(), 2); // the two edits
 
   await mkdir(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: path.join(ARTIFACTS, "panel.png") });
@@ -172,8 +174,8 @@ test("the panel mid-turn shows the text, the diff cards and the round permission
   await card.locator(`button.option[data-option-id="${allow.optionId}"]`).click();
   await page.locator(".msg.agent", { hasText: "Done:" }).waitFor({ timeout: 60_000 });
   await page.locator(".status-text", { hasText: "Ready" }).waitFor();
-  await inView(page, page.locator(".card.permission .answer", { hasText: `You chose: ${allow.name}` }), "the answer");
-  assert.equal(await page.locator(".card.tool .badge", { hasText: "done" }).count(), 3);
+  await inView(page, page.locator(".card.tool .answer", { hasText: `You chose: ${allow.name}` }), "the answer");
+  assert.equal(await page.locator(".card.tool .badge", { hasText: "done" }).count(), 4);
   assert.equal(await page.locator(".title").textContent(), "fix greet");
   await page.screenshot({ path: path.join(ARTIFACTS, "panel-done.png") });
   assert.equal(readFileSync(path.join(project.dir, "notes.md"), "utf8"), "# Notes\n\ngreet() now says Hello, NAME!\n");
