@@ -162,10 +162,10 @@ describe("against the ACP test double", () => {
       type: "elicitation",
       key: item.elicitation.key,
       action: "accept",
-      content: { call_0: true, call_1: false, reason: "not now" },
+      content: { call_0: true, call_1: false, reason: "not now", note: "later" },
     });
     await ext.page.waitFor((s) => !s.turn.running && s.turn.lastStop, "the end of the turn");
-    assert.equal(lastOf(ext.page, "agent").text, 'form accept {"call_0":true,"call_1":false,"reason":"not now"}');
+    assert.equal(lastOf(ext.page, "agent").text, 'form accept {"call_0":true,"call_1":false,"reason":"not now","note":"later"}');
     assert.equal(ext.page.items("elicitation")[0].elicitation.state, "answered");
   });
 

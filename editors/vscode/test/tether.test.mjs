@@ -4,7 +4,7 @@
 // The round's card is the one the permission request names: tether announces it as a tool call
 // first (an agent that does not is handled too: the request makes the card).
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fixtureProject, lastOf, startExtension, tetherSettings, vscode, waitReady } from "./helpers.mjs";
@@ -227,6 +227,38 @@ describe("against the real tether acp", () => {
     assert.equal(readFileSync(path.join(project.dir, "app.py"), "utf8"), NEW_APP);
     assert.equal(existsSync(path.join(project.dir, "notes.md")), false);
     assert.deepEqual(["edit1", "edit2"].map((id) => cardOf(ext.page.state, id).call.status), ["completed", "failed"]);
+  });
+
+  test("ask_user: tether's question is a form with the choices and a typed field", async () => {
+    await ext?.dispose();
+    const script = path.join(project.root, "ask.json");
+    const ask = { question: "Which greeting?", options: ["Hello", "Hi"], fields: [{ name: "who", label: "Greet whom" }] };
+    writeFileSync(
+      script,
+      JSON.stringify({
+        model: { name: "Ask script", context_window: 32000, max_output_tokens: 4096 },
+        rounds: [{ events: [{ tool_call: { id: "ask1", name: "ask_user", arguments: ask } }] }, { events: [{ text: "Thanks." }] }],
+      }),
+    );
+    const settings = tetherSettings(project.home);
+    settings["tether.args"] = ["-m", "tether", "acp", "--script", script];
+    ext = startExtension({ folders: [project.dir], settings });
+    await waitReady(ext.page);
+    ext.send({ type: "prompt", text: "ask me" });
+    const form = await ext.page.waitFor((s) => s.items.find((i) => i.kind === "elicitation" && i.elicitation.state === "pending"), "the question");
+    const request = form.elicitation.request;
+    assert.equal(request.message, "Which greeting?");
+    assert.equal(request.toolCallId, "ask1");
+    const props = request.requestedSchema.properties;
+    const choice = Object.keys(props).find((k) => props[k].oneOf);
+    assert.deepEqual(props[choice].oneOf.map((o) => o.title), ["Hello", "Hi"]);
+    assert.equal(props.who.title, "Greet whom");
+    assert.ok(request.requestedSchema.required.includes("who"));
+    ext.send({ type: "elicitation", key: form.elicitation.key, action: "accept", content: { [choice]: "Hi", who: "Ada" } });
+    await turnEnded(ext);
+    assert.equal(lastOf(ext.page, "agent").text, "Thanks.");
+    const card = cardOf(ext.page.state, "ask1").call;
+    assert.equal(card.status, "completed");
   });
 
   async function waitForCommand(id, count = 1) {

@@ -187,8 +187,8 @@ function choices(schema: PropertySchema): { value: string; label: string }[] | n
   return null;
 }
 
-function field(name: string, schema: PropertySchema, value: unknown): HTMLElement {
-  const label = schema.title ?? name;
+function field(name: string, schema: PropertySchema, value: unknown, required: boolean): HTMLElement {
+  const label = `${schema.title ?? name}${required ? " *" : ""}`;
   const hint = schema.description ? h("span", { class: "hint", text: schema.description }) : null;
   if (schema.type === "boolean") {
     return h(
@@ -215,7 +215,12 @@ function field(name: string, schema: PropertySchema, value: unknown): HTMLElemen
   }
   const options = choices(schema);
   const input = options
-    ? h("select", { name, "data-type": "string" }, options.map((o) => h("option", { value: o.value, text: o.label, selected: o.value === value })))
+    ? h(
+        "select",
+        { name, "data-type": "string" },
+        value == null ? h("option", { value: "", text: "Choose…", selected: true }) : null,
+        options.map((o) => h("option", { value: o.value, text: o.label, selected: o.value === value })),
+      )
     : h("input", {
         name,
         "data-type": schema.type ?? "string",
@@ -227,13 +232,14 @@ function field(name: string, schema: PropertySchema, value: unknown): HTMLElemen
 
 function formContent(form: HTMLElement): Record<string, unknown> {
   const content: Record<string, unknown> = {};
-  form.querySelectorAll<HTMLInputElement | HTMLSelectElement>("input[name], select[name]").forEach((el) => {
+  for (const el of form.querySelectorAll<HTMLInputElement | HTMLSelectElement>("input[name], select[name]")) {
     const type = el.dataset.type;
     if (type === "boolean") content[el.name] = (el as HTMLInputElement).checked;
+    else if (el.value === "") continue; // left empty: not answered
     else if (type === "number") content[el.name] = Number(el.value);
     else if (type === "integer") content[el.name] = Math.trunc(Number(el.value));
-    else if (el.value !== "") content[el.name] = el.value;
-  });
+    else content[el.name] = el.value;
+  }
   form.querySelectorAll<HTMLElement>("fieldset[data-type=array]").forEach((set) => {
     const values = [...set.querySelectorAll<HTMLInputElement>("input:checked")].map((i) => i.value);
     content[set.dataset.name ?? ""] = values;
@@ -245,15 +251,25 @@ function elicitationCard(item: Item & { kind: "elicitation" }, send: Send): HTML
   const e: ElicitationView = item.elicitation;
   const request = e.request as acp.CreateElicitationRequest & { requestedSchema?: acp.ElicitationSchema };
   const properties = (request.requestedSchema?.properties ?? {}) as Record<string, PropertySchema>;
+  const required = request.requestedSchema?.required ?? [];
   const form = h(
     "form",
-    { class: "fields" },
+    // Enter in a field must not submit the form: that would reload the webview
+    { class: "fields", onsubmit: (event: Event) => event.preventDefault() },
     Object.entries(properties).map(([name, schema]) =>
-      field(name, schema, e.state === "pending" || !e.content ? schema.default : e.content[name]),
+      field(name, schema, e.state === "pending" || !e.content ? schema.default : e.content[name], required.includes(name)),
     ),
   );
-  const answer = (action: "accept" | "decline" | "cancel") => () =>
-    send({ type: "elicitation", key: e.key, action, content: action === "accept" ? formContent(form) : undefined });
+  const problem = h("div", { class: "error-text", role: "alert" });
+  const answer = (action: "accept" | "decline" | "cancel") => () => {
+    const content = action === "accept" ? formContent(form) : undefined;
+    const missing = content ? required.filter((name) => content[name] === undefined || content[name] === "") : [];
+    if (missing.length > 0) {
+      problem.textContent = `Fill in: ${missing.map((name) => properties[name]?.title ?? name).join(", ")}`;
+      return;
+    }
+    send({ type: "elicitation", key: e.key, action, content });
+  };
   const done = e.state !== "pending";
   if (done) form.querySelectorAll("input, select").forEach((el) => el.setAttribute("disabled", ""));
   return h(
@@ -268,6 +284,7 @@ function elicitationCard(item: Item & { kind: "elicitation" }, send: Send): HTML
     ),
     request.requestedSchema?.title ? h("div", { class: "tool-text", text: request.message }) : null,
     form,
+    problem,
     done
       ? h("div", { class: "answer", text: e.action === "accept" ? "Answer sent." : e.action === "decline" ? "Declined." : "Cancelled." })
       : h(

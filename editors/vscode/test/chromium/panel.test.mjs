@@ -200,9 +200,15 @@ test("the test double's form and terminal render and answer from the page", asyn
   await inView(page, page.locator(".status-text", { hasText: "Waiting for your answer" }), "the status");
   await form.locator("input[name=call_1]").uncheck();
   await form.locator("select[name=reason]").selectOption("not now");
+  // a required field left empty: the form says so and sends nothing
+  await form.locator("button", { hasText: "Submit" }).click();
+  await inView(page, form.locator(".error-text", { hasText: "Fill in: Note" }), "the missing-field message");
+  assert.equal(ext.controller.state.items.find((i) => i.kind === "elicitation").elicitation.state, "pending");
+  await form.locator("input[name=note]").fill("later");
+  await form.locator("input[name=note]").press("Enter"); // must not submit (reload) the page
   await form.locator("button", { hasText: "Submit" }).click();
   await page
-    .locator(".msg.agent", { hasText: 'form accept {"call_0":true,"call_1":false,"reason":"not now"}' })
+    .locator(".msg.agent", { hasText: 'form accept {"call_0":true,"call_1":false,"reason":"not now","note":"later"}' })
     .waitFor({ timeout: 30_000 });
   const answered = page.locator(".card.elicitation.state-answered");
   assert.equal(await answered.locator("input[name=call_0]").isChecked(), true);

@@ -142,7 +142,9 @@ const scenarios = {
           call_0: { type: "boolean", title: "Replace app.py", default: true },
           call_1: { type: "boolean", title: "Create notes.md", default: true },
           reason: { type: "string", title: "Why", enum: ["looks right", "not now"], default: "looks right" },
+          note: { type: "string", title: "Note" },
         },
+        required: ["reason", "note"],
       },
     });
     await say(ctx.client, sessionId, `form ${answer.action} ${JSON.stringify(answer.content ?? null)}`);
