@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { doubleSettings, fixtureProject, lastOf, startExtension, vscode, waitReady } from "./helpers.mjs";
+import { doubleSettings, fixtureProject, lastOf, startExtension, testing, vscode, waitReady } from "./helpers.mjs";
 
 describe("against the ACP test double", () => {
   let project;
@@ -144,6 +144,12 @@ describe("against the ACP test double", () => {
     assert.equal(round.permission, pending.key);
     assert.deepEqual(round.content.map((c) => c.type), ["diff", "diff"]);
     assert.equal(ext.page.status().text, "Waiting for your approval: Approve 2 tool calls");
+    // the webview is rebuilt (hidden and shown again): it gets the whole state, question included
+    ext.page.state = testing.initialState();
+    ext.send({ type: "ready" });
+    await ext.page.waitFor((s) => s.permissions[pending.key]?.state === "pending", "the snapshot");
+    ext.controller.flush();
+    assert.deepEqual(JSON.parse(JSON.stringify(ext.page.state)), JSON.parse(JSON.stringify(ext.controller.state)));
     // an id the agent did not offer is refused in words, and the request stays open
     ext.send({ type: "permission", key: pending.key, optionId: "made-up" });
     const error = await ext.page.waitFor((s) => s.items.find((i) => i.kind === "error"), "the error");
@@ -196,6 +202,25 @@ describe("against the ACP test double", () => {
     ext.send({ type: "prompt", text: "fail" });
     const error = await ext.page.waitFor((s) => s.items.find((i) => i.kind === "error"), "the error");
     assert.match(error.message, /^tether could not finish the turn: .*the double was told to fail/);
+  });
+
+  test("the agent dies mid-turn: the turn ends, the exit and its last words are shown; Restart starts it again", async () => {
+    ext.send({ type: "prompt", text: "crash" });
+    const state = await ext.page.waitFor((s) => s.connection.phase === "exited" && s, "the exit");
+    assert.equal(state.connection.message, "tether exited with code 3.");
+    assert.equal(state.turn.running, false);
+    const errors = ext.page.items("error");
+    assert.equal(errors.length, 1, JSON.stringify(errors));
+    assert.match(errors[0].message, /^tether exited with code 3\. Its last output:\nboom: the double crashed on purpose$/);
+    assert.deepEqual(errors[0].actions, ["restart", "log"]);
+    assert.equal(ext.page.status().tone, "error");
+    ext.send({ type: "restart" });
+    await ext.page.waitFor((s) => s.connection.phase === "ready" && s.session.id && s.items.length === 0, "a fresh session");
+    assert.equal(await run("read " + path.join(project.dir, "app.py") + " 1 1"), 'content="def greet(name):\\n"');
+  });
+
+  test("a line on stdout that is not JSON is skipped; the turn goes on", async () => {
+    assert.equal(await run("garbage"), "still here");
   });
 
   test("fs: line and limit, a missing file, a path outside the workspace, unsaved text, writes", async () => {

@@ -17,6 +17,8 @@
 //   stream <n>           n text chunks "0 1 2 … " in one message
 //   slow                 wait until the client cancels (session/cancel)
 //   fail                 answer the prompt with an internal error
+//   crash                say something, then die mid-turn (exit 3, a last word on stderr)
+//   garbage              write a line that is not JSON to stdout, then answer normally
 // With --no-load it offers session/resume but not session/load.
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
@@ -195,6 +197,15 @@ const scenarios = {
   async slow(ctx, sessionId) {
     await say(ctx.client, sessionId, "Working on it…");
     await new Promise((resolve) => sessions.get(sessionId).cancel.signal.addEventListener("abort", resolve));
+  },
+  async crash(ctx, sessionId) {
+    await say(ctx.client, sessionId, "About to fail…");
+    process.stderr.write("boom: the double crashed on purpose\n", () => process.exit(3));
+    await new Promise(() => {});
+  },
+  async garbage(ctx, sessionId) {
+    process.stdout.write("this is not JSON\n");
+    await say(ctx.client, sessionId, "still here");
   },
   async fail() {
     throw acp.RequestError.internalError(undefined, "the double was told to fail");
