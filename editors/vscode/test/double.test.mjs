@@ -124,6 +124,7 @@ describe("against the ACP test double", () => {
   });
 
   test("a round permission with each option kind once: buttons carry the agent's names; the choice goes back by id", async () => {
+    ext.view.visible = false; // the panel is hidden: a notification asks for attention
     ext.send({ type: "prompt", text: "round" });
     const pending = await ext.page.waitFor(
       (s) => Object.values(s.permissions).find((p) => p.state === "pending"),
@@ -144,6 +145,9 @@ describe("against the ACP test double", () => {
     assert.equal(round.permission, pending.key);
     assert.deepEqual(round.content.map((c) => c.type), ["diff", "diff"]);
     assert.equal(ext.page.status().text, "Waiting for your approval: Approve 2 tool calls");
+    const note = await vscode.__test.until(() => vscode.__test.recorded.messages.find((m) => m.text.includes("approval")), "the notification");
+    assert.deepEqual(note, { level: "info", text: "tether is waiting for your approval: Approve 2 tool calls", items: ["Show"] });
+    ext.view.visible = true;
     // the webview is rebuilt (hidden and shown again): it gets the whole state, question included
     ext.page.state = testing.initialState();
     ext.send({ type: "ready" });

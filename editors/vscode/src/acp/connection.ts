@@ -140,10 +140,6 @@ export class AgentConnection {
     return this.connection.agent;
   }
 
-  get closed(): Promise<void> {
-    return this.connection.closed;
-  }
-
   initialize(): Promise<acp.InitializeResponse> {
     return this.context.request(acp.methods.agent.initialize, {
       protocolVersion: acp.PROTOCOL_VERSION,

@@ -139,7 +139,14 @@ test("the panel mid-turn shows the text, the diff cards and the round permission
   await inView(page, page.locator("select#config-model"), "the model picker");
   await inView(page, page.locator("select#config-mode"), "the mode picker");
 
+  // "/" lists the agent's commands; picking one fills the prompt
+  await page.locator("textarea#prompt").fill("/mo");
+  await inView(page, page.locator(".commands .command", { hasText: "/mode" }), "the /mode command");
+  await page.locator(".commands .command", { hasText: "/model" }).click();
+  assert.equal(await page.locator("textarea#prompt").inputValue(), "/model ");
+
   await page.locator("textarea#prompt").fill("fix greet");
+  assert.equal(await page.locator(".commands").isVisible(), false);
   await page.locator("button#send").click();
   const card = page.locator(".card.tool.status-awaiting");
   await card.waitFor({ state: "visible", timeout: 60_000 });
