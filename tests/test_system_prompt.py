@@ -57,3 +57,17 @@ async def test_a_directory_that_is_not_a_repository_says_so(home: Path, project:
         sid = await client.start(project)
         assert await client.prompt(sid, "hello") == "end_turn"
     assert "Git: not a git repository" in client.models[0].requests[0].system
+
+
+async def test_an_instruction_file_linking_out_of_the_project_is_not_read(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOKEN=abc123\n")
+    (project / "AGENTS.md").symlink_to(secret)
+    rounds = [{"events": [{"text": "ok"}]}]
+    async with agent_in_memory(home, {"rounds": rounds}, catalog()) as client:
+        sid = await client.start(project)
+        assert await client.prompt(sid, "hello") == "end_turn"
+    system = client.models[0].requests[0].system
+    assert "abc123" not in system and "## AGENTS.md" not in system

@@ -91,13 +91,19 @@ async def _git_summary(cwd: Path) -> str:
     return f"branch {branch}, {len(entries)} changed paths:\n{shown}{tail}"
 
 
+def _inside(path: Path, root: Path) -> bool:
+    """A symlinked instruction file pointing out of the project is not read (it could be any
+    file of the user's: a key, a token)."""
+    return path.resolve().is_relative_to(root.resolve())
+
+
 def _instructions(cwd: Path) -> str:
     """The project's instruction files, each named, bounded in size."""
     parts: list[str] = []
     budget = INSTRUCTIONS_MAX
     for name in INSTRUCTION_FILES:
         path = cwd / name
-        if budget <= 0 or not path.is_file():
+        if budget <= 0 or not path.is_file() or not _inside(path, cwd):
             continue
         try:
             with path.open("rb") as f:

@@ -13,7 +13,6 @@ import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-import anyio
 import msgspec
 
 from tether.engine.events import (
@@ -59,11 +58,11 @@ async def remember(ctx: Capabilities, changes: TurnChanges, paths: list[str]) ->
 
 
 async def _pre_image(ctx: Capabilities, path: Path) -> PreImage | None:
-    apath = anyio.Path(path)
     try:
-        if not await apath.exists():
+        stat = await ctx.fs.stat(path)
+        if stat is None:
             return PreImage(str(path), None)
-        if not await apath.is_file() or (await apath.stat()).st_size > MAX_PRE_IMAGE:
+        if stat.kind != "file" or stat.size > MAX_PRE_IMAGE:
             return None
         return PreImage(str(path), await ctx.fs.read_text(path))
     except (OSError, SeamError, UnicodeDecodeError):
@@ -109,7 +108,7 @@ async def undo_last(stack: list[TurnChanges], ctx: Capabilities, emit: Emit) -> 
         return "Undo cancelled: nothing was changed."
     for r in reverts:
         if r.before is None:
-            await anyio.Path(r.path).unlink(missing_ok=True)
+            await ctx.fs.delete(Path(r.path), permanent=True)  # it did not exist before
         else:
             await ctx.fs.write_text(Path(r.path), r.before)
     stack.pop()
