@@ -61,6 +61,17 @@ def chat_end(finish: str = "stop", usage: dict[str, Any] | None = CHAT_USAGE) ->
     return [*chunks, DONE]
 
 
+def chat_call(name: str, arguments: dict[str, Any], call_id: str = "call_1") -> Chunks:
+    """One streamed tool call (arguments in one piece), then `finish_reason: tool_calls`."""
+    call = {
+        "index": 0,
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments)},
+    }
+    return [chat_chunk({"role": "assistant", "tool_calls": [call]}), *chat_end("tool_calls")]
+
+
 def chat_text(texts: list[str], reasoning: list[str] | None = None) -> Chunks:
     return chat_prefix(texts, reasoning) + chat_end()
 

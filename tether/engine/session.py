@@ -68,9 +68,15 @@ class Session:
     # Why the running turn was cancelled: "client" when the client said so (session/cancel),
     # which also answers the turn's pending permission requests itself.
     cancelled_by: str | None = None
-    saved_messages: int = 0  # how many history entries the store already has
+    # The store's row number of each saved history entry (rows of other processes between).
+    message_seqs: list[int] = field(default_factory=list[int])
     # Events not yet stored, kept for replay.
     pending_events: list[Event] = field(default_factory=list[Event])
+
+    @property
+    def saved_messages(self) -> int:
+        """How many history entries the store already has."""
+        return len(self.message_seqs)
 
     @property
     def busy(self) -> bool:

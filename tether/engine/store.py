@@ -100,16 +100,16 @@ class Store:
     async def save(self, session: Session) -> None:
         """Write the session row and any history entries not yet stored."""
         new = session.history[session.saved_messages :]
-        start = session.saved_messages
         events, session.pending_events = session.pending_events, []
         try:
-            await self._run(self._save, session, new, coalesce(events))
+            seqs = await self._run(self._save, session, new, coalesce(events))
         except BaseException:
             session.pending_events[:0] = events  # not stored: keep them for the next save
             raise
-        session.saved_messages = start + len(new)
+        session.message_seqs += seqs
 
-    def _save(self, s: Session, new: list[Message], events: list[Event]) -> None:
+    def _save(self, s: Session, new: list[Message], events: list[Event]) -> list[int]:
+        """Store the row, the new messages and the events; the new messages' row numbers."""
         db = self._conn()
         with db:
             db.execute(
@@ -118,24 +118,31 @@ class Store:
                 "title=excluded.title, updated_at=excluded.updated_at, state=excluded.state",
                 (s.id, s.cwd, s.title, s.updated_at, s.updated_at, _encode(s.state)),
             )
+            seqs: list[int] = []
             if new:
                 # Appended after whatever is stored: another process (a second editor window)
                 # may have added to this session too, and nothing of it is overwritten.
                 (first,) = db.execute(
                     "SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE session_id=?", (s.id,)
                 ).fetchone()
+                seqs = [first + i for i in range(len(new))]
                 db.executemany(
                     "INSERT INTO messages(session_id, seq, body) VALUES(?, ?, ?)",
-                    [(s.id, first + i, _encode(m)) for i, m in enumerate(new)],
+                    [(s.id, seq, _encode(m)) for seq, m in zip(seqs, new, strict=True)],
                 )
+            where = [*s.message_seqs, *seqs]  # history index -> row number
             if events:
                 row = db.execute(
                     "SELECT COALESCE(MAX(seq) + 1, 0) FROM events WHERE session_id=?", (s.id,)
                 ).fetchone()
                 db.executemany(
                     "INSERT INTO events(session_id, seq, body) VALUES(?, ?, ?)",
-                    [(s.id, row[0] + i, _encode(_by_reference(e))) for i, e in enumerate(events)],
+                    [
+                        (s.id, row[0] + i, _encode(_by_reference(e, where)))
+                        for i, e in enumerate(events)
+                    ],
                 )
+        return seqs
 
     async def load(self, session_id: str) -> Session | None:
         return await self._run(self._load, session_id)
@@ -147,12 +154,12 @@ class Store:
         ).fetchone()
         if row is None:
             return None
-        bodies = db.execute(
-            "SELECT body FROM messages WHERE session_id=? ORDER BY seq", (session_id,)
+        rows = db.execute(
+            "SELECT seq, body FROM messages WHERE session_id=? ORDER BY seq", (session_id,)
         ).fetchall()
-        history = [_message.decode(b) for (b,) in bodies]
+        history = [_message.decode(b) for (_, b) in rows]
         s = Session(session_id, row[0], _state.decode(row[3]), history, row[1], row[2])
-        s.saved_messages = len(history)
+        s.message_seqs = [seq for (seq, _) in rows]
         return s
 
     async def events(self, session_id: str) -> list[Event]:
@@ -215,11 +222,14 @@ class Store:
             self._db = None
 
 
-def _by_reference(event: Event) -> Event:
+def _by_reference(event: Event, where: list[int]) -> Event:
     """The form an event is stored in: a prompt that is also a history message is stored once,
-    in the message (a 100 MB prompt must not make a 200 MB database)."""
+    in the message (a 100 MB prompt must not make a 200 MB database), named by its row number
+    (another process may have appended to the same session in between)."""
     if isinstance(event, UserPrompted) and event.message is not None:
-        return UserPrompted([], event.message)
+        if event.message < len(where):
+            return UserPrompted([], where[event.message])
+        return UserPrompted(event.parts)
     return event
 
 

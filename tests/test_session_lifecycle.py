@@ -1,0 +1,228 @@
+"""Sessions that last: load (replay) and resume after a restart, close, delete, a kill -9 in the
+middle of a turn, two processes on one database, and the store's forward migrations. The model
+is a loopback OpenAI-compatible server, so what tether sends after a restart is visible."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import apsw
+import pytest
+
+from tests.harness import AgentProcess, spawn_agent
+from tests.providers import wire
+from tests.providers.mock_llm_server import MockLLMServer, Reply
+from tests.test_live_equals_replay import merge_chunks
+
+pytestmark = pytest.mark.anyio
+
+# Sent with a session's setup or a setting's change: a reload gets them in the load answer.
+SETUP = {"available_commands_update", "config_option_update", "current_mode_update"}
+
+
+def _env(server: MockLLMServer) -> dict[str, str]:
+    return {"OPENAI_BASE_URL": server.url + "/v1", "TETHER_MODEL": "openai:gpt-5.5"}
+
+
+def _turn(agent: AgentProcess, sid: str) -> list[dict[str, Any]]:
+    return merge_chunks([u for u in agent.updates(sid) if u["sessionUpdate"] not in SETUP])
+
+
+def _integrity(home: Path) -> str:
+    db = apsw.Connection(str(home / "tether.db"))
+    try:
+        [(result,)] = db.execute("PRAGMA integrity_check").fetchall()
+    finally:
+        db.close()
+    return str(result)
+
+
+async def _load(agent: AgentProcess, sid: str, project: Path) -> dict[str, Any]:
+    params = {"sessionId": sid, "cwd": str(project), "mcpServers": []}
+    return await agent.request("session/load", params)
+
+
+async def test_load_replays_what_was_shown_and_the_conversation_goes_on(
+    home: Path, project: Path
+) -> None:
+    with MockLLMServer() as server:
+        server.script(
+            "/v1/chat/completions",
+            Reply(chunks=wire.chat_call("write_file", {"path": "n.txt", "content": "hi\n"})),
+            Reply(chunks=wire.chat_text(["Wrote ", "n.txt."])),
+            Reply(chunks=wire.chat_text(["Still here."])),
+        )
+        async with spawn_agent(home, env=_env(server)) as first:
+            await first.initialize()
+            sid = await first.new_session(project)
+            assert (await first.prompt(sid, "write it"))["result"]["stopReason"] == "end_turn"
+            live = _turn(first, sid)
+            await first.close_input()
+            assert await first.wait_exit() == 0
+
+        async with spawn_agent(home, env=_env(server)) as second:
+            await second.initialize()
+            answer = await _load(second, sid, project)
+            assert answer["result"]["modes"]["currentModeId"] == "ask"
+            replayed = _turn(second, sid)
+            # The answer comes after the replay; the commands after the answer.
+            i = second.frames.index(answer)
+            assert all(f.get("method") == "session/update" for f in second.frames[1:i])
+            assert replayed[0] == {
+                "sessionUpdate": "user_message_chunk",
+                "content": {"type": "text", "text": "write it"},
+            }
+            assert replayed[1:] == live
+            assert (await second.prompt(sid, "and now?"))["result"]["stopReason"] == "end_turn"
+        messages = server.posts[-1].json()["messages"]
+    roles = [m["role"] for m in messages]
+    assert roles == ["system", "user", "assistant", "tool", "assistant", "user"]
+    assert messages[1]["content"] == "write it" and messages[-1]["content"] == "and now?"
+
+
+async def test_resume_does_not_replay_close_keeps_delete_removes(home: Path, project: Path) -> None:
+    with MockLLMServer() as server:
+        server.script("/v1/chat/completions", Reply(chunks=wire.chat_text(["one"])))
+        async with spawn_agent(home, env=_env(server)) as agent:
+            await agent.initialize()
+            sid = await agent.new_session(project)
+            await agent.prompt(sid, "first")
+            assert (await agent.request("session/close", {"sessionId": sid}))["result"] == {}
+            listed = await agent.request("session/list", {"cwd": str(project)})
+            assert [(s["sessionId"], s["title"]) for s in listed["result"]["sessions"]] == [
+                (sid, "first")
+            ]
+            before = len(agent.frames)
+            params = {"sessionId": sid, "cwd": str(project)}
+            resumed = await agent.request("session/resume", params)
+            assert "configOptions" in resumed["result"]
+            shown = [f["params"]["update"]["sessionUpdate"] for f in agent.frames[before:-1]]
+            assert "user_message_chunk" not in shown and "agent_message_chunk" not in shown
+            spill = home / "spill" / sid
+            spill.mkdir(parents=True)
+            (spill / "x.txt").write_text("big result")
+            assert (await agent.request("session/delete", {"sessionId": sid}))["result"] == {}
+            assert not spill.exists()
+            listed = await agent.request("session/list", {})
+            assert listed["result"]["sessions"] == []
+            gone = await _load(agent, sid, project)
+            assert gone["error"]["code"] == -32002
+            gone = await agent.request("session/delete", {"sessionId": sid})
+            assert gone["error"]["code"] == -32002
+
+
+@pytest.mark.parametrize("where", ["tool batch", "streaming"])
+async def test_a_kill_mid_turn_keeps_the_committed_prefix(
+    home: Path, project: Path, where: str
+) -> None:
+    with MockLLMServer() as server:
+        listing = wire.chat_call("list_dir", {"path": "."}, "call_list")
+        if where == "tool batch":  # killed while the write's permission request waits
+            stuck = wire.chat_call("write_file", {"path": "w.txt", "content": "w"}, "call_w")
+        else:  # killed while the model streams
+            stuck = [*wire.chat_prefix(["Half of an ans"]), 30.0]
+        server.script("/v1/chat/completions", Reply(chunks=listing), Reply(chunks=stuck))
+        async with spawn_agent(home, env=_env(server)) as first:
+            first.handler = _never_answer
+            await first.initialize()
+            sid = await first.new_session(project)
+            await first.start_request(
+                "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
+            )
+            await _until(first, where)
+            first.proc.kill()  # SIGKILL: no cleanup at all
+            await first.wait_exit()
+        assert _integrity(home) == "ok"
+
+        server.script("/v1/chat/completions", Reply(chunks=wire.chat_text(["Back."])))
+        async with spawn_agent(home, env=_env(server)) as second:
+            await second.initialize()
+            assert "result" in await _load(second, sid, project)
+            replayed = [u["sessionUpdate"] for u in _turn(second, sid)]
+            assert replayed[0] == "user_message_chunk"
+            assert "tool_call" in replayed  # the finished list_dir round was committed
+            text = [u for u in _turn(second, sid) if u["sessionUpdate"] == "agent_message_chunk"]
+            assert not any("Half" in u["content"]["text"] for u in text)  # nothing half-written
+            assert (await second.prompt(sid, "again"))["result"]["stopReason"] == "end_turn"
+            asked = [f for f in second.frames if f.get("method") == "session/request_permission"]
+            assert asked == []  # nothing of the killed round runs again
+        messages = server.posts[-1].json()["messages"]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool", "user"]
+    assert messages[2]["tool_calls"][0]["id"] == "call_list"
+    assert not (project / "w.txt").exists()
+
+
+async def _never_answer(method: str, params: Any) -> Any:
+    import anyio
+
+    await anyio.sleep_forever()
+
+
+async def _until(agent: AgentProcess, where: str) -> None:
+    """Read until the turn is in the state to kill it in."""
+    while True:
+        frame = await agent.recv()
+        if where == "tool batch" and frame.get("method") == "session/request_permission":
+            return
+        update = frame.get("params", {}).get("update", {})
+        if where == "streaming" and "Half" in json.dumps(update.get("content")):
+            return
+
+
+async def test_two_processes_on_one_database_lose_nothing(home: Path, project: Path) -> None:
+    with MockLLMServer() as server:
+        replies = [Reply(chunks=wire.chat_text([f"answer {i}"])) for i in range(4)]
+        server.script("/v1/chat/completions", *replies)
+        async with (
+            spawn_agent(home, env=_env(server)) as a,
+            spawn_agent(home, env=_env(server)) as b,
+        ):
+            await a.initialize()
+            await b.initialize()
+            sid_a = await a.new_session(project)
+            sid_b = await b.new_session(project)
+            await a.prompt(sid_a, "from window a")
+            await b.prompt(sid_b, "from window b")
+            assert "result" in await _load(b, sid_a, project)  # b opens a's session too
+            await b.prompt(sid_a, "b continues a")
+            await a.prompt(sid_a, "a goes on, unaware")
+        async with spawn_agent(home, env=_env(server)) as c:
+            await c.initialize()
+            listed = await c.request("session/list", {})
+            assert {s["sessionId"] for s in listed["result"]["sessions"]} == {sid_a, sid_b}
+            await _load(c, sid_a, project)
+            users = [
+                u["content"]["text"]
+                for u in c.updates(sid_a)
+                if u["sessionUpdate"] == "user_message_chunk"
+            ]
+    assert sorted(users) == sorted(["from window a", "b continues a", "a goes on, unaware"])
+    assert _integrity(home) == "ok"
+
+
+async def test_an_old_database_is_migrated_forward(home: Path, project: Path) -> None:
+    from tether.engine.store import _MIGRATIONS, SCHEMA_VERSION, Store
+
+    db = apsw.Connection(str(home / "tether.db"))
+    db.execute(_MIGRATIONS[0])
+    db.execute("PRAGMA user_version=1")
+    state = json.dumps({"mode": "code", "model": "demo"})
+    db.execute(
+        "INSERT INTO sessions(id, cwd, title, created_at, updated_at, state) "
+        "VALUES('sess_old', ?, 'old one', 't', '2025-01-01T00:00:00.000Z', ?)",
+        (str(project), state),
+    )
+    message = json.dumps({"type": "user", "parts": [{"type": "text", "text": "hello then"}]})
+    db.execute("INSERT INTO messages VALUES('sess_old', 0, ?)", (message,))
+    db.close()
+    store = Store(home / "tether.db")
+    loaded = await store.load("sess_old")
+    assert loaded is not None and loaded.state.mode == "code" and len(loaded.history) == 1
+    assert await store.events("sess_old") == []
+    await store.close()
+    db = apsw.Connection(str(home / "tether.db"))
+    [(version,)] = db.execute("PRAGMA user_version").fetchall()
+    db.close()
+    assert version == SCHEMA_VERSION
