@@ -53,6 +53,18 @@ def _parser() -> argparse.ArgumentParser:
     init = config_sub.add_parser("init", help="write a commented example config file")
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
 
+    sessions = sub.add_parser("sessions", help="list, show, export or delete stored sessions")
+    sessions_sub = sessions.add_subparsers(dest="sessions_command", required=True)
+    listing = sessions_sub.add_parser("list", help="newest first")
+    listing.add_argument("--cwd", help="only sessions of this project directory")
+    listing.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    for name, what in (("show", "print a session as Markdown"), ("delete", "delete a session")):
+        sessions_sub.add_parser(name, help=what).add_argument("session_id")
+    export = sessions_sub.add_parser("export", help="write a session as Markdown or JSON")
+    export.add_argument("session_id")
+    export.add_argument("--format", choices=["markdown", "json"], default="markdown")
+    export.add_argument("-o", "--output", help="file to write (default: standard output)")
+
     doctor = sub.add_parser(
         "doctor", help="check the config file, list providers and models, optionally probe them"
     )
@@ -116,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     if args.command == "config":
         return _config(args)
+    if args.command == "sessions":
+        from tether.sessions_cli import run_sessions
+
+        return run_sessions(args)
     if args.command == "doctor":
         from tether.engine.doctor import run_doctor
         from tether.logs import log_path
