@@ -125,7 +125,7 @@ class SessionManager:
         """The session (opened from the store when not open) and everything its client was
         shown, for replay."""
         s = await self.resume(session_id)
-        return s, await self.deps.store.events(session_id)
+        return s, await self.deps.store.events(session_id, s)
 
     async def resume(self, session_id: str) -> Session:
         s = self.sessions.get(session_id)

@@ -14,7 +14,7 @@ import anyio
 import msgspec
 
 from tether.engine.events import Event, UserPrompted, coalesce
-from tether.engine.history import Message, UserMessage
+from tether.engine.history import Message, UserMessage, UserPart
 from tether.engine.private import private_dir, private_file
 from tether.engine.session import Session, SessionState
 
@@ -162,28 +162,42 @@ class Store:
         s.message_seqs = [seq for (seq, _) in rows]
         return s
 
-    async def events(self, session_id: str) -> list[Event]:
-        """Everything a client was shown in this session, in order, for replay."""
-        return await self._run(self._events, session_id)
+    async def events(self, session_id: str, loaded: Session | None = None) -> list[Event]:
+        """Everything a client was shown in this session, in order, for replay. `loaded`: the
+        session as loaded, whose history gives the prompts stored by reference."""
+        return await self._run(self._events, session_id, loaded)
 
-    def _events(self, session_id: str) -> list[Event]:
+    def _events(self, session_id: str, loaded: Session | None = None) -> list[Event]:
         db = self._conn()
         rows = db.execute(
             "SELECT body FROM events WHERE session_id=? ORDER BY seq", (session_id,)
         ).fetchall()
-        return [self._resolve(db, session_id, _event.decode(b)) for (b,) in rows]
+        events = [_event.decode(b) for (b,) in rows]
+        wanted = {
+            e.message
+            for e in events
+            if isinstance(e, UserPrompted) and e.message is not None and not e.parts
+        }
+        if not wanted:
+            return events
+        if loaded is not None and wanted <= set(loaded.message_seqs):
+            prompts = _prompts_of(loaded, wanted)
+        else:
+            prompts = self._prompts(db, session_id, wanted)
+        return [_resolve(e, prompts) for e in events]
 
     @staticmethod
-    def _resolve(db: Any, session_id: str, event: Event) -> Event:
-        """A user prompt stored by reference takes its parts from the message it names."""
-        if not isinstance(event, UserPrompted) or event.message is None or event.parts:
-            return event
-        row = db.execute(
-            "SELECT body FROM messages WHERE session_id=? AND seq=?", (session_id, event.message)
-        ).fetchone()
-        message = _message.decode(row[0]) if row is not None else None
-        parts = message.parts if isinstance(message, UserMessage) else []
-        return UserPrompted(parts, event.message)
+    def _prompts(db: Any, session_id: str, wanted: set[int]) -> dict[int, list[UserPart]]:
+        """The parts of the user messages at the given rows, in one pass."""
+        rows = db.execute(
+            "SELECT seq, body FROM messages WHERE session_id=?", (session_id,)
+        ).fetchall()
+        found: dict[int, list[UserPart]] = {}
+        for seq, body in rows:
+            if seq in wanted:
+                message = _message.decode(body)
+                found[seq] = message.parts if isinstance(message, UserMessage) else []
+        return found
 
     async def list(
         self, cwd: str | None, after: tuple[str, str] | None, limit: int
@@ -220,6 +234,21 @@ class Store:
         if self._db is not None:
             await self._run(self._db.close)
             self._db = None
+
+
+def _prompts_of(s: Session, wanted: set[int]) -> dict[int, list[UserPart]]:
+    found: dict[int, list[UserPart]] = {}
+    for seq, message in zip(s.message_seqs, s.history, strict=False):
+        if seq in wanted and isinstance(message, UserMessage):
+            found[seq] = message.parts
+    return found
+
+
+def _resolve(event: Event, prompts: dict[int, list[UserPart]]) -> Event:
+    """A user prompt stored by reference takes its parts from the message it names."""
+    if isinstance(event, UserPrompted) and event.message is not None and not event.parts:
+        return UserPrompted(prompts.get(event.message, []), event.message)
+    return event
 
 
 def _by_reference(event: Event, where: list[int]) -> Event:

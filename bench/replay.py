@@ -1,0 +1,123 @@
+"""Replay: a stored session of N messages (user prompts, agent answers, tool calls with diffs)
+loaded by a client over real pipes (`session/load`: every update replayed, then the answer),
+against a baseline measured in the same run: merely encoding the same update frames. Target:
+the load within 2x the encoding.
+
+    python bench/replay.py [--messages 10000] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import anyio  # noqa: E402
+import msgspec  # noqa: E402
+
+from tether.engine import events as ev  # noqa: E402
+from tether.engine.history import AssistantMessage, TextPart, ToolCall, ToolResultMessage  # noqa: E402
+from tether.engine.history import UserMessage  # noqa: E402
+from tether.engine.session import Session, SessionState  # noqa: E402
+from tether.engine.store import Store  # noqa: E402
+from tether.rpc.acp.translate import replay  # noqa: E402
+from tether.schemas import acp  # noqa: E402
+
+
+def build(session: Session, n: int) -> None:
+    """n messages in rounds of four: a prompt, a call, its result, an answer."""
+    for i in range(n // 4):
+        parts = [TextPart(f"question {i}: please change file_{i}.py")]
+        session.history.append(UserMessage(parts))
+        session.record(ev.UserPrompted(parts, message=len(session.history) - 1))
+        call = ToolCall(f"c{i}", "write_file", json.dumps({"path": f"file_{i}.py"}))
+        session.history.append(AssistantMessage("", tool_calls=[call]))
+        path = f"{session.cwd}/file_{i}.py"
+        diff = ev.DiffOut(path, f"print({i})\n" * 5, f"print({i - 1})\n" * 5)
+        session.record(ev.ToolStarted(call.id, "write_file", f"Replace file_{i}.py", "edit",
+                                      {"path": path}, [ev.Location(path)], [diff]))
+        session.record(ev.ToolFinished(call.id, "completed", [diff]))
+        session.history.append(ToolResultMessage(call.id, "write_file", f"replaced file_{i}.py"))
+        answer = f"I changed file_{i}.py as asked. " * 4
+        session.history.append(AssistantMessage(answer))
+        session.record(ev.TextDelta(f"m{i}", answer))
+        session.record(ev.UsageSampled(1000 + i, 200_000))
+
+
+async def make_store(home: Path, n: int) -> tuple[str, list[ev.Event]]:
+    store = Store(home / "tether.db")
+    s = Session("sess_bench", str(home), SessionState(model="demo"))
+    build(s, n)
+    events = list(s.pending_events)
+    await store.save(s)
+    await store.close()
+    return s.id, events
+
+
+def encode_only(events: list[ev.Event], sid: str) -> float:
+    start = time.perf_counter()
+    enc = msgspec.json.Encoder()
+    for u in replay(events, notices=False):
+        enc.encode({"jsonrpc": "2.0", "method": "session/update",
+                    "params": acp.SessionNotification(session_id=sid, update=u)})
+    return time.perf_counter() - start
+
+
+def load(home: Path, sid: str) -> tuple[float, int]:
+    env = {**os.environ, "TETHER_HOME": str(home)}
+    proc = subprocess.Popen([sys.executable, "-m", "tether", "acp"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, env=env)
+    assert proc.stdin is not None and proc.stdout is not None
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+    warm = {"jsonrpc": "2.0", "id": 9, "method": "session/list", "params": {}}
+    proc.stdin.write(json.dumps(init).encode() + b"\n" + json.dumps(warm).encode() + b"\n")
+    proc.stdin.flush()
+    while b'"id":9' not in proc.stdout.readline():  # the agent is up: time the load alone
+        pass
+    request = {"jsonrpc": "2.0", "id": 1, "method": "session/load",
+               "params": {"sessionId": sid, "cwd": str(home), "mcpServers": []}}
+    start = time.perf_counter()
+    proc.stdin.write(json.dumps(request).encode() + b"\n")
+    proc.stdin.flush()
+    frames = 0
+    while True:
+        line = proc.stdout.readline()
+        if b'"id":1' in line:
+            break
+        frames += 1
+    took = time.perf_counter() - start
+    proc.stdin.close()
+    proc.wait(timeout=30)
+    return took, frames
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--messages", type=int, default=10_000)
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        sid, events = anyio.run(make_store, home, args.messages)
+        base, ours = [], []
+        for _ in range(args.runs):
+            base.append(encode_only(events, sid))
+            took, frames = load(home, sid)
+            ours.append(took)
+    b, t = statistics.median(base), statistics.median(ours)
+    print(f"{args.messages} messages, {frames} replayed frames")
+    print(f"encode the frames only   median {b * 1000:8.1f} ms")
+    print(f"session/load, end to end median {t * 1000:8.1f} ms")
+    print(f"ratio {t / b:.2f}x (target: under 2x)")
+
+
+if __name__ == "__main__":
+    main()
