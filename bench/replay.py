@@ -18,32 +18,45 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import anyio
+import msgspec
 
-import anyio  # noqa: E402
-import msgspec  # noqa: E402
-
-from tether.engine import events as ev  # noqa: E402
-from tether.engine.history import AssistantMessage, TextPart, ToolCall, ToolResultMessage  # noqa: E402
-from tether.engine.history import UserMessage  # noqa: E402
-from tether.engine.session import Session, SessionState  # noqa: E402
-from tether.engine.store import Store  # noqa: E402
-from tether.rpc.acp.translate import replay  # noqa: E402
-from tether.schemas import acp  # noqa: E402
+from tether.engine import events as ev
+from tether.engine.history import (
+    AssistantMessage,
+    TextPart,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    UserPart,
+)
+from tether.engine.session import Session, SessionState
+from tether.engine.store import Store
+from tether.rpc.acp.translate import replay
+from tether.schemas import acp
 
 
 def build(session: Session, n: int) -> None:
     """n messages in rounds of four: a prompt, a call, its result, an answer."""
     for i in range(n // 4):
-        parts = [TextPart(f"question {i}: please change file_{i}.py")]
+        parts: list[UserPart] = [TextPart(f"question {i}: please change file_{i}.py")]
         session.history.append(UserMessage(parts))
         session.record(ev.UserPrompted(parts, message=len(session.history) - 1))
         call = ToolCall(f"c{i}", "write_file", json.dumps({"path": f"file_{i}.py"}))
         session.history.append(AssistantMessage("", tool_calls=[call]))
         path = f"{session.cwd}/file_{i}.py"
         diff = ev.DiffOut(path, f"print({i})\n" * 5, f"print({i - 1})\n" * 5)
-        session.record(ev.ToolStarted(call.id, "write_file", f"Replace file_{i}.py", "edit",
-                                      {"path": path}, [ev.Location(path)], [diff]))
+        session.record(
+            ev.ToolStarted(
+                call.id,
+                "write_file",
+                f"Replace file_{i}.py",
+                "edit",
+                {"path": path},
+                [ev.Location(path)],
+                [diff],
+            )
+        )
         session.record(ev.ToolFinished(call.id, "completed", [diff]))
         session.history.append(ToolResultMessage(call.id, "write_file", f"replaced file_{i}.py"))
         answer = f"I changed file_{i}.py as asked. " * 4
@@ -66,15 +79,24 @@ def encode_only(events: list[ev.Event], sid: str) -> float:
     start = time.perf_counter()
     enc = msgspec.json.Encoder()
     for u in replay(events, notices=False):
-        enc.encode({"jsonrpc": "2.0", "method": "session/update",
-                    "params": acp.SessionNotification(session_id=sid, update=u)})
+        enc.encode(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": acp.SessionNotification(session_id=sid, update=u),
+            }
+        )
     return time.perf_counter() - start
 
 
 def load(home: Path, sid: str) -> tuple[float, int]:
     env = {**os.environ, "TETHER_HOME": str(home)}
-    proc = subprocess.Popen([sys.executable, "-m", "tether", "acp"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tether", "acp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+    )
     assert proc.stdin is not None and proc.stdout is not None
     init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
     warm = {"jsonrpc": "2.0", "id": 9, "method": "session/list", "params": {}}
@@ -82,8 +104,12 @@ def load(home: Path, sid: str) -> tuple[float, int]:
     proc.stdin.flush()
     while b'"id":9' not in proc.stdout.readline():  # the agent is up: time the load alone
         pass
-    request = {"jsonrpc": "2.0", "id": 1, "method": "session/load",
-               "params": {"sessionId": sid, "cwd": str(home), "mcpServers": []}}
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "session/load",
+        "params": {"sessionId": sid, "cwd": str(home), "mcpServers": []},
+    }
     start = time.perf_counter()
     proc.stdin.write(json.dumps(request).encode() + b"\n")
     proc.stdin.flush()
@@ -107,7 +133,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         sid, events = anyio.run(make_store, home, args.messages)
-        base, ours = [], []
+        base: list[float] = []
+        ours: list[float] = []
+        frames = 0
         for _ in range(args.runs):
             base.append(encode_only(events, sid))
             took, frames = load(home, sid)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import msgspec
@@ -29,6 +29,13 @@ APPROVALS: dict[str, tuple[str, str]] = {
 DEFAULT_APPROVALS = "round"
 
 
+class AccessGrant(msgspec.Struct, frozen=True):
+    """A directory outside the roots the user opened to this session's tools."""
+
+    path: str
+    access: Literal["read", "write"]
+
+
 class SessionState(msgspec.Struct):
     """What is persisted with a session besides its history."""
 
@@ -45,6 +52,7 @@ class SessionState(msgspec.Struct):
     compacted_upto: int = 0
     # The project snapshot in the system prompt, taken at the first prompt (see system_prompt).
     context: str | None = None
+    dir_grants: list[AccessGrant] = []  # request_directory_access answers
     # Per turn that changed files, their content before it: what /undo restores (newest last).
     undo: list[TurnChanges] = []
 

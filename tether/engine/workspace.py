@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -29,6 +29,9 @@ DEFAULT_DENYLIST: tuple[str, ...] = (
     "id_ecdsa*",
     "id_ed25519*",
     ".netrc",
+    ".ssh",
+    ".gnupg",
+    ".aws",
 )
 MAX_PATH_CHARS = 4096
 MAX_NAME_BYTES = 255
@@ -56,6 +59,8 @@ class Workspace:
     roots: list[Path]
     denylist: Sequence[str] = DEFAULT_DENYLIST
     grants: list[DirGrant] = field(default_factory=list[DirGrant])
+    # Told of every grant made during a turn, so the session keeps it.
+    on_grant: Callable[[DirGrant], None] | None = None
 
     def __post_init__(self) -> None:
         self.roots = [_real(r) for r in self.roots]
@@ -93,6 +98,20 @@ class Workspace:
                     "PATH_DENIED", f"{path} matches the path denylist entry {entry!r}"
                 )
         return full
+
+    def grant(self, grant: DirGrant) -> None:
+        self.grants = [g for g in self.grants if g.path != grant.path] + [grant]
+        if self.on_grant is not None:
+            self.on_grant(grant)
+
+    def denied_anywhere(self, path: Path) -> str | None:
+        """The denylist entry matching any component of an absolute path (for a directory
+        asked for: a denylisted place is never granted, wherever it is)."""
+        for part in path.parts[1:]:
+            for pattern in self._patterns:
+                if fnmatch.fnmatchcase(part.lower(), pattern):
+                    return pattern
+        return None
 
     def denied(self, path: Path, base: Path | None = None) -> str | None:
         """The denylist entry matching any part of `path` below its root, or None."""

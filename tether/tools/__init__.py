@@ -7,6 +7,7 @@ from tether.engine.registry import ToolDef
 
 def catalog() -> list[ToolDef]:
     """Every tool tether offers, for the composition root to build a Registry from."""
+    from tether.tools.access import request_directory_access
     from tether.tools.ask import ask_user
     from tether.tools.edit import edit_lineno, edit_replace
     from tether.tools.files import list_dir, read_file, view_image, write_file
@@ -35,5 +36,6 @@ def catalog() -> list[ToolDef]:
         vcs_branch,
         todo_write,
         ask_user,
+        request_directory_access,
         *web_tools(),
     ]

@@ -9,8 +9,8 @@ from tether.engine.local import LocalSpill, LocalTerminal
 from tether.engine.providers.base import LLM
 from tether.engine.reads import ReadLedger
 from tether.engine.seam import Capabilities, Web
-from tether.engine.session import Session
-from tether.engine.workspace import Workspace
+from tether.engine.session import AccessGrant, Session
+from tether.engine.workspace import DirGrant, Workspace
 from tether.rpc.acp.approval import AcpApproval
 from tether.rpc.acp.ask import AcpAsk
 from tether.rpc.acp.client_fs import ClientFileSystem
@@ -48,6 +48,16 @@ def acp_capabilities(
         spill=LocalSpill(spill_root / s.id),
         web=web,
         llm=model,
-        workspace=Workspace(roots, denylist=denylist),
+        workspace=Workspace(
+            roots,
+            denylist=denylist,
+            grants=[DirGrant(Path(g.path), g.access) for g in s.state.dir_grants],
+            on_grant=lambda g: _keep(s, g),
+        ),
         reads=ReadLedger(),
     )
+
+
+def _keep(s: Session, grant: DirGrant) -> None:
+    kept = [g for g in s.state.dir_grants if g.path != str(grant.path)]
+    s.state.dir_grants = [*kept, AccessGrant(str(grant.path), grant.access)]
