@@ -19,6 +19,13 @@ from hypothesis import HealthCheck, given, settings
 
 from tests.fuzz_frames import Driver, batches
 
+ALL_CHECKS: list[HealthCheck] = [
+    HealthCheck.too_slow,
+    HealthCheck.data_too_large,
+    HealthCheck.filter_too_much,
+    HealthCheck.large_base_example,
+]
+
 
 def run(framing: str, count: int) -> tuple[int, int, int]:
     """(frames sent, probes answered, crashes) for `count` batches."""
@@ -30,7 +37,7 @@ def run(framing: str, count: int) -> tuple[int, int, int]:
             max_examples=count,
             deadline=None,
             database=None,
-            suppress_health_check=HealthCheck.all(),
+            suppress_health_check=ALL_CHECKS,
         )
         @given(batches(framing))
         def one(data: bytes) -> None:
