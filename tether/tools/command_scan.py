@@ -387,18 +387,22 @@ def _wrapper_key(argv: tuple[str, ...]) -> str | None:
     return prog if prog in WRAPPERS else None
 
 
-def _unwrap(
-    argv: tuple[str, ...],
-    key: str,
-    via: tuple[str, ...],
-    remote: str | None,
-    depth: int,
-    out: Scan,
-) -> None:
+@dataclass
+class Unwrapped:
+    """What a wrapper runs: a command line (`inner`), or shell code it carries (`script`);
+    neither when it runs nothing or its options were not understood."""
+
+    label: str
+    inner: tuple[str, ...] | None = None
+    script: str | None = None
+    findings: list[Finding] = field(default_factory=list[Finding])
+
+
+def unwrap(argv: tuple[str, ...], key: str) -> Unwrapped:
     spec = WRAPPERS[key]
     skip = len(key.split())
-    label = " ".join(argv[:skip])
-    args = argv[skip:]
+    out = Unwrapped(" ".join(argv[:skip]))
+    label, args = out.label, argv[skip:]
     parsed = parse_options(spec, args)
     if parsed.unknown is not None:
         guess = shell_join(args[parsed.rest :]) or "(none)"
@@ -408,49 +412,95 @@ def _unwrap(
                 f"the wrapped program is a guess: {guess}"
             )
         )
-        return
+        return out
     if parsed.missing_value is not None:
         out.findings.append(Finding(f"{label} {parsed.missing_value} is missing its value"))
-        return
+        return out
     names = {name for name, _ in parsed.seen}
     if spec.detached:
-        out.findings.append(
-            Finding(f"{label} detaches the command: it may keep running after this turn")
-        )
+        text = f"{label} detaches the command: it may keep running after this turn"
+        out.findings.append(Finding(text))
     if names & spec.no_program:
-        return
+        return out
     rest = list(args[parsed.rest :])
-    inner_via = (*via, label)
+    carries = dict(spec.carries)
     for opt, value in parsed.seen:
-        carry = dict(spec.carries).get(opt)
-        if carry is None or value is None:
+        if carries.get(opt) is None or value is None:
             continue
         out.findings.append(
-            Finding(f"{label} {opt} carries a command line", preview=f"{label} {opt}: {value}")
+            Finding(f"{label} {opt} carries a command line", f"{label} {opt}: {value}")
         )
-        if carry == "shell":
-            _scan_script(value, inner_via, remote, depth + 1, out)
-            return
+        if carries[opt] == "shell":
+            out.script = value
+            return out
         try:
             rest = [*shlex.split(value), *rest]
         except ValueError:
             out.findings.append(Finding(f"{label} {opt}: the command line cannot be parsed"))
-            return
+            return out
     rest = rest[spec.operands :]
-    carried_later = dict(spec.carries).get(rest[0]) if len(rest) > 1 else None
-    if carried_later == "shell":  # `flock FILE -c 'command'`
+    if len(rest) > 1 and carries.get(rest[0]) == "shell":  # `flock FILE -c 'command'`
         out.findings.append(
             Finding(f"{label} {rest[0]} carries a command line", f"{label} {rest[0]}: {rest[1]}")
         )
-        _scan_script(rest[1], inner_via, remote, depth + 1, out)
-        return
+        out.script = rest[1]
+        return out
     if spec.assignments:
         while rest and _ASSIGNMENT.match(rest[0]):
             rest.pop(0)
     if names & spec.module and rest:
         rest = ["python", "-m", *rest]
-    inner = tuple(rest) or spec.default
-    _scan_argv(inner, inner_via, remote, depth + 1, out)
+    out.inner = tuple(rest) or spec.default
+    return out
+
+
+def _unwrap(
+    argv: tuple[str, ...],
+    key: str,
+    via: tuple[str, ...],
+    remote: str | None,
+    depth: int,
+    out: Scan,
+) -> None:
+    found = unwrap(argv, key)
+    out.findings.extend(found.findings)
+    inner_via = (*via, found.label)
+    if found.script is not None:
+        _scan_script(found.script, inner_via, remote, depth + 1, out)
+    elif found.inner is not None:
+        _scan_argv(found.inner, inner_via, remote, depth + 1, out)
+
+
+def command_scope(argv: Sequence[str]) -> str:
+    """What an "always" answer about this command covers: its program, with the wrappers in
+    front of it and the host behind `ssh` (`env pytest`, `uv run pytest`, `ssh prod ls`)."""
+    parts: list[str] = []
+    current = tuple(argv)
+    for _ in range(MAX_DEPTH):
+        if not current or not current[0]:
+            break
+        key = _wrapper_key(current)
+        if key is None:
+            parts.append(program_name(current[0]))
+            if program_name(current[0]) in REMOTE_CLIENTS:
+                parts.extend(_remote_scope(current))
+            break
+        parts.append(key)
+        inner = unwrap(current, key).inner
+        if inner is None:
+            break
+        current = inner
+    return " ".join(parts)
+
+
+def _remote_scope(argv: tuple[str, ...]) -> list[str]:
+    spec = _SSH if program_name(argv[0]) == "ssh" else _MOSH
+    parsed = parse_options(spec, argv[1:])
+    words = list(argv[1 + parsed.rest :])
+    if parsed.unknown is not None or not words:
+        return []
+    host, rest = words[0], " ".join(words[1:]).split()
+    return [host, program_name(rest[0])] if rest else [host]
 
 
 def shell_options(argv: Sequence[str]) -> tuple[Parsed, bool]:
