@@ -110,22 +110,25 @@ class TerminalServer:
         return self._status(term)
 
     async def _kill(self, params: dict[str, Any]) -> dict[str, Any]:
-        term = self._term(params)
-        if term.proc.returncode is None:
-            os.killpg(term.proc.pid, signal.SIGKILL)
+        _kill(self._term(params))
         return {}
 
     async def _release(self, params: dict[str, Any]) -> dict[str, Any]:
         term = self._term(params)
-        if term.proc.returncode is None:
-            os.killpg(term.proc.pid, signal.SIGKILL)
+        _kill(term)
         term.released = True
         return {}
 
     async def aclose(self) -> None:
         for term in self.terms.values():
-            if term.proc.returncode is None:
-                os.killpg(term.proc.pid, signal.SIGKILL)
+            _kill(term)
             with anyio.move_on_after(5):
                 await term.proc.wait()
             await term.proc.aclose()
+
+
+def _kill(term: _Term) -> None:
+    try:
+        os.killpg(term.proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # it has ended already

@@ -144,10 +144,16 @@ class CardProgress:
         if self.report is None:
             return await work()
         done: list[T] = []
+        failed: list[Exception] = []
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._ticker)
-            done.append(await work())
+            try:
+                done.append(await work())
+            except Exception as exc:  # raised as itself, not inside an ExceptionGroup
+                failed.append(exc)
             tg.cancel_scope.cancel()  # the card's last word is the result, not a late tick
+        if failed:
+            raise failed[0]
         return done[0]
 
     async def _ticker(self) -> None:
@@ -286,7 +292,14 @@ async def _plan_run(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
         content=plan_notes(danger, _where(ctx, cmd.cwd, cmd.env, cmd.stdin)),
         confirm=mode != "code" or danger is not None,
         scope=command_scope(cmd.argv),
+        target=shell_join(cmd.argv),
+        waived_by_mode=mode == "code" and danger is None,
     )
+
+
+@run_argv.described_by
+def _describe_run(ctx: Capabilities, args: Any) -> CallPlan:
+    return CallPlan(title=shell_join(args.argv), kind="execute", target=shell_join(args.argv))
 
 
 def _where(ctx: Capabilities, cwd: Path, env: dict[str, str], stdin: bytes | None) -> list[str]:
@@ -607,10 +620,19 @@ async def _plan_batch(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
     refuse_denylisted(ctx, argvs)
     danger = classify_danger("run_argv_batch", msgspec.to_builtins(args))
     listing = _listing(tree) if len(argvs) > 1 else []
+    title = _elide("; ".join(_render(n) for n in tree), 200)
     return CallPlan(
-        title=_elide("; ".join(_render(n) for n in tree), 200),
+        title=title,
         kind="execute",
         content=plan_notes(danger, listing),
         confirm=mode != "code" or danger is not None,
         scope=", ".join(sorted({command_scope(a) for a in argvs})),
+        target=title,
+        waived_by_mode=mode == "code" and danger is None,
     )
+
+
+@run_argv_batch.described_by
+def _describe_batch(ctx: Capabilities, args: Any) -> CallPlan:
+    lines = [shell_join(n.argv) for n in args.nodes]
+    return CallPlan(title=_elide("; ".join(lines), 200), kind="execute")

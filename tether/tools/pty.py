@@ -75,10 +75,17 @@ async def _plan_open(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
         content=plan_notes(danger, ["an interactive program on a pseudo-terminal"]),
         confirm=mode != "code" or danger is not None,
         scope=command_scope(argv),
+        target=f"pty: {shell_join(argv)}",
+        waived_by_mode=mode == "code" and danger is None,
     )
 
 
-@tool(kind="execute", timeout=MAX_READ_TIMEOUT + 30, spill=False)
+@open_pty.described_by
+def _describe_open(ctx: Capabilities, args: Any) -> CallPlan:
+    return CallPlan(title=f"pty: {shell_join(args.argv)}", kind="execute")
+
+
+@tool(kind="execute", read_only=True, timeout=MAX_READ_TIMEOUT + 30, spill=False)
 async def read_pty(
     ctx: Capabilities, pty_id: int, until: str | None = None, timeout_seconds: float | None = None
 ) -> ToolOutput:
@@ -189,6 +196,11 @@ def _encode(keys: str) -> bytes:
 @write_pty_keys.planned_by
 async def _plan_keys(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
     _encode(args.keys)  # an unknown marker fails here, before anything is shown or typed
+    return _describe_keys(ctx, args)
+
+
+@write_pty_keys.described_by
+def _describe_keys(ctx: Capabilities, args: Any) -> CallPlan:
     return CallPlan(title=f"Press {args.keys} in pty {args.pty_id}", kind="execute")
 
 
