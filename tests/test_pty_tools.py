@@ -47,10 +47,11 @@ async def test_a_repl_session(project: Path, tmp_path: Path) -> None:
         await call(
             write_pty, ctx, pty_id=1, data="import time; print('sl' + 'eeping'); time.sleep(60)\n"
         )
-        await call(read_pty, ctx, pty_id=1, until="sleeping")  # running, not still typed
+        running = await call(read_pty, ctx, pty_id=1, until="sleeping", timeout_seconds=60)
+        assert running.raw_output["matched"], running.text  # running, not still being typed
         await call(write_pty_keys, ctx, pty_id=1, keys="<c-c>")
         interrupted = await call(read_pty, ctx, pty_id=1, until=">>> ")
-        assert "KeyboardInterrupt" in interrupted.text
+        assert "KeyboardInterrupt" in interrupted.text, interrupted.text
         await call(write_pty_keys, ctx, pty_id=1, keys="exit()<enter>")
         ended = await call(read_pty, ctx, pty_id=1, timeout_seconds=10)
         assert ended.text.startswith("pty 1: exited with code 0")
