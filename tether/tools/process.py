@@ -73,7 +73,7 @@ def check_timeout(value: float | None, default: float, maximum: float, where: st
 def command_cwd(ctx: Capabilities, cwd: str | None, where: str = "cwd") -> Path:
     if cwd is None or cwd in ("", "."):
         return ctx.cwd
-    full = resolve(ctx, cwd)
+    full = resolve(ctx, cwd, access="write")  # a command may change anything where it runs
     if not full.is_dir():
         raise ToolError("NOT_A_DIRECTORY", f"{where} {cwd!r} is not a directory")
     return full
