@@ -130,6 +130,8 @@ async def test_bad_arguments_fail_before_anyone_is_asked(project: Path, tmp_path
     assert bad_timeout.message == "timeout_seconds must be a positive number of seconds"
     assert (await failure(run_argv, ctx, {"argv": ["ls"], "cwd": "nope"})).code == "NOT_A_DIRECTORY"
     assert (await failure(run_argv, ctx, {"argv": ["ls"], "cwd": "/"})).code == "OUTSIDE_ROOTS"
+    (project / ".git").mkdir()
+    assert (await failure(run_argv, ctx, {"argv": ["ls"], "cwd": ".git"})).code == "PATH_DENIED"
     env = await failure(run_argv, ctx, {"argv": ["ls"], "env": {"A=B": "1"}})
     assert env.message == "env: 'A=B' is not a valid variable"
 
