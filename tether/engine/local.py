@@ -12,10 +12,10 @@ from tether.engine.local_fs import BINARY_SNIFF_BYTES as BINARY_SNIFF_BYTES
 from tether.engine.local_fs import LocalFileSystem as LocalFileSystem
 from tether.engine.local_fs import decode_text as decode_text
 from tether.engine.private import private_dir
+from tether.engine.process import LocalTerminal as LocalTerminal  # its home; kept importable here
 from tether.engine.seam import (
     AskAnswer,
     AskField,
-    CommandResult,
     ConfirmDecision,
     ConfirmRequest,
     FetchResult,
@@ -27,22 +27,6 @@ from tether.engine.seam import (
     Target,
     WebError,
 )
-
-
-class LocalTerminal:
-    async def run(
-        self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, output_limit: int
-    ) -> CommandResult:
-        result = None
-        with anyio.move_on_after(timeout):
-            result = await anyio.run_process(
-                argv, cwd=cwd, env={**os.environ, **env}, check=False, stdin=None
-            )
-        if result is None:
-            raise SeamError("COMMAND_TIMEOUT", f"{argv[0]} ran longer than {timeout:g} s")
-        text = (result.stdout + result.stderr).decode("utf-8", "replace")
-        truncated = len(text) > output_limit
-        return CommandResult(result.returncode, text[-output_limit:], truncated)
 
 
 class PolicyApproval:

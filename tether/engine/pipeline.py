@@ -16,6 +16,7 @@ from tether.engine.events import (
     Event,
     PlanChanged,
     TextOut,
+    ToolContent,
     ToolFinished,
     ToolStarted,
     ToolUpdated,
@@ -237,9 +238,14 @@ class Batch:
     async def _invoke(self, c: _Call) -> None:
         assert c.tool is not None and c.args is not None
         await self._emit(ToolUpdated(c.call.id, status="in_progress"))
+        call_id = c.call.id
+
+        async def report(content: list[ToolContent]) -> None:
+            await self._emit(ToolUpdated(call_id, content=content))
+
         try:
             out: ToolOutput | None = None
-            ctx = dataclasses.replace(self._ctx, call_id=c.call.id)
+            ctx = dataclasses.replace(self._ctx, call_id=c.call.id, report=report)
             with anyio.move_on_after(c.tool.timeout):
                 out = await c.tool.invoke(ctx, c.args)
             if out is None:

@@ -7,6 +7,7 @@ depends on which backend is present: a missing backend is a structured error at 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -98,17 +99,106 @@ class FileSystem(Protocol):
 
 
 @dataclass(frozen=True)
+class Stage:
+    """One command of a pipeline: its stdout feeds the next stage's stdin (the last stage's
+    goes to the output). `mix_stderr` sends stderr along with stdout (`2>&1 |`); otherwise
+    stderr goes straight to the output."""
+
+    argv: list[str]
+    cwd: Path
+    env: dict[str, str]
+    mix_stderr: bool = False
+
+
+@dataclass(frozen=True)
 class CommandResult:
+    """How a command ended. `output` is the terminal's text (stdout and stderr as they
+    arrived), bounded: when `omitted` bytes were dropped, a marker line stands between the
+    head and the tail; `truncated` without `omitted` means the client dropped the start."""
+
     exit_code: int | None
     output: str
     truncated: bool = False
     terminal_id: str | None = None  # a client terminal to embed in the tool card
+    signal: str | None = None  # the signal that ended it (SIGKILL, ...)
+    timed_out: bool = False  # the command outlived its timeout and was killed
+    omitted: int = 0
+    stage_codes: tuple[int | None, ...] = ()  # every stage's exit code, for pipelines
+
+
+class CommandProgress(Protocol):
+    """What a running command reports to its tool card."""
+
+    def output(self, text: str) -> None:
+        """Output as it arrives, decoded and sanitised (local runs)."""
+        ...
+
+    async def terminal(self, terminal_id: str) -> None:
+        """The client terminal the command runs in, to embed in the card (client runs)."""
+        ...
 
 
 class Terminal(Protocol):
     async def run(
-        self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, output_limit: int
-    ) -> CommandResult: ...
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        timeout: float,
+        output_limit: int,
+        stdin: bytes | None = None,
+        progress: CommandProgress | None = None,
+    ) -> CommandResult:
+        """Run one command (no shell). A timeout kills it and answers `timed_out`;
+        cancellation kills it too. SeamError when it cannot start."""
+        ...
+
+    async def run_pipeline(
+        self,
+        stages: Sequence[Stage],
+        *,
+        stdin: bytes | None,
+        timeout: float,
+        output_limit: int,
+        progress: CommandProgress | None = None,
+    ) -> CommandResult:
+        """Run `a | b | c`; the last stage's exit code is the result's."""
+        ...
+
+
+@dataclass(frozen=True)
+class PtyRead:
+    """What a read of a PTY saw: its sanitised output and whether the program still runs."""
+
+    text: str
+    alive: bool
+    exit_code: int | None = None
+    signal: str | None = None
+    matched: bool = False  # the `until` text was seen
+    omitted: int = 0  # characters dropped between head and tail
+    closed: str | None = None  # why tether closed it (idle, output budget), when it did
+
+
+class Ptys(Protocol):
+    """A session's interactive programs on pseudo-terminals (`open_pty` and friends)."""
+
+    async def open(self, argv: list[str], *, cwd: Path, env: dict[str, str]) -> tuple[int, int]:
+        """Start the program; returns (pty id, pid). SeamError when it cannot start or the
+        session has as many PTYs open as it may."""
+        ...
+
+    async def read(
+        self, pty_id: int, *, until: str | None, timeout: float, max_chars: int
+    ) -> PtyRead: ...
+
+    async def write(self, pty_id: int, data: bytes) -> None: ...
+
+    async def close(self, pty_id: int) -> PtyRead:
+        """Stop the program (hang-up and SIGTERM, then SIGKILL) and return its last output."""
+        ...
+
+    async def close_all(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -244,6 +334,10 @@ class Capabilities:
     web: Web
     llm: LLM | None = None
     call_id: str | None = None  # set per call by the pipeline: the tool call being run
+    pty: Ptys | None = None  # the session's PTYs; None where the front offers none
+    # Shows progress on the running call's card (set per call by the pipeline).
+    report: Callable[[list[ToolContent]], Awaitable[None]] | None = None
+    command_denylist: tuple[str, ...] | None = None  # None: the built-in denylist
     # The path policy; built from `roots` with the default denylist when not given.
     workspace: Workspace | None = None
     reads: ReadLedger = field(default_factory=ReadLedger)  # per turn: see engine/reads.py

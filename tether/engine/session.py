@@ -16,7 +16,11 @@ from tether.engine.undo import TurnChanges
 
 MODES: dict[str, tuple[str, str]] = {
     "ask": ("Ask", "Ask before every change to files and before running anything"),
-    "code": ("Code", "Create new files freely; ask before replacing or running anything"),
+    "code": (
+        "Code",
+        "Create new files and run harmless commands freely; ask before replacing files or "
+        "running anything risky",
+    ),
     "read-only": ("Read-only", "Read and search only: nothing is changed and nothing is run"),
 }
 READ_ONLY_MODE = "read-only"

@@ -488,6 +488,41 @@ class WriteTextFileRequest(Base):
     content: str
 
 
+class CreateTerminalRequest(Base):
+    session_id: str
+    command: str
+    args: list[str] = field(default_factory=list[str])
+    env: list[EnvVariable] = field(default_factory=list[EnvVariable])
+    cwd: str | UnsetType | None = UNSET
+    output_byte_limit: int | UnsetType | None = UNSET
+
+
+class CreateTerminalResponse(Base):
+    terminal_id: str
+
+
+class TerminalRequest(Base):
+    """The params of terminal/output, wait_for_exit, kill and release."""
+
+    session_id: str
+    terminal_id: str
+
+
+class TerminalExitStatus(Base):
+    exit_code: int | None = None
+    signal: str | None = None
+
+
+class WaitForTerminalExitResponse(TerminalExitStatus):
+    pass
+
+
+class TerminalOutputResponse(Base):
+    output: str
+    truncated: bool = False
+    exit_status: TerminalExitStatus | None = None
+
+
 class BooleanProperty(Base):
     type: Literal["boolean"]
     title: str | UnsetType = UNSET

@@ -12,6 +12,8 @@ def catalog() -> list[ToolDef]:
     from tether.tools.edit import edit_lineno, edit_replace
     from tether.tools.files import list_dir, read_file, view_image, write_file
     from tether.tools.manage import copy_path, delete_path, move_path
+    from tether.tools.process import run_argv, run_argv_batch
+    from tether.tools.pty import close_pty, open_pty, read_pty, write_pty, write_pty_keys
     from tether.tools.search import glob_paths, regex_files, tree
     from tether.tools.todo import todo_write
     from tether.tools.vcs import vcs_branch, vcs_diff, vcs_log, vcs_status
@@ -34,6 +36,13 @@ def catalog() -> list[ToolDef]:
         vcs_diff,
         vcs_log,
         vcs_branch,
+        run_argv,
+        run_argv_batch,
+        open_pty,
+        read_pty,
+        write_pty,
+        write_pty_keys,
+        close_pty,
         todo_write,
         ask_user,
         request_directory_access,

@@ -13,6 +13,7 @@ from msgspec import UNSET
 
 from tether.engine import events as ev
 from tether.engine.providers.base import LLM
+from tether.engine.pty_host import PtyHost
 from tether.engine.seam import Capabilities, Web
 from tether.engine.session import Session, SessionBusy
 from tether.engine.sessions import EngineDeps, InvalidSetting, SessionManager, UnknownSession
@@ -38,6 +39,7 @@ class AcpAgent:
         self.deps = deps
         self.manager = SessionManager(deps, self)
         self._web: Web | None = None
+        self._ptys: dict[str, PtyHost] = {}  # each open session's interactive programs
 
     @property
     def sessions(self) -> dict[str, Session]:
@@ -81,8 +83,28 @@ class AcpAgent:
         configured = self.deps.catalog.path_denylist
         denylist = configured if configured is not None else self.deps.path_denylist
         return acp_capabilities(
-            self.peer, self.handshake, session, model, self.deps.spill_root, self._web, denylist
+            self.peer,
+            self.handshake,
+            session,
+            model,
+            self.deps.spill_root,
+            self._web,
+            denylist,
+            self._pty_host(session),
         )
+
+    def _pty_host(self, session: Session) -> PtyHost:
+        """One per open session; its PTYs are killed when the session closes (and at exit)."""
+        host = self._ptys.get(session.id)
+        if host is None:
+            host = self._ptys[session.id] = PtyHost()
+
+            async def close_ptys(sid: str = session.id, ptys: PtyHost = host) -> None:
+                self._ptys.pop(sid, None)
+                await ptys.close_all()
+
+            self.manager.on_close(session, close_ptys)
+        return host
 
     async def send(self, session_id: str, update: acp.SessionUpdate) -> None:
         await self.peer.notify(

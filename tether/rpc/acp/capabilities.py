@@ -1,5 +1,6 @@
 """A session's capability seam over ACP: the client's fs, approvals and questions where the
-client offers them; local terminal, spill and the process's web capability otherwise."""
+client offers them (commands in its terminal); local processes, spill and the process's web
+capability otherwise."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ from pathlib import Path
 from tether.engine.local import LocalSpill, LocalTerminal
 from tether.engine.providers.base import LLM
 from tether.engine.reads import ReadLedger
-from tether.engine.seam import Capabilities, Web
+from tether.engine.seam import Capabilities, Ptys, Web
 from tether.engine.session import AccessGrant, Session
 from tether.engine.workspace import DirGrant, Workspace
 from tether.rpc.acp.approval import AcpApproval
 from tether.rpc.acp.ask import AcpAsk
 from tether.rpc.acp.client_fs import ClientFileSystem
+from tether.rpc.acp.client_terminal import ClientTerminal
 from tether.rpc.acp.handshake import Handshake
 from tether.rpc.peer import Peer
 from tether.schemas import acp
@@ -27,6 +29,7 @@ def acp_capabilities(
     spill_root: Path,
     web: Web,
     denylist: tuple[str, ...],
+    pty: Ptys | None = None,
 ) -> Capabilities:
     """Built per turn: the read ledger (what `edit_lineno` may change) is this turn's."""
     caps = handshake.client or acp.ClientCapabilities()
@@ -42,7 +45,7 @@ def acp_capabilities(
         cwd=Path(s.cwd),
         roots=roots,
         fs=ClientFileSystem(peer, s.id, caps.fs),
-        terminal=LocalTerminal(),
+        terminal=ClientTerminal(peer, s.id) if caps.terminal else LocalTerminal(),
         approval=AcpApproval(peer, s.id, forms=forms, withdraw=withdraw),
         ask=AcpAsk(peer, s.id, forms=forms, withdraw=withdraw),
         spill=LocalSpill(spill_root / s.id),
@@ -55,6 +58,7 @@ def acp_capabilities(
             on_grant=lambda g: _keep(s, g),
         ),
         reads=ReadLedger(),
+        pty=pty,
     )
 
 

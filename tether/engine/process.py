@@ -1,0 +1,342 @@
+"""Commands run on this machine: each stage in a session of its own, stdout and stderr in
+arrival order through one pipe, output kept bounded (head and tail), and the whole session
+stopped on timeout or cancellation (SIGTERM, then SIGKILL to every process left in it)."""
+
+from __future__ import annotations
+
+import codecs
+import os
+import signal
+import subprocess
+from collections import deque
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+import anyio.abc
+
+from tether.engine.seam import CommandProgress, CommandResult, SeamError, Stage
+from tether.engine.terminal_text import sanitize
+
+KILL_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
+DRAIN_AFTER_EXIT = 0.3  # how long a background child may keep the output open after exit
+POLL = 0.02
+_POSIX = os.name == "posix"
+
+
+class BoundedOutput:
+    """Keeps the first third and the last two thirds of `limit` bytes; counts the rest."""
+
+    def __init__(self, limit: int) -> None:
+        self.head_limit = max(limit // 3, 0)
+        self.tail_limit = max(limit - self.head_limit, 0)
+        self.head = bytearray()
+        self.tail: deque[bytes] = deque()
+        self.tail_size = 0
+        self.omitted = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if not chunk:
+            return
+        self.tail.append(chunk)
+        self.tail_size += len(chunk)
+        while self.tail_size > self.tail_limit:
+            first = self.tail.popleft()
+            excess = self.tail_size - self.tail_limit
+            if len(first) > excess:
+                self.tail.appendleft(first[excess:])
+                self.omitted += excess
+                self.tail_size -= excess
+            else:
+                self.omitted += len(first)
+                self.tail_size -= len(first)
+
+    def text(self) -> str:
+        head = sanitize(bytes(self.head).decode("utf-8", "replace"))
+        tail = sanitize(b"".join(self.tail).decode("utf-8", "replace"))
+        if not self.omitted:
+            return head + tail
+        return f"{head}\n{omitted_marker(self.omitted, 'bytes')}\n{tail}"
+
+
+def omitted_marker(count: int, unit: str) -> str:
+    return f"[... {count:,} {unit} of output omitted ...]"
+
+
+def exit_status(returncode: int | None) -> tuple[int | None, str | None]:
+    """(exit code, signal name): a negative return code is the signal that ended it."""
+    if returncode is None or returncode >= 0:
+        return returncode, None
+    try:
+        return None, signal.Signals(-returncode).name
+    except ValueError:
+        return None, f"signal {-returncode}"
+
+
+# --- stopping a process and everything it started ------------------------------------------
+
+
+def session_members(sid: int) -> list[int]:
+    """The live (non-zombie) processes of a session, read from /proc (Linux); elsewhere the
+    leader alone when it lives."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        try:
+            os.killpg(sid, 0)
+        except (ProcessLookupError, PermissionError):
+            return []
+        return [sid]
+    found: list[int] = []
+    for entry in os.scandir(proc):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_bytes()
+        except OSError:
+            continue
+        fields = stat.rsplit(b")", 1)[-1].split()
+        if len(fields) > 3 and int(fields[3]) == sid and fields[0] != b"Z":
+            found.append(int(entry.name))
+    return found
+
+
+def signal_session(sid: int, sig: int) -> None:
+    """Send `sig` to the session's process group and to every process still in the session
+    (jobs of an interactive shell move to groups of their own)."""
+    if not _POSIX:
+        return
+    for target in {sid, *session_members(sid)}:
+        try:
+            if target == sid:
+                os.killpg(sid, sig)
+            else:
+                os.kill(target, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+async def stop_sessions(
+    sids: Sequence[int], grace: float = KILL_GRACE, *, hangup: bool = False
+) -> None:
+    """SIGTERM (and SIGHUP for PTY programs, which expect a hang-up), up to `grace` seconds
+    for them to go, then SIGKILL for whatever is left."""
+    if not _POSIX:
+        for sid in sids:
+            _kill_tree_windows(sid)
+        return
+    for sid in sids:
+        if hangup:
+            signal_session(sid, signal.SIGHUP)
+        signal_session(sid, signal.SIGTERM)
+        signal_session(sid, signal.SIGCONT)  # a stopped process only sees SIGTERM when resumed
+    for _ in range(int(grace / POLL)):
+        if not any(session_members(sid) for sid in sids):
+            break
+        await anyio.sleep(POLL)
+    for sid in sids:
+        signal_session(sid, signal.SIGKILL)
+    for _ in range(int(1 / POLL)):  # SIGKILL cannot be ignored; it takes a moment to land
+        if not any(session_members(sid) for sid in sids):
+            return
+        await anyio.sleep(POLL)
+
+
+def _kill_tree_windows(pid: int) -> None:  # pragma: no cover - Windows only
+    subprocess.run(
+        ["taskkill", "/T", "/F", "/PID", str(pid)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+# --- running ---------------------------------------------------------------------------------
+
+
+class LocalTerminal:
+    """The `terminal` seam on this machine."""
+
+    async def run(
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        timeout: float,
+        output_limit: int,
+        stdin: bytes | None = None,
+        progress: CommandProgress | None = None,
+    ) -> CommandResult:
+        stage = Stage(argv, cwd, env, mix_stderr=True)
+        return await run_local(
+            [stage], stdin=stdin, timeout=timeout, output_limit=output_limit, progress=progress
+        )
+
+    async def run_pipeline(
+        self,
+        stages: Sequence[Stage],
+        *,
+        stdin: bytes | None,
+        timeout: float,
+        output_limit: int,
+        progress: CommandProgress | None = None,
+    ) -> CommandResult:
+        return await run_local(
+            stages, stdin=stdin, timeout=timeout, output_limit=output_limit, progress=progress
+        )
+
+
+async def run_local(
+    stages: Sequence[Stage],
+    *,
+    stdin: bytes | None,
+    timeout: float,
+    output_limit: int,
+    progress: CommandProgress | None,
+) -> CommandResult:
+    out = BoundedOutput(output_limit)
+    collector, sink = os.pipe()  # every stream meant for the user, in arrival order
+    try:
+        procs = await _spawn_all(stages, stdin is not None, sink)
+    except BaseException:
+        os.close(collector)
+        raise
+    finally:
+        os.close(sink)  # the children hold their own copies
+    timed_out = False
+    try:
+        async with anyio.create_task_group() as tg:
+            eof = anyio.Event()
+            tg.start_soon(_pump, collector, out, progress, eof)
+            if stdin is not None and procs[0].stdin is not None:
+                tg.start_soon(_feed, procs[0].stdin, stdin)
+            with anyio.move_on_after(timeout):
+                for p in procs:
+                    await p.wait()
+            if any(p.returncode is None for p in procs):
+                timed_out = True
+                await stop_sessions([p.pid for p in procs])
+                for p in procs:
+                    await p.wait()
+            with anyio.move_on_after(DRAIN_AFTER_EXIT):
+                await eof.wait()
+            tg.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            if any(p.returncode is None for p in procs):  # cancelled: stop them now
+                await stop_sessions([p.pid for p in procs])
+            for p in procs:
+                with anyio.move_on_after(2):
+                    await p.aclose()
+            os.close(collector)
+    code, sig = exit_status(procs[-1].returncode)
+    return CommandResult(
+        exit_code=code,
+        output=out.text(),
+        truncated=out.omitted > 0,
+        signal=sig,
+        timed_out=timed_out,
+        omitted=out.omitted,
+        stage_codes=tuple(exit_status(p.returncode)[0] for p in procs),
+    )
+
+
+async def _spawn_all(
+    stages: Sequence[Stage], with_stdin: bool, sink: int
+) -> list[anyio.abc.Process]:
+    procs: list[anyio.abc.Process] = []
+    upstream: int | None = None  # read end of the pipe from the previous stage
+    try:
+        for i, stage in enumerate(stages):
+            last = i == len(stages) - 1
+            downstream_r, downstream_w = (None, sink) if last else os.pipe()
+            try:
+                procs.append(
+                    await _spawn(
+                        stage,
+                        stdin=upstream
+                        if upstream is not None
+                        else (subprocess.PIPE if with_stdin else subprocess.DEVNULL),
+                        stdout=downstream_w,
+                        stderr=subprocess.STDOUT if stage.mix_stderr else sink,
+                    )
+                )
+            finally:
+                if upstream is not None:
+                    os.close(upstream)
+                if not last:
+                    os.close(downstream_w)
+            upstream = downstream_r
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await stop_sessions([p.pid for p in procs])
+            for p in procs:
+                await p.aclose()
+        raise
+    return procs
+
+
+async def _spawn(stage: Stage, *, stdin: int, stdout: int, stderr: int) -> anyio.abc.Process:
+    argv = stage.argv
+    try:
+        return await anyio.open_process(
+            argv,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            cwd=stage.cwd,
+            env={**os.environ, **stage.env},
+            start_new_session=_POSIX,
+            creationflags=getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0),
+        )
+    except FileNotFoundError:
+        if not stage.cwd.is_dir():
+            raise SeamError(
+                "NOT_A_DIRECTORY", f"the directory {stage.cwd} does not exist"
+            ) from None
+        raise SeamError(
+            "COMMAND_NOT_FOUND", f"{argv[0]}: no such program (looked in PATH and {stage.cwd})"
+        ) from None
+    except PermissionError:
+        raise SeamError("COMMAND_NOT_EXECUTABLE", f"{argv[0]} is not executable") from None
+    except OSError as exc:
+        raise SeamError("COMMAND_FAILED", f"{argv[0]} could not start: {exc}") from None
+
+
+async def _pump(
+    fd: int, out: BoundedOutput, progress: CommandProgress | None, eof: anyio.Event
+) -> None:
+    if _POSIX:
+        os.set_blocking(fd, False)
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    while True:
+        chunk = await _read_chunk(fd)
+        if not chunk:
+            eof.set()
+            return
+        out.add(chunk)
+        if progress is not None:
+            progress.output(sanitize(decoder.decode(chunk)))
+
+
+async def _read_chunk(fd: int) -> bytes:
+    if not _POSIX:  # pragma: no cover - Windows pipes do not poll
+        return await anyio.to_thread.run_sync(os.read, fd, 1 << 16, abandon_on_cancel=True)
+    while True:
+        await anyio.wait_readable(fd)
+        try:
+            return os.read(fd, 1 << 16)
+        except BlockingIOError:
+            continue
+
+
+async def _feed(stream: anyio.abc.ByteSendStream, data: bytes) -> None:
+    try:
+        await stream.send(data)
+        await stream.aclose()
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError, BrokenPipeError):
+        pass  # the program stopped reading its input: that is its business

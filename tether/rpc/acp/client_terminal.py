@@ -1,0 +1,129 @@
+"""The `terminal` seam backed by the client's `terminal/*` methods: the command runs in the
+editor's own terminal (program and arguments, never one shell string), the tool card embeds
+that terminal, and a timeout or a cancellation kills it (`terminal/kill`, then
+`terminal/release`). What ACP terminals cannot do — standard input, pipelines — runs locally."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from tether.engine.process import LocalTerminal
+from tether.engine.seam import CommandProgress, CommandResult, SeamError, Stage
+from tether.engine.terminal_text import sanitize
+from tether.rpc.errors import ConnectionClosed, RpcError
+from tether.rpc.peer import Peer
+from tether.schemas import acp
+
+CLEANUP_TIMEOUT = 5.0  # how long kill + release may take when the client is slow or gone
+
+
+class ClientTerminal:
+    def __init__(self, peer: Peer, session_id: str, local: LocalTerminal | None = None) -> None:
+        self._peer = peer
+        self._session = session_id
+        self._local = local or LocalTerminal()
+
+    async def run(
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        timeout: float,
+        output_limit: int,
+        stdin: bytes | None = None,
+        progress: CommandProgress | None = None,
+    ) -> CommandResult:
+        if stdin is not None:  # terminal/create takes no input
+            return await self._local.run(
+                argv,
+                cwd=cwd,
+                env=env,
+                timeout=timeout,
+                output_limit=output_limit,
+                stdin=stdin,
+                progress=progress,
+            )
+        terminal_id = await self._create(argv, cwd, env, output_limit)
+        done = False
+        try:
+            if progress is not None:
+                await progress.terminal(terminal_id)  # embedded before it is ever released
+            status: acp.WaitForTerminalExitResponse | None = None
+            with anyio.move_on_after(timeout):
+                status = await self._call(
+                    "terminal/wait_for_exit", terminal_id, acp.WaitForTerminalExitResponse
+                )
+            if status is None:
+                await self._call("terminal/kill", terminal_id, acp.Empty)
+            out = await self._call("terminal/output", terminal_id, acp.TerminalOutputResponse)
+            done = True
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(CLEANUP_TIMEOUT):
+                await self._cleanup(terminal_id, kill=not done)
+        ended = status or out.exit_status or acp.TerminalExitStatus()
+        return CommandResult(
+            exit_code=ended.exit_code,
+            output=sanitize(out.output),
+            truncated=out.truncated,
+            terminal_id=terminal_id,
+            signal=ended.signal,
+            timed_out=status is None,
+        )
+
+    async def run_pipeline(
+        self,
+        stages: Sequence[Stage],
+        *,
+        stdin: bytes | None,
+        timeout: float,
+        output_limit: int,
+        progress: CommandProgress | None = None,
+    ) -> CommandResult:
+        # An ACP terminal runs one program; a pipe between two needs local processes.
+        return await self._local.run_pipeline(
+            stages, stdin=stdin, timeout=timeout, output_limit=output_limit, progress=progress
+        )
+
+    async def _create(
+        self, argv: list[str], cwd: Path, env: dict[str, str], output_limit: int
+    ) -> str:
+        params = acp.CreateTerminalRequest(
+            session_id=self._session,
+            command=argv[0],
+            args=argv[1:],
+            env=[acp.EnvVariable(name=k, value=v) for k, v in env.items()],
+            cwd=str(cwd),
+            output_byte_limit=output_limit,
+        )
+        try:
+            created = await self._peer.request(
+                "terminal/create", params, acp.CreateTerminalResponse
+            )
+        except RpcError as exc:
+            raise SeamError(
+                "CLIENT_TERMINAL_ERROR", f"the editor could not run {argv[0]}: {exc.message}"
+            ) from None
+        return created.terminal_id
+
+    async def _call(self, method: str, terminal_id: str, result_type: Any) -> Any:
+        params = acp.TerminalRequest(session_id=self._session, terminal_id=terminal_id)
+        try:
+            return await self._peer.request(method, params, result_type)
+        except RpcError as exc:
+            raise SeamError(
+                "CLIENT_TERMINAL_ERROR", f"the editor's terminal failed ({method}): {exc.message}"
+            ) from None
+
+    async def _cleanup(self, terminal_id: str, *, kill: bool) -> None:
+        """Kill (when the command may still run) and release, whatever the client says: a
+        client that is gone or answers with an error must not keep the turn waiting."""
+        for method in (("terminal/kill",) if kill else ()) + ("terminal/release",):
+            try:
+                await self._call(method, terminal_id, acp.Empty)
+            except (SeamError, ConnectionClosed):
+                pass

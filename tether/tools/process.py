@@ -1,0 +1,638 @@
+"""Process tools: run_argv (one program, no shell) and run_argv_batch (sequences, branches and
+pipes of programs). Commands run through `ctx.terminal`: a client terminal when the editor
+offers one, else a local process; the card streams the output while they run."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import anyio
+import msgspec
+
+from tether.engine.events import TerminalOut, TextOut, ToolContent
+from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
+from tether.engine.seam import Capabilities, CommandResult, Stage
+from tether.tools.command_policy import DangerReason, Denylist, classify_danger
+from tether.tools.command_scan import command_scope, shell_join
+from tether.tools.paths import display, resolve
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT = 120.0
+MAX_TIMEOUT = 1800.0
+BATCH_TIMEOUT = 3600.0  # a whole batch, however many nodes
+OUTPUT_LIMIT = 24_000  # bytes of output kept per command (head and tail)
+MAX_NODES = 20
+MAX_LEVELS = 4
+PROGRESS_INTERVAL = 0.25  # seconds between two progress updates of a card
+PROGRESS_TAIL = 4_000  # characters of live output a card shows
+
+
+# --- shared with the PTY tools -------------------------------------------------------------
+
+
+def check_argv(argv: object, where: str = "argv") -> list[str]:
+    if isinstance(argv, str):
+        raise ToolError(
+            "INVALID_ARGS",
+            f"{where} must be a list of strings, one per argument (there is no shell): "
+            f'e.g. ["git", "status", "--short"], not {argv!r}',
+        )
+    if not isinstance(argv, list) or not argv:
+        raise ToolError("INVALID_ARGS", f"{where} must name a program: a non-empty list")
+    items: list[object] = argv
+    if not all(isinstance(a, str) for a in items) or not items[0]:
+        raise ToolError("INVALID_ARGS", f"{where} must be strings, the first one a program")
+    if any("\0" in a for a in items):  # pyright: ignore[reportOperatorIssue]
+        raise ToolError("INVALID_ARGS", f"{where} must not contain NUL characters")
+    return [str(a) for a in items]
+
+
+def check_env(env: dict[str, str] | None, where: str = "env") -> dict[str, str]:
+    for name, value in (env or {}).items():
+        if not name or "=" in name or "\0" in name or "\0" in value:
+            raise ToolError("INVALID_ARGS", f"{where}: {name!r} is not a valid variable")
+    return dict(env or {})
+
+
+def check_timeout(value: float | None, default: float, maximum: float, where: str) -> float:
+    if value is None:
+        return default
+    if not value > 0:
+        raise ToolError("INVALID_ARGS", f"{where} must be a positive number of seconds")
+    if value > maximum:
+        raise ToolError("INVALID_ARGS", f"{where} may be at most {maximum:g} seconds")
+    return float(value)
+
+
+def command_cwd(ctx: Capabilities, cwd: str | None, where: str = "cwd") -> Path:
+    if cwd is None or cwd in ("", "."):
+        return ctx.cwd
+    full = resolve(ctx, cwd, access="write")  # a command may change anything where it runs
+    if not full.is_dir():
+        raise ToolError("NOT_A_DIRECTORY", f"{where} {cwd!r} is not a directory")
+    return full
+
+
+@functools.lru_cache(maxsize=8)
+def _denylist(entries: tuple[str, ...] | None) -> Denylist:
+    return Denylist.from_entries(entries)
+
+
+def refuse_denylisted(ctx: Capabilities, argvs: Sequence[Sequence[str]]) -> None:
+    """Raise DENIED for a command the denylist refuses: at plan time, so nobody is asked."""
+    denylist = _denylist(ctx.command_denylist)
+    for argv in argvs:
+        hit = denylist.check(argv)
+        if hit is not None:
+            raise ToolError("DENIED", hit.message())
+
+
+def plan_notes(danger: DangerReason | None, notes: Sequence[str] = ()) -> list[ToolContent]:
+    """The permission card's explanation: why it asks, the code it would run, where."""
+    lines = [*notes]
+    if danger is not None:
+        lines += [f"⚠ {r}" for r in danger.reasons]
+    content: list[ToolContent] = [TextOut("\n".join(lines))] if lines else []
+    content += [TextOut(fence(p)) for p in (danger.previews if danger else ())]
+    return content
+
+
+def fence(text: str) -> str:
+    """Text in a Markdown code block whose fence no line of it can close."""
+    longest = max((len(run) for run in _backtick_runs(text)), default=0)
+    bar = "`" * max(3, longest + 1)
+    return f"{bar}\n{text.rstrip(chr(10))}\n{bar}"
+
+
+def _backtick_runs(text: str) -> list[str]:
+    return re.findall(r"`+", text)
+
+
+class CardProgress:
+    """A running command's card: its live output tail (at most every PROGRESS_INTERVAL), or
+    the client terminals it runs in. Implements the seam's CommandProgress."""
+
+    def __init__(
+        self, report: Callable[[list[ToolContent]], Awaitable[None]] | None, prefix: str = ""
+    ) -> None:
+        self.report = report
+        self.prefix = prefix  # what earlier commands of a batch printed
+        self.terminals: list[str] = []
+        self._tail = ""
+        self._changed = anyio.Event()
+
+    def output(self, text: str) -> None:
+        self._tail = (self._tail + text)[-PROGRESS_TAIL:]
+        self._changed.set()
+
+    async def terminal(self, terminal_id: str) -> None:
+        self.terminals.append(terminal_id)
+        if self.report is not None:
+            await self.report([TerminalOut(t) for t in self.terminals])
+
+    def restart(self, prefix: str) -> None:
+        self.prefix = prefix
+        self._tail = ""
+
+    async def around(self, work: Callable[[], Awaitable[T]]) -> T:
+        if self.report is None:
+            return await work()
+        done: list[T] = []
+        failed: list[Exception] = []
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._ticker)
+            try:
+                done.append(await work())
+            except Exception as exc:  # raised as itself, not inside an ExceptionGroup
+                failed.append(exc)
+            tg.cancel_scope.cancel()  # the card's last word is the result, not a late tick
+        if failed:
+            raise failed[0]
+        return done[0]
+
+    async def _ticker(self) -> None:
+        assert self.report is not None
+        while True:
+            await self._changed.wait()
+            self._changed = anyio.Event()
+            text = f"{self.prefix}{self._tail}"[-PROGRESS_TAIL * 2 :]
+            await self.report([TextOut(fence(text))])
+            await anyio.sleep(PROGRESS_INTERVAL)
+
+
+def status_line(result: CommandResult, timeout: float) -> str:
+    if result.timed_out:
+        return f"timed out after {timeout:g} s: the command and what it started were killed"
+    line = f"killed by {result.signal}" if result.signal else f"exit code {result.exit_code}"
+    if len(result.stage_codes) > 1:
+        codes = " | ".join("killed" if c is None else str(c) for c in result.stage_codes)
+        line += f" (pipeline: {codes})"
+    return line
+
+
+def result_text(result: CommandResult, timeout: float) -> str:
+    lines = [status_line(result, timeout)]
+    if result.truncated and not result.omitted:
+        lines.append("[... the start of the output was dropped by the terminal ...]")
+    body = result.output.rstrip("\n")
+    lines.append(body if body else "(no output)")
+    return "\n".join(lines)
+
+
+def raw_result(result: CommandResult) -> dict[str, Any]:
+    return {
+        "exitCode": result.exit_code,
+        "signal": result.signal,
+        "timedOut": result.timed_out,
+        "truncated": result.truncated,
+    }
+
+
+# --- run_argv --------------------------------------------------------------------------------
+
+
+@dataclass
+class _Command:
+    argv: list[str]
+    cwd: Path
+    env: dict[str, str]
+    stdin: bytes | None
+    timeout: float
+
+
+def _command(ctx: Capabilities, args: Any) -> _Command:
+    stdin = args.stdin
+    return _Command(
+        argv=check_argv(args.argv),
+        cwd=command_cwd(ctx, args.cwd),
+        env=check_env(args.env),
+        stdin=stdin.encode("utf-8") if isinstance(stdin, str) else None,
+        timeout=check_timeout(
+            args.timeout_seconds, DEFAULT_TIMEOUT, MAX_TIMEOUT, "timeout_seconds"
+        ),
+    )
+
+
+@tool(kind="execute", timeout=MAX_TIMEOUT + 60)
+async def run_argv(
+    ctx: Capabilities,
+    argv: list[str],
+    cwd: str | None = None,
+    stdin: str | None = None,
+    env: dict[str, str] | None = None,
+    timeout_seconds: float = DEFAULT_TIMEOUT,
+) -> ToolOutput:
+    """Run one program with its arguments; returns its exit code and its output (stdout and
+    stderr as they arrived; long output keeps its head and tail).
+
+    There is no shell: give the program and each argument as separate strings, and expect no
+    pipes, redirections, globs, `&&` or `$VAR` expansion. Use run_argv_batch for ordered steps
+    and pipes; several run_argv calls in one step may run in parallel. Invoke the target
+    command directly instead of wrapping it in `bash -c` / `python -c` / `node -e`: an
+    interpreter always asks the user first, and a dedicated tool (read_file, ...) is better
+    when one does the job. Denylisted commands (sudo, rm -rf /, shutdown, ...) are refused.
+
+    Args:
+        argv: The program and its arguments, one string each, e.g. ["pytest", "-q", "tests"].
+        cwd: Working directory, relative to the project directory (the default).
+        stdin: Text written to the program's standard input, which is then closed; without
+            it the program reads an empty input.
+        env: Extra environment variables, e.g. {"RUST_LOG": "debug"}.
+        timeout_seconds: Seconds before the program, and everything it started, is killed.
+    """
+    cmd = await anyio.to_thread.run_sync(
+        _command, ctx, _Args(argv, cwd, stdin, env, timeout_seconds)
+    )
+    refuse_denylisted(ctx, [cmd.argv])
+    progress = CardProgress(ctx.report)
+    result = await progress.around(
+        lambda: ctx.terminal.run(
+            cmd.argv,
+            cwd=cmd.cwd,
+            env=cmd.env,
+            timeout=cmd.timeout,
+            output_limit=OUTPUT_LIMIT,
+            stdin=cmd.stdin,
+            progress=progress,
+        )
+    )
+    text = result_text(result, cmd.timeout)
+    return ToolOutput(text, _card(result, text), raw_output=raw_result(result))
+
+
+@dataclass
+class _Args:
+    argv: Any
+    cwd: str | None
+    stdin: str | None
+    env: dict[str, str] | None
+    timeout_seconds: float | None
+
+
+def _card(result: CommandResult, text: str) -> list[ToolContent]:
+    if result.terminal_id is not None:
+        return [TerminalOut(result.terminal_id), TextOut(text.split("\n", 1)[0])]
+    return [TextOut(fence(text))]
+
+
+@run_argv.planned_by
+async def _plan_run(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
+    cmd = await anyio.to_thread.run_sync(_command, ctx, args)
+    refuse_denylisted(ctx, [cmd.argv])
+    danger = classify_danger("run_argv", {"argv": cmd.argv})
+    return CallPlan(
+        title=shell_join(cmd.argv),
+        kind="execute",
+        content=plan_notes(danger, _where(ctx, cmd.cwd, cmd.env, cmd.stdin)),
+        confirm=mode != "code" or danger is not None,
+        scope=command_scope(cmd.argv),
+        target=shell_join(cmd.argv),
+        waived_by_mode=mode == "code" and danger is None,
+    )
+
+
+@run_argv.described_by
+def _describe_run(ctx: Capabilities, args: Any) -> CallPlan:
+    return CallPlan(title=shell_join(args.argv), kind="execute", target=shell_join(args.argv))
+
+
+def _where(ctx: Capabilities, cwd: Path, env: dict[str, str], stdin: bytes | None) -> list[str]:
+    notes: list[str] = []
+    if cwd != ctx.cwd:
+        notes.append(f"in {display(ctx, cwd)}")
+    if env:
+        notes.append("with " + " ".join(shell_join([f"{k}={v}"]) for k, v in env.items()))
+    if stdin is not None:
+        notes.append(f"with {len(stdin):,} bytes on its input")
+    return notes
+
+
+# --- run_argv_batch ------------------------------------------------------------------------
+
+Continuation = Annotated[
+    dict[str, Any] | list[dict[str, Any]],
+    msgspec.Meta(description="A node (same fields as this one), or a list of nodes run in order."),
+]
+
+
+class BatchNode(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    argv: Annotated[list[str], msgspec.Meta(description="The program and its arguments.")]
+    then: (
+        Annotated[Continuation, msgspec.Meta(description="Runs when this node exits 0.")] | None
+    ) = None
+    else_: (
+        Annotated[Continuation, msgspec.Meta(description="Runs when this node fails.")] | None
+    ) = msgspec.field(default=None, name="else")
+    pipe: (
+        Annotated[
+            Continuation,
+            msgspec.Meta(
+                description="Receives this node's stdout as its stdin (a list is a chain: "
+                "a | b | c). Pipe steps take no then/else/stdin/stop_on_error/timeout_seconds."
+            ),
+        ]
+        | None
+    ) = None
+    cwd: Annotated[str, msgspec.Meta(description="Working directory (inherited).")] | None = None
+    env: (
+        Annotated[dict[str, str], msgspec.Meta(description="Extra variables (inherited).")] | None
+    ) = None
+    stdin: Annotated[str, msgspec.Meta(description="Text for the standard input.")] | None = None
+    mix_stderr: Annotated[
+        bool, msgspec.Meta(description="Send stderr down the pipe with stdout (2>&1 |).")
+    ] = False
+    stop_on_error: Annotated[
+        bool, msgspec.Meta(description="When this node fails (and has no else), stop the batch.")
+    ] = False
+    timeout_seconds: Annotated[float, msgspec.Meta(description="Default 120.")] | None = None
+
+
+@dataclass
+class _Node:
+    steps: list[Stage]  # the pipe chain, head first
+    stdin: bytes | None
+    stop_on_error: bool
+    timeout: float
+    where: str
+    then: list[_Node] = field(default_factory=list["_Node"])
+    otherwise: list[_Node] = field(default_factory=list["_Node"])
+
+    @property
+    def line(self) -> str:
+        return " | ".join(shell_join(s.argv) for s in self.steps)
+
+
+@dataclass
+class _Parse:
+    ctx: Capabilities
+    count: int = 0
+
+
+def _parse_nodes(
+    p: _Parse, raw: object, where: str, level: int, cwd: Path, env: dict[str, str]
+) -> list[_Node]:
+    if level > MAX_LEVELS:
+        raise ToolError("INVALID_ARGS", f"{where}: batches nest at most {MAX_LEVELS} levels")
+    items: list[object] = raw if isinstance(raw, list) else [raw]
+    if not items:
+        raise ToolError("INVALID_ARGS", f"{where} must hold at least one node")
+    nodes: list[_Node] = []
+    for i, item in enumerate(items):
+        at = f"{where}[{i}]" if isinstance(raw, list) else where
+        nodes.append(_parse_node(p, _as_node(item, at), at, level, cwd, env))
+    return nodes
+
+
+def _as_node(item: object, where: str) -> BatchNode:
+    if isinstance(item, BatchNode):
+        return item
+    if isinstance(item, dict) and isinstance(item.get("argv"), str):
+        check_argv(item["argv"], f"{where}.argv")
+    try:
+        return msgspec.convert(item, BatchNode)
+    except msgspec.ValidationError as exc:
+        message = str(exc).replace("`$.", f"`{where}.").replace("`$`", f"`{where}`")
+        raise ToolError("INVALID_ARGS", f"{where}: {message}") from None
+
+
+def _parse_node(
+    p: _Parse, node: BatchNode, where: str, level: int, cwd: Path, env: dict[str, str]
+) -> _Node:
+    head = _stage(p, node, where, cwd, env)
+    steps = [head, *_pipe_steps(p, node.pipe, f"{where}.pipe", level + 1, head.cwd, head.env)]
+    timeout = check_timeout(
+        node.timeout_seconds, DEFAULT_TIMEOUT, MAX_TIMEOUT, f"{where}.timeout_seconds"
+    )
+    out = _Node(
+        steps,
+        node.stdin.encode("utf-8") if node.stdin is not None else None,
+        node.stop_on_error,
+        timeout,
+        where,
+    )
+    if node.then is not None:
+        out.then = _parse_nodes(p, node.then, f"{where}.then", level + 1, head.cwd, head.env)
+    if node.else_ is not None:
+        out.otherwise = _parse_nodes(p, node.else_, f"{where}.else", level + 1, head.cwd, head.env)
+    return out
+
+
+def _stage(p: _Parse, node: BatchNode, where: str, cwd: Path, env: dict[str, str]) -> Stage:
+    p.count += 1
+    if p.count > MAX_NODES:
+        raise ToolError("INVALID_ARGS", f"a batch holds at most {MAX_NODES} nodes")
+    argv = check_argv(node.argv, f"{where}.argv")
+    here = command_cwd(p.ctx, node.cwd, f"{where}.cwd") if node.cwd is not None else cwd
+    merged = {**env, **check_env(node.env, f"{where}.env")}
+    return Stage(argv, here, merged, node.mix_stderr)
+
+
+def _pipe_steps(
+    p: _Parse, raw: object, where: str, level: int, cwd: Path, env: dict[str, str]
+) -> list[Stage]:
+    if raw is None:
+        return []
+    if level > MAX_LEVELS:
+        raise ToolError("INVALID_ARGS", f"{where}: batches nest at most {MAX_LEVELS} levels")
+    items: list[object] = raw if isinstance(raw, list) else [raw]
+    steps: list[Stage] = []
+    for i, item in enumerate(items):
+        at = f"{where}[{i}]" if isinstance(raw, list) else where
+        node = _as_node(item, at)
+        extra = [
+            name
+            for name, given in (
+                ("then", node.then is not None),
+                ("else", node.else_ is not None),
+                ("stdin", node.stdin is not None),
+                ("stop_on_error", node.stop_on_error),
+                ("timeout_seconds", node.timeout_seconds is not None),
+            )
+            if given
+        ]
+        if extra:
+            raise ToolError(
+                "INVALID_ARGS",
+                f"{at}: a pipe step takes no {', '.join(extra)} (put them on the chain's "
+                "first node; the last step's exit code decides then/else)",
+            )
+        if node.pipe is not None and isinstance(raw, list) and len(items) > 1:
+            raise ToolError(
+                "INVALID_ARGS", f"{at}: inside a pipe list, give the whole chain as the list"
+            )
+        stage = _stage(p, node, at, cwd, env)
+        steps.append(stage)
+        steps += _pipe_steps(p, node.pipe, f"{at}.pipe", level + 1, stage.cwd, stage.env)
+    return steps
+
+
+def _batch(ctx: Capabilities, nodes: list[BatchNode]) -> list[_Node]:
+    if not nodes:
+        raise ToolError("INVALID_ARGS", "nodes must hold at least one node")
+    return _parse_nodes(_Parse(ctx), nodes, "nodes", 1, ctx.cwd, {})
+
+
+def _walk(nodes: list[_Node]) -> list[_Node]:
+    out: list[_Node] = []
+    for n in nodes:
+        out += [n, *_walk(n.then), *_walk(n.otherwise)]
+    return out
+
+
+def _render(node: _Node) -> str:
+    """The node as (nearly) shell: `a && b`, `a || c`, `if a; then b; else c; fi`."""
+    if node.then and node.otherwise:
+        return f"if {node.line}; then {_seq(node.then)}; else {_seq(node.otherwise)}; fi"
+    if node.then:
+        return f"{node.line} && {_group(node.then)}"
+    if node.otherwise:
+        return f"{node.line} || {_group(node.otherwise)}"
+    return node.line
+
+
+def _seq(nodes: list[_Node]) -> str:
+    return "; ".join(_render(n) for n in nodes)
+
+
+def _group(nodes: list[_Node]) -> str:
+    if len(nodes) == 1 and not (nodes[0].then or nodes[0].otherwise):
+        return nodes[0].line
+    return "{ " + _seq(nodes) + "; }"
+
+
+def _listing(nodes: list[_Node], indent: str = "", label: str = "") -> list[str]:
+    """One `$ command` line per node; then/else bodies indented under the node they follow."""
+    lines: list[str] = []
+    for n in nodes:
+        lines.append(f"{indent}{label}$ {_elide(n.line, 80)}")
+        lines += _listing(n.then, indent + "  ", "then: ")
+        lines += _listing(n.otherwise, indent + "  ", "else: ")
+    return lines
+
+
+def _elide(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@tool(kind="execute", timeout=BATCH_TIMEOUT + 60)
+async def run_argv_batch(ctx: Capabilities, nodes: list[BatchNode]) -> ToolOutput:
+    """Run programs in order, with branches and pipes, in one call; returns each command's
+    exit code and output, in the order they ran.
+
+    A node is `argv` plus optional `then` (runs when it exits 0), `else` (runs when it fails)
+    and `pipe` (gets its stdout as stdin; a list is a chain a | b | c, and only the last
+    step's exit code decides then/else), each one node or a list of nodes. A continuation
+    inherits its parent's `cwd` and `env`. Without `stop_on_error`, a failed node does not
+    stop the nodes after it. At most 20 nodes and 4 levels. No shell is involved: each argv
+    is one program with its arguments.
+
+    Args:
+        nodes: The nodes to run in order, e.g. [{"argv": ["ruff", "check", "."], "then":
+            {"argv": ["pytest", "-q"]}}, {"argv": ["git", "diff", "--stat"], "pipe":
+            {"argv": ["tail", "-n", "1"]}}].
+    """
+    tree = await anyio.to_thread.run_sync(_batch, ctx, nodes)
+    refuse_denylisted(ctx, [s.argv for n in _walk(tree) for s in n.steps])
+    run = _BatchRun(ctx, len(_walk(tree)))
+    await run.progress.around(lambda: run.run_list(tree, ""))
+    text = run.text()
+    content: list[ToolContent] = [TerminalOut(t) for t in run.progress.terminals]
+    content.append(TextOut(text.split("\n", 1)[0] if content else fence(text)))
+    return ToolOutput(text, content, raw_output={"commands": run.raw})
+
+
+class _BatchRun:
+    def __init__(self, ctx: Capabilities, total: int) -> None:
+        self.ctx = ctx
+        self.limit = max(2_000, OUTPUT_LIMIT // total)
+        self.deadline = anyio.current_time() + BATCH_TIMEOUT
+        self.blocks: list[str] = []
+        self.raw: list[dict[str, Any]] = []
+        self.failed = 0
+        self.stopped: str | None = None
+        self.skipped: list[_Node] = []
+        self.progress = CardProgress(ctx.report)
+
+    async def run_list(self, nodes: list[_Node], label: str) -> None:
+        for node in nodes:
+            if self.stopped is not None:
+                self.skipped.append(node)
+                continue
+            ok = await self.run_node(node, label)
+            branch = node.then if ok else node.otherwise
+            if branch:
+                await self.run_list(branch, "(then) " if ok else "(else) ")
+            elif not ok and node.stop_on_error:
+                self.stopped = f"`{_elide(node.line, 80)}` failed and has stop_on_error"
+
+    async def run_node(self, node: _Node, label: str) -> bool:
+        timeout = min(node.timeout, max(self.deadline - anyio.current_time(), 0.001))
+        self.progress.restart("\n\n".join([*self.blocks, f"{label}$ {node.line}\n"]))
+        result = await self._execute(node, timeout)
+        ok = result.exit_code == 0 and not result.timed_out
+        self.failed += not ok
+        self.blocks.append(f"{label}$ {node.line}\n{result_text(result, timeout)}")
+        self.raw.append({"command": node.line, **raw_result(result)})
+        return ok
+
+    async def _execute(self, node: _Node, timeout: float) -> CommandResult:
+        terminal = self.ctx.terminal
+        if len(node.steps) == 1:
+            step = node.steps[0]
+            return await terminal.run(
+                step.argv,
+                cwd=step.cwd,
+                env=step.env,
+                timeout=timeout,
+                output_limit=self.limit,
+                stdin=node.stdin,
+                progress=self.progress,
+            )
+        return await terminal.run_pipeline(
+            node.steps,
+            stdin=node.stdin,
+            timeout=timeout,
+            output_limit=self.limit,
+            progress=self.progress,
+        )
+
+    def text(self) -> str:
+        ran = len(self.blocks)
+        head = f"{ran} command{'s' if ran != 1 else ''} ran: {ran - self.failed} succeeded"
+        head += f", {self.failed} failed" if self.failed else ""
+        tail: list[str] = []
+        if self.stopped is not None:
+            shown = "; ".join(_render(n) for n in self.skipped)
+            tail.append(f"[stopped: {self.stopped}; not run: {_elide(shown, 400)}]")
+        return "\n\n".join([head, *self.blocks, *tail])
+
+
+@run_argv_batch.planned_by
+async def _plan_batch(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
+    tree = await anyio.to_thread.run_sync(_batch, ctx, args.nodes)
+    argvs = [s.argv for n in _walk(tree) for s in n.steps]
+    refuse_denylisted(ctx, argvs)
+    danger = classify_danger("run_argv_batch", msgspec.to_builtins(args))
+    listing = _listing(tree) if len(argvs) > 1 else []
+    title = _elide("; ".join(_render(n) for n in tree), 200)
+    return CallPlan(
+        title=title,
+        kind="execute",
+        content=plan_notes(danger, listing),
+        confirm=mode != "code" or danger is not None,
+        scope=", ".join(sorted({command_scope(a) for a in argvs})),
+        target=title,
+        waived_by_mode=mode == "code" and danger is None,
+    )
+
+
+@run_argv_batch.described_by
+def _describe_batch(ctx: Capabilities, args: Any) -> CallPlan:
+    lines = [shell_join(n.argv) for n in args.nodes]
+    return CallPlan(title=_elide("; ".join(lines), 200), kind="execute")

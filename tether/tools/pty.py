@@ -1,0 +1,224 @@
+"""PTY tools: interactive programs (a REPL, a debugger, a TUI, an ssh session) that the model
+drives by reading their screen output and typing into them, through `ctx.pty`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+
+from tether.engine.events import TextOut
+from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
+from tether.engine.seam import Capabilities, PtyRead, Ptys
+from tether.tools.command_policy import classify_danger
+from tether.tools.command_scan import command_scope, shell_join
+from tether.tools.process import (
+    check_argv,
+    check_env,
+    check_timeout,
+    command_cwd,
+    fence,
+    plan_notes,
+    refuse_denylisted,
+)
+from tether.tools.pty_keys import UnknownKey, encode_keys
+
+READ_LIMIT = 16_000  # characters one read returns (head and tail)
+READ_TIMEOUT_UNTIL = 10.0
+READ_TIMEOUT_PLAIN = 2.0
+MAX_READ_TIMEOUT = 600.0
+
+
+def _host(ctx: Capabilities) -> Ptys:
+    if ctx.pty is None:
+        raise ToolError("PTY_UNAVAILABLE", "this session has no pseudo-terminals")
+    return ctx.pty
+
+
+@tool(kind="execute")
+async def open_pty(
+    ctx: Capabilities, argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None
+) -> ToolOutput:
+    """Start an interactive program on a pseudo-terminal (a REPL, a debugger, a TUI, a
+    server you want to watch) and return its pty_id; then read_pty, write_pty /
+    write_pty_keys, and close_pty when done. For a command that just runs and exits, use
+    run_argv. Opening a shell or an interpreter asks the user first, because what is typed
+    into it later is not checked.
+
+    Args:
+        argv: The program and its arguments, one string each, e.g. ["python3", "-q"].
+        cwd: Working directory, relative to the project directory (the default).
+        env: Extra environment variables.
+    """
+    argv = check_argv(argv)
+    here = await anyio.to_thread.run_sync(command_cwd, ctx, cwd)
+    refuse_denylisted(ctx, [argv])
+    pty_id, pid = await _host(ctx).open(argv, cwd=here, env=check_env(env))
+    text = (
+        f"pty {pty_id} started: {shell_join(argv)} (pid {pid}). Read its output with "
+        f"read_pty(pty_id={pty_id}); type with write_pty or write_pty_keys; "
+        f"close_pty(pty_id={pty_id}) when done."
+    )
+    return ToolOutput(text, [TextOut(text)], raw_output={"ptyId": pty_id, "pid": pid})
+
+
+@open_pty.planned_by
+async def _plan_open(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
+    argv = check_argv(args.argv)
+    await anyio.to_thread.run_sync(command_cwd, ctx, args.cwd)
+    check_env(args.env)
+    refuse_denylisted(ctx, [argv])
+    danger = classify_danger("open_pty", {"argv": argv})
+    return CallPlan(
+        title=f"pty: {shell_join(argv)}",
+        kind="execute",
+        content=plan_notes(danger, ["an interactive program on a pseudo-terminal"]),
+        confirm=mode != "code" or danger is not None,
+        scope=command_scope(argv),
+        target=f"pty: {shell_join(argv)}",
+        waived_by_mode=mode == "code" and danger is None,
+    )
+
+
+@open_pty.described_by
+def _describe_open(ctx: Capabilities, args: Any) -> CallPlan:
+    return CallPlan(title=f"pty: {shell_join(args.argv)}", kind="execute")
+
+
+@tool(kind="execute", read_only=True, timeout=MAX_READ_TIMEOUT + 30, spill=False)
+async def read_pty(
+    ctx: Capabilities, pty_id: int, until: str | None = None, timeout_seconds: float | None = None
+) -> ToolOutput:
+    """Read what a PTY program printed since the last read, with escape sequences removed,
+    and whether it still runs (or its exit code).
+
+    With `until`, wait until that text appears (e.g. a prompt such as ">>> " or "(Pdb) ");
+    without it, return as soon as the output pauses. A long output keeps its head and tail.
+
+    Args:
+        pty_id: The id open_pty returned.
+        until: Plain text (not a pattern) to wait for in the output.
+        timeout_seconds: The longest wait, 10 s by default with `until`, 2 s without.
+    """
+    default = READ_TIMEOUT_UNTIL if until else READ_TIMEOUT_PLAIN
+    timeout = check_timeout(timeout_seconds, default, MAX_READ_TIMEOUT, "timeout_seconds")
+    host = _host(ctx)
+    try:
+        seen = await host.read(pty_id, until=until or None, timeout=timeout, max_chars=READ_LIMIT)
+    except anyio.get_cancelled_exc_class():
+        # Stopped mid-read (the turn was cancelled): the program is stopped with it, so
+        # nothing the user can no longer see keeps running.
+        with anyio.CancelScope(shield=True):
+            await host.close(pty_id)
+        raise
+    text = _read_text(pty_id, seen, until, timeout)
+    return ToolOutput(text, [TextOut(fence(text))], raw_output=_raw(seen))
+
+
+def _read_text(pty_id: int, seen: PtyRead, until: str | None, timeout: float) -> str:
+    head = f"pty {pty_id}: {_state(seen)}"
+    if until:
+        head += f"; {until!r} seen" if seen.matched else f"; {until!r} not seen in {timeout:g} s"
+    return f"{head}\n{seen.text.rstrip() if seen.text.strip() else '(no new output)'}"
+
+
+def _state(seen: PtyRead) -> str:
+    if seen.alive:
+        return "running"
+    if seen.closed:
+        return f"closed by tether: {seen.closed}"
+    if seen.signal:
+        return f"killed by {seen.signal}"
+    return f"exited with code {seen.exit_code}"
+
+
+def _raw(seen: PtyRead) -> dict[str, Any]:
+    return {"alive": seen.alive, "exitCode": seen.exit_code, "matched": seen.matched}
+
+
+@read_pty.planned_by
+async def _plan_read(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
+    default = READ_TIMEOUT_UNTIL if args.until else READ_TIMEOUT_PLAIN
+    check_timeout(args.timeout_seconds, default, MAX_READ_TIMEOUT, "timeout_seconds")
+    until = f" until {args.until!r}" if args.until else ""
+    return CallPlan(title=f"Read pty {args.pty_id}{until}", kind="execute")
+
+
+@tool(kind="execute")
+async def write_pty(ctx: Capabilities, pty_id: int, data: str) -> ToolOutput:
+    """Type text into a PTY program exactly as given: include "\\n" to press Enter. For
+    control keys (Ctrl-C, Esc, arrows) use write_pty_keys. Then read_pty for the answer.
+
+    Args:
+        pty_id: The id open_pty returned.
+        data: The text to type.
+    """
+    raw = data.encode("utf-8")
+    await _host(ctx).write(pty_id, raw)
+    return ToolOutput(f"typed {len(raw):,} bytes into pty {pty_id}")
+
+
+@write_pty.planned_by
+async def _plan_write(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
+    shown = args.data if len(args.data) <= 60 else args.data[:59] + "…"
+    return CallPlan(
+        title=f"Type into pty {args.pty_id}: {shown!r}",
+        kind="execute",
+        content=[TextOut(fence(args.data))] if "\n" in args.data.rstrip("\n") else [],
+    )
+
+
+@tool(kind="execute")
+async def write_pty_keys(ctx: Capabilities, pty_id: int, keys: str) -> ToolOutput:
+    """Press keys in a PTY program: markers such as <enter>, <c-c>, <esc>, <tab>, <up*3>,
+    <m-x>, <c-s-f5>, <f1>..<f12>, <pgup>, <del>, <lt> (a literal '<') and \\xHH bytes; text
+    between markers is typed as it is. An unknown marker is an error and nothing is typed.
+
+    Args:
+        pty_id: The id open_pty returned.
+        keys: Keys and text, e.g. "<c-c>", ":wq<enter>" or "<down*2><enter>".
+    """
+    data = _encode(keys)
+    await _host(ctx).write(pty_id, data)
+    return ToolOutput(f"pressed {keys} in pty {pty_id} ({len(data):,} bytes)")
+
+
+def _encode(keys: str) -> bytes:
+    try:
+        data = encode_keys(keys)
+    except UnknownKey as exc:
+        raise ToolError("UNKNOWN_KEY", str(exc)) from None
+    if not data:
+        raise ToolError("INVALID_ARGS", "keys is empty")
+    return data
+
+
+@write_pty_keys.planned_by
+async def _plan_keys(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
+    _encode(args.keys)  # an unknown marker fails here, before anything is shown or typed
+    return _describe_keys(ctx, args)
+
+
+@write_pty_keys.described_by
+def _describe_keys(ctx: Capabilities, args: Any) -> CallPlan:
+    return CallPlan(title=f"Press {args.keys} in pty {args.pty_id}", kind="execute")
+
+
+@tool(kind="execute")
+async def close_pty(ctx: Capabilities, pty_id: int) -> ToolOutput:
+    """Stop a PTY program (hang-up and SIGTERM, then SIGKILL for whatever it started) and
+    return its last output and how it ended.
+
+    Args:
+        pty_id: The id open_pty returned.
+    """
+    ended = await _host(ctx).close(pty_id)
+    text = f"pty {pty_id} closed: {_state(ended).removeprefix('closed by tether: ')}"
+    if ended.text.strip():
+        text += f"\n{ended.text.rstrip()}"
+    return ToolOutput(text, [TextOut(fence(text))], raw_output=_raw(ended))
+
+
+@close_pty.planned_by
+async def _plan_close(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
+    return CallPlan(title=f"Close pty {args.pty_id}", kind="execute")
