@@ -34,7 +34,7 @@ class Client:
     permissions: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     choice: str | None = "allow"  # the option id picked; None answers `cancelled`
     models: list[ScriptedModel] = field(default_factory=list[ScriptedModel])
-    cancel_on: str | None = None  # send session/cancel when an agent chunk has this text
+    cancel_on: str | None = None  # send session/cancel when an agent chunk says this
 
     async def on_update(self, params: dict[str, Any]) -> None:
         validate_agent_frame({"jsonrpc": "2.0", "method": "session/update", "params": params})
@@ -42,7 +42,7 @@ class Client:
         self.updates.append(update)
         content = update.get("content")
         text = content.get("text") if isinstance(content, dict) else None
-        if self.cancel_on is not None and text == self.cancel_on:
+        if self.cancel_on is not None and isinstance(text, str) and text.strip() == self.cancel_on:
             await self.peer.notify("session/cancel", {"sessionId": params["sessionId"]})
 
     async def on_permission(self, params: dict[str, Any]) -> dict[str, Any]:

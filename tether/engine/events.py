@@ -129,7 +129,10 @@ Event = (
 
 def coalesce(events: list[Event]) -> list[Event]:
     """Merge consecutive deltas of one message, so a stored message is one event, not
-    thousands of fragments (and the replay sends one chunk per message)."""
+    thousands of fragments (and the replay sends one chunk per message); drop a running call's
+    output updates that a later one replaces (ACP content updates replace the whole content),
+    so a chatty command does not grow the store."""
+    events = _latest_progress(events)
     out: list[Event] = []
     run: list[str] = []
     for e in events:
@@ -146,6 +149,20 @@ def coalesce(events: list[Event]) -> list[Event]:
         run = [e.text] if isinstance(e, TextDelta | ThoughtDelta) else []
     _close_run(out, run)
     return out
+
+
+def _latest_progress(events: list[Event]) -> list[Event]:
+    replaced: set[int] = set()
+    later: set[str] = set()  # calls with a later content update (or their end)
+    for i in range(len(events) - 1, -1, -1):
+        e = events[i]
+        if isinstance(e, ToolFinished):
+            later.add(e.call_id)
+        elif isinstance(e, ToolUpdated) and e.content is not None:
+            if e.call_id in later and e.status is None and e.title is None:
+                replaced.add(i)
+            later.add(e.call_id)
+    return [e for i, e in enumerate(events) if i not in replaced] if replaced else events
 
 
 def _same_message(a: Event | None, b: TextDelta | ThoughtDelta) -> bool:
