@@ -55,7 +55,9 @@ async def test_a_store_from_a_newer_tether_is_refused(tmp_path: Path) -> None:
 def test_superseded_output_updates_are_not_stored() -> None:
     from tether.engine import events as ev
 
-    running = [ev.ToolUpdated("c1", content=[ev.TextOut(f"line {i}")]) for i in range(50)]
+    running: list[ev.Event] = [
+        ev.ToolUpdated("c1", content=[ev.TextOut(f"line {i}")]) for i in range(50)
+    ]
     finished = ev.ToolFinished("c1", "completed", [ev.TextOut("all")])
     kept = ev.coalesce([ev.ToolUpdated("c1", status="in_progress"), *running, finished])
     assert kept == [ev.ToolUpdated("c1", status="in_progress"), finished]
