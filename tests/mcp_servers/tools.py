@@ -64,6 +64,11 @@ def build(name: str) -> MCPServer:
             path.write_text("cancelled")
         return "woke up"
 
+    @server.tool(annotations=READ_ONLY)
+    def env(name: str) -> str:
+        """The value of an environment variable of the server's process."""
+        return os.environ.get(name, "(unset)")
+
     @server.tool()
     def crash() -> str:
         """Exit the server at once, mid-call."""
