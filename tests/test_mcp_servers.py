@@ -6,6 +6,7 @@ back is read from the requests themselves."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -238,8 +239,9 @@ async def test_a_server_that_crashes_is_reported_and_its_tools_leave(
             sid = await new_session(
                 agent, project, [stdio_server("echo", "--pid-file", str(pid_file))]
             )
-            while "mcp__echo__crash" not in await _help(agent, sid):  # no notices: ask /help
-                await anyio.sleep(0.05)
+            with anyio.fail_after(20):
+                while "mcp__echo__crash" not in await _help(agent, sid):  # no notices: ask
+                    await anyio.sleep(0.05)
             pid = int(pid_file.read_text())
             resp = await agent.prompt(sid, "crash it")
             thought = await wait_for(
@@ -355,3 +357,14 @@ async def test_load_and_resume_start_the_servers_they_are_given(
             assert (await agent.prompt(sid, "hi"))["result"] == {"stopReason": "end_turn"}
         offered = tool_names(llm.posts[0].json())
     assert "mcp__two__echo" in offered and not any(n.startswith("mcp__one") for n in offered)
+
+
+def test_the_sdk_is_not_imported_without_servers() -> None:
+    """Startup, the agent and the built-in tools leave the MCP SDK (and jsonschema) unloaded."""
+    code = (
+        "import sys, tether.rpc.acp.serve, tether.rpc.acp.agent, tether.tools\n"
+        "tether.tools.catalog()\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'mcp', 'jsonschema', 'pydantic'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert out.stdout.strip() == "[]", out.stderr
