@@ -93,12 +93,12 @@ async def agent_in_memory(
     )
     a, b = memory_pair()
     agent_peer = Peer(FramedStream(a, NdjsonFramer()), name="agent")
-    AcpAgent(agent_peer, Handshake(), deps).register()
     client_peer = Peer(FramedStream(b, NdjsonFramer()), name="client")
     client = Client(client_peer, models=models)
     client_peer.on_notification("session/update", client.on_update)
     client_peer.on_request("session/request_permission", client.on_permission)
     async with anyio.create_task_group() as tg:
+        AcpAgent(agent_peer, Handshake(), deps, background=tg).register()
         tg.start_soon(agent_peer.run)
         tg.start_soon(client_peer.run)
         yield client

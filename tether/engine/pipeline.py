@@ -23,7 +23,7 @@ from tether.engine.events import (
 )
 from tether.engine.grants import Grant, Grants
 from tether.engine.history import ToolCall, ToolResultMessage
-from tether.engine.registry import CallPlan, Registry, ToolDef, ToolError, ToolOutput
+from tether.engine.registry import Args, CallPlan, Registry, ToolDef, ToolError, ToolOutput
 from tether.engine.seam import Capabilities, ConfirmDecision, ConfirmRequest, SeamError
 from tether.engine.session import READ_ONLY_MODE
 from tether.engine.undo import TurnChanges
@@ -39,7 +39,7 @@ SPILL_PREVIEW_CHARS = 4 * 1024
 class _Call:
     call: ToolCall
     tool: ToolDef | None = None
-    args: msgspec.Struct | None = None
+    args: Args | None = None
     plan: CallPlan | None = None
     approved_by: str | None = None
     result: ToolResultMessage | None = None

@@ -1,5 +1,6 @@
 """Tools as the engine knows them: `@tool` turns an annotated async function into a ToolDef whose
-JSON schema is inferred from the type hints and whose descriptions come from the docstring."""
+JSON schema is inferred from the type hints and whose descriptions come from the docstring;
+`schema_tool` makes one from a JSON schema someone else wrote (an MCP server's tool)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Annotated, Any, get_type_hints
 
 import msgspec
 
+from tether.engine import json_schema
 from tether.engine.events import Location, PlanItem, TextOut, ToolContent
 from tether.engine.history import ImagePart
 from tether.engine.providers.base import ToolSpec
@@ -64,6 +66,8 @@ Planner = Callable[[Capabilities, Any, str], Awaitable[CallPlan]]
 # How a call looks before anything is checked (no I/O, may raise): the card a call keeps when
 # its plan refuses it (FILE_EXISTS, OUTSIDE_ROOTS, ...).
 Describer = Callable[[Capabilities, Any], CallPlan]
+# A call's decoded arguments: a Struct for `@tool` tools, a dict for `schema_tool` ones.
+Args = Any
 
 
 @dataclass
@@ -71,7 +75,9 @@ class ToolDef:
     name: str
     description: str
     parameters: dict[str, Any]
-    args_type: type[msgspec.Struct]
+    # None: the arguments are a JSON object, checked against `parameters` by `check`, and `fn`
+    # takes them as one dict (`fn(ctx, args)`) rather than as keyword arguments.
+    args_type: type[msgspec.Struct] | None
     fn: Callable[..., Awaitable[ToolOutput | str]]
     kind: str = "other"
     read_only: bool = False
@@ -79,39 +85,55 @@ class ToolDef:
     spill: bool = True  # oversized results go to a spill file (reads opt out: they page instead)
     planner: Planner | None = None
     describer: Describer | None = None
+    title: str = ""  # the call's card title when no describer names it (default: the name)
+    check: json_schema.Checker | None = None
 
     @property
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.parameters)
 
-    def decode(self, arguments: str | bytes) -> msgspec.Struct:
+    def decode(self, arguments: str | bytes) -> Args:
         """Parse and validate the model's arguments; raises ToolError(INVALID_ARGS)."""
         try:
+            if self.args_type is None:
+                return self._decode_object(arguments)
             return msgspec.json.decode(arguments or "{}", type=self.args_type)
         except msgspec.ValidationError as exc:
             raise ToolError("INVALID_ARGS", _args_message(str(exc))) from None
         except msgspec.DecodeError as exc:
             raise ToolError("INVALID_ARGS", f"arguments are not valid JSON: {exc}") from None
 
-    async def plan(self, ctx: Capabilities, args: msgspec.Struct, mode: str) -> CallPlan:
+    def _decode_object(self, arguments: str | bytes) -> dict[str, Any]:
+        args = msgspec.json.decode(arguments or "{}")
+        if not isinstance(args, dict):
+            raise ToolError("INVALID_ARGS", "arguments must be a JSON object")
+        problems = self.check(args) if self.check is not None else []
+        if problems:
+            raise ToolError("INVALID_ARGS", "; ".join(problems))
+        return args
+
+    async def plan(self, ctx: Capabilities, args: Args, mode: str) -> CallPlan:
         if self.planner is not None:
             return await self.planner(ctx, args, mode)
         plan = self.describe(ctx, args)
         plan.confirm, plan.scope = not self.read_only, self.name
         return plan
 
-    def describe(self, ctx: Capabilities, args: msgspec.Struct | None) -> CallPlan:
+    def describe(self, ctx: Capabilities, args: Args | None) -> CallPlan:
         """The call's card without checks; never raises (falls back to the tool's name)."""
         if self.describer is not None and args is not None:
             try:
                 return self.describer(ctx, args)
             except Exception:  # a describer sees unchecked arguments: any failure is tolerated
                 pass
-        return CallPlan(title=self.name, kind=self.kind)
+        return CallPlan(title=self.title or self.name, kind=self.kind)
 
-    async def invoke(self, ctx: Capabilities, args: msgspec.Struct) -> ToolOutput:
-        values = {f: getattr(args, f) for f in args.__struct_fields__}
-        out = await self.fn(ctx, **values)
+    async def invoke(self, ctx: Capabilities, args: Args) -> ToolOutput:
+        if self.args_type is None:
+            out = await self.fn(ctx, args)
+        else:
+            values = {f: getattr(args, f) for f in args.__struct_fields__}
+            out = await self.fn(ctx, **values)
         return ToolOutput(out, [TextOut(out)]) if isinstance(out, str) else out
 
     def planned_by(self, planner: Planner) -> Planner:
@@ -159,6 +181,41 @@ def tool(
         )
 
     return wrap
+
+
+SchemaCall = Callable[[Capabilities, dict[str, Any]], Awaitable[ToolOutput | str]]
+
+
+def schema_tool(
+    name: str,
+    description: str,
+    parameters: dict[str, Any],
+    call: SchemaCall,
+    *,
+    title: str = "",
+    read_only: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> ToolDef:
+    """A tool whose arguments are described by a JSON schema written elsewhere (an MCP
+    server's): the schema goes to the model as it is, made self-contained; arguments are
+    checked against it before anything is asked or run. ValueError when it is no schema for
+    an object of arguments (a provider would refuse every request carrying it)."""
+    schema = json_schema.self_contained(parameters)
+    problem = json_schema.problem(schema)
+    if problem is not None:
+        raise ValueError(f"the input schema of {name} is unusable: {problem}")
+    return ToolDef(
+        name=name,
+        description=description,
+        parameters=schema,
+        args_type=None,
+        fn=call,
+        kind="read" if read_only else "other",
+        read_only=read_only,
+        timeout=timeout,
+        title=title,
+        check=json_schema.checker(schema),
+    )
 
 
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
@@ -229,21 +286,38 @@ def _inline(node: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:
 
 
 class Registry:
-    """The catalog of tools a session may use, assembled by the composition root."""
+    """The catalog of tools a session may use, assembled by the composition root: fixed tools,
+    plus sources whose tools come and go (a session's MCP servers), read at each lookup so a
+    tool that arrives is offered from the next round on, and one that leaves is not."""
 
     def __init__(self, tools: Iterable[ToolDef] = ()) -> None:
         self._tools: dict[str, ToolDef] = {}
+        self._sources: list[Callable[[], Iterable[ToolDef]]] = []
         for t in tools:
             self.add(t)
 
     def add(self, t: ToolDef) -> None:
         self._tools[t.name] = t
 
+    def include(self, source: Callable[[], Iterable[ToolDef]]) -> None:
+        """Offer the tools `source()` returns at each lookup (fixed tools win a name clash)."""
+        self._sources.append(source)
+
     def get(self, name: str) -> ToolDef | None:
-        return self._tools.get(name)
+        found = self._tools.get(name)
+        if found is not None:
+            return found
+        return next((t for t in self._live() if t.name == name), None)
 
     def specs(self) -> list[ToolSpec]:
-        return [t.spec for t in self._tools.values()]
+        return [t.spec for t in self]
+
+    def _live(self) -> Iterator[ToolDef]:
+        for source in self._sources:
+            for t in source():
+                if t.name not in self._tools:
+                    yield t
 
     def __iter__(self) -> Iterator[ToolDef]:
-        return iter(self._tools.values())
+        yield from self._tools.values()
+        yield from self._live()

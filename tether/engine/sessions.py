@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import anyio
+import anyio.abc
 import msgspec
 
 from tether.engine import events as ev
@@ -25,7 +26,7 @@ from tether.engine import undo
 from tether.engine.history import TextPart, UserPart
 from tether.engine.models import ModelCatalog
 from tether.engine.providers.base import LLM
-from tether.engine.registry import Registry
+from tether.engine.registry import Registry, ToolDef
 from tether.engine.seam import Capabilities
 from tether.engine.session import (
     APPROVALS,
@@ -41,6 +42,8 @@ from tether.engine.workspace import DEFAULT_DENYLIST
 
 if TYPE_CHECKING:
     from tether.engine.discovery import Discovery
+    from tether.engine.mcp.host import McpHost
+    from tether.engine.mcp.spec import ServerSpec
 
 log = logging.getLogger("tether.sessions")
 
@@ -81,16 +84,24 @@ class EngineDeps:
 
 @dataclass
 class _Runtime:
-    """What an open session holds beyond its stored state: its model, and what to close."""
+    """What an open session holds beyond its stored state: its model, its tools, its MCP
+    servers, and what to close."""
 
     model: LLM | None = None
     closers: list[Closer] = field(default_factory=list[Closer])
+    registry: Registry | None = None
+    mcp: McpHost | None = None
+
+    def mcp_tools(self) -> list[ToolDef]:
+        return self.mcp.tools() if self.mcp is not None else []
 
 
 class SessionManager:
-    def __init__(self, deps: EngineDeps, front: Front) -> None:
+    def __init__(self, deps: EngineDeps, front: Front, background: anyio.abc.TaskGroup) -> None:
+        """`background`: a task group that outlives every session (its MCP connections)."""
         self.deps = deps
         self.front = front
+        self._background = background
         self.sessions: dict[str, Session] = {}
         self._runtime: dict[str, _Runtime] = {}
         self._input_ended = False  # prompts accepted after the end still answer `cancelled`
@@ -151,6 +162,32 @@ class SessionManager:
         if s is None:
             raise UnknownSession(session_id)
         return s
+
+    def start_mcp(self, s: Session, servers: list[ServerSpec], *, ready_notices: bool) -> None:
+        """Connect the session's MCP servers in the background (once while it is open: a
+        load or resume of an open session keeps the servers it has). `ready_notices`: say
+        when each is ready (clients that show notices apart from the conversation)."""
+        runtime = self._runtime.get(s.id)
+        if runtime is None or runtime.mcp is not None or not servers:
+            return
+        from tether.engine.mcp.host import McpHost
+
+        runtime.mcp = McpHost(
+            servers,
+            cwd=Path(s.cwd),
+            notify=lambda notice: self.emit(s, notice),
+            ready_notices=ready_notices,
+        )
+        runtime.closers.append(runtime.mcp.aclose)
+        runtime.mcp.start(self._background)
+
+    def registry(self, s: Session) -> Registry:
+        """The session's tools: the built-in ones, and its MCP servers' while they are up."""
+        runtime = self._runtime[s.id]
+        if runtime.registry is None:
+            runtime.registry = self.deps.registry_factory()
+            runtime.registry.include(runtime.mcp_tools)
+        return runtime.registry
 
     def on_close(self, s: Session, closer: Closer) -> None:
         """Run `closer` when the session closes (its processes, PTYs, servers)."""
@@ -298,7 +335,7 @@ class SessionManager:
         turn = Turn(
             s,
             model=model,
-            registry=self.deps.registry_factory(),
+            registry=self.registry(s),
             ctx=self.front.capabilities(s, model),
             emit=lambda e: self.emit(s, e),
             persist=self.persist,
@@ -317,7 +354,9 @@ class SessionManager:
             s.state.context = await project_context(Path(s.cwd))
         base = self.deps.turn
         mode = s.state.mode
-        system = system_prompt(base.system, s.state.context, mode, MODES[mode][1])
+        host = self._runtime[s.id].mcp
+        mcp = host.instructions() if host is not None else ""
+        system = system_prompt(base.system, s.state.context, mode, MODES[mode][1], mcp)
         return dataclasses.replace(base, system=system)
 
     async def _tell_config_problems(self, s: Session) -> None:

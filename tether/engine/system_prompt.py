@@ -60,10 +60,11 @@ async def project_context(cwd: Path) -> str:
     return "\n".join(lines) + (f"\n\n{instructions}" if instructions else "")
 
 
-def system_prompt(persona: str, context: str, mode: str, mode_text: str) -> str:
-    """The whole system prompt; `persona` and `context` are stable, the mode comes last."""
+def system_prompt(persona: str, context: str, mode: str, mode_text: str, mcp: str = "") -> str:
+    """The whole system prompt; `persona` and `context` are stable, the mode comes last.
+    `mcp` is the section on the session's connected MCP servers (their instructions)."""
     mode_line = f"# Mode\nThe session is in `{mode}` mode: {mode_text}."
-    return "\n\n".join(p for p in (persona, context, TOOL_RULES, mode_line) if p)
+    return "\n\n".join(p for p in (persona, context, TOOL_RULES, mcp, mode_line) if p)
 
 
 async def _git(cwd: Path, *args: str) -> str | None:

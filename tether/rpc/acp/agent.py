@@ -8,6 +8,7 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio.abc
 import msgspec
 from msgspec import UNSET
 
@@ -21,6 +22,7 @@ from tether.engine.turn import TurnFailed
 from tether.rpc.acp import commands, options
 from tether.rpc.acp.capabilities import acp_capabilities
 from tether.rpc.acp.handshake import Handshake
+from tether.rpc.acp.mcp_servers import server_specs
 from tether.rpc.acp.prompt_parts import user_parts
 from tether.rpc.acp.translate import replay, to_updates
 from tether.rpc.errors import INVALID_REQUEST, PROVIDER_FAILED, SESSION_BUSY, RpcError
@@ -33,11 +35,18 @@ PAGE_SIZE = 50
 
 
 class AcpAgent:
-    def __init__(self, peer: Peer, handshake: Handshake, deps: EngineDeps) -> None:
+    def __init__(
+        self,
+        peer: Peer,
+        handshake: Handshake,
+        deps: EngineDeps,
+        background: anyio.abc.TaskGroup,
+    ) -> None:
+        """`background`: a task group that outlives every session (its MCP connections)."""
         self.peer = peer
         self.handshake = handshake
         self.deps = deps
-        self.manager = SessionManager(deps, self)
+        self.manager = SessionManager(deps, self, background)
         self._web: Web | None = None
         self._ptys: dict[str, PtyHost] = {}  # each open session's interactive programs
 
@@ -132,10 +141,16 @@ class AcpAgent:
             "config_options": options.config_options(s, self.deps.catalog),
         }
 
-    def _after_open(self, s: Session) -> Callable[[], Awaitable[None]]:
-        """What follows a session's answer: its commands, then the providers' model lists."""
+    def _after_open(
+        self, s: Session, mcp_servers: list[dict[str, Any]]
+    ) -> Callable[[], Awaitable[None]]:
+        """What follows a session's answer: its MCP servers start connecting, its commands
+        are sent, then the providers' model lists."""
 
         async def after() -> None:
+            if mcp_servers and s.id in self.sessions:
+                specs = server_specs(mcp_servers)
+                self.manager.start_mcp(s, specs, ready_notices=self.handshake.notices)
             commands_update = acp.AvailableCommandsUpdate(available_commands=commands.COMMANDS)
             await self.send(s.id, commands_update)
             if await self.manager.discover(s):
@@ -154,7 +169,7 @@ class AcpAgent:
         _check_mcp_servers(params.mcp_servers)
         s = await self.manager.new(cwd, params.mcp_servers, _roots(cwd, params))
         result = acp.NewSessionResponse(session_id=s.id, **self._state(s))
-        return Reply(result, self._after_open(s))
+        return Reply(result, self._after_open(s, params.mcp_servers))
 
     async def load_session(self, params: acp.LoadSessionRequest) -> Reply:
         """Replay everything the client was shown, then answer (ACP: the answer comes after
@@ -167,7 +182,9 @@ class AcpAgent:
             raise RpcError(SESSION_BUSY, f"session {s.id} is running a turn; cancel it first")
         for update in replay(events, notices=self.handshake.notices):
             await self.send(s.id, update)
-        return Reply(acp.LoadSessionResponse(**self._state(s)), self._after_open(s))
+        return Reply(
+            acp.LoadSessionResponse(**self._state(s)), self._after_open(s, params.mcp_servers)
+        )
 
     async def resume_session(self, params: acp.ResumeSessionRequest) -> Reply:
         self._ready()
@@ -175,7 +192,12 @@ class AcpAgent:
             _check_mcp_servers(params.mcp_servers)
         with _rpc_errors():
             s = await self.manager.resume(params.session_id)
-        return Reply(acp.ResumeSessionResponse(**self._state(s)), self._after_open(s))
+        # Without `mcpServers` the session's stored servers are started again.
+        servers = params.mcp_servers if isinstance(params.mcp_servers, list) else None
+        return Reply(
+            acp.ResumeSessionResponse(**self._state(s)),
+            self._after_open(s, s.state.mcp_servers if servers is None else servers),
+        )
 
     async def list_sessions(self, params: acp.ListSessionsRequest) -> acp.ListSessionsResponse:
         self._ready()

@@ -62,7 +62,7 @@ async def run(agent: AcpAgent, s: Session, name: str, arg: str) -> None:
         await manager.set_title(s, arg)
         reply = f"Session renamed: **{s.title}**." if s.title else "Session title cleared."
     else:
-        reply = _help(agent)
+        reply = _help(agent, s)
     await manager.emit(s, ev.TextDelta(uuid.uuid4().hex, reply))
     await manager.persist(s)
 
@@ -87,9 +87,9 @@ async def _model(agent: AcpAgent, s: Session, arg: str) -> str:
     return f"Model is now **{s.state.model}**."
 
 
-def _help(agent: AcpAgent) -> str:
+def _help(agent: AcpAgent, s: Session) -> str:
     lines = ["Commands:", *[f"- /{c.name}: {c.description}" for c in COMMANDS], "", "Modes:"]
     lines += [f"- {k}: {d}" for k, (_, d) in MODES.items()]
-    tools = agent.deps.registry_factory()
+    tools = agent.manager.registry(s)
     lines += ["", "Tools:", *[f"- {t.name}: {t.description.split('.')[0]}" for t in tools]]
     return "\n".join(lines)

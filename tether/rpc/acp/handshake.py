@@ -21,7 +21,7 @@ AGENT_CAPABILITIES: dict[str, Any] = {
     "loadSession": True,
     # Images reach image-capable models; a session on another model refuses them with a reason.
     "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
-    "mcpCapabilities": {"http": False, "sse": False},
+    "mcpCapabilities": {"http": True, "sse": False},
     "sessionCapabilities": {
         "list": {},
         "resume": {},

@@ -175,10 +175,10 @@ async def serve_stream(stream: FramedStream, handshake: Handshake, options: Serv
         spill_root=home / "spill",
     )
     peer = Peer(stream, name="acp")
-    AcpAgent(peer, handshake, deps).register()
     async with anyio.create_task_group() as tg:
+        AcpAgent(peer, handshake, deps, background=tg).register()
         tg.start_soon(_expire_spill, deps.spill_root)
-        await peer.run()
+        await peer.run()  # its close hooks stop the sessions' MCP servers
         tg.cancel_scope.cancel()
 
 

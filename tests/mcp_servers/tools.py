@@ -1,0 +1,79 @@
+"""The tools the test MCP servers offer, built with the official SDK (`MCPServer`)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import anyio
+from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel
+
+READ_ONLY = ToolAnnotations(read_only_hint=True)
+# A 1x1 PNG, for a tool that returns a picture.
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082"
+)
+
+
+class Item(BaseModel):
+    title: str
+    tags: list[str] = []
+
+
+def build(name: str) -> MCPServer:
+    server = MCPServer(name, instructions=f"Use the {name} tools to repeat text back.")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Repeat the text."""
+        return text
+
+    @server.tool(annotations=READ_ONLY)
+    def peek(text: str) -> str:
+        """Look at the text without changing anything."""
+        return f"peeked at {text!r}"
+
+    @server.tool()
+    def file_items(items: list[Item], note: str | None = None) -> str:
+        """File some items (a nested argument type: the schema has definitions)."""
+        return f"filed {len(items)} items" + (f" ({note})" if note else "")
+
+    @server.tool(annotations=READ_ONLY)
+    def fail(reason: str) -> str:
+        """Fail in the server's own words."""
+        raise ToolError(f"cannot do that: {reason}")
+
+    @server.tool(annotations=READ_ONLY)
+    def picture() -> Image:
+        """Return a tiny picture."""
+        return Image(data=PNG, format="png")
+
+    @server.tool(annotations=READ_ONLY)
+    async def hang(marker: str) -> str:
+        """Wait until cancelled, saying so in the marker file."""
+        path = Path(marker)
+        path.write_text("started")
+        try:
+            await anyio.sleep(60)
+        finally:
+            path.write_text("cancelled")
+        return "woke up"
+
+    @server.tool(annotations=READ_ONLY)
+    def env(name: str) -> str:
+        """The value of an environment variable of the server's process."""
+        return os.environ.get(name, "(unset)")
+
+    @server.tool()
+    def crash() -> str:
+        """Exit the server at once, mid-call."""
+        sys.stderr.write("echo server: crashing on request\n")
+        sys.stderr.flush()
+        os._exit(3)
+
+    return server

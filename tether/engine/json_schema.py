@@ -1,0 +1,119 @@
+"""JSON schemas that come from elsewhere (an MCP server's tool), made fit for a model request
+and used to check a call's arguments before anyone is asked about it.
+
+Providers reject a whole request for one `$ref` they cannot resolve, so a schema is made
+self-contained: local references are inlined where they are used, a recursive one keeps its
+definitions (it resolves inside the schema), and one that points elsewhere becomes "anything".
+`jsonschema` is imported only when a checker is built (it comes with the MCP SDK).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+DEFINITION_KEYS = ("$defs", "definitions")
+MAX_PROBLEMS = 5  # problems named in one INVALID_ARGS message
+
+Checker = Callable[[dict[str, Any]], list[str]]
+
+
+class _Recursive(Exception):
+    """A definition refers to itself: it cannot be inlined."""
+
+
+def self_contained(schema: dict[str, Any]) -> dict[str, Any]:
+    """A copy of an object schema with no reference a provider could fail to resolve."""
+    out = copy.deepcopy(schema)
+    out.setdefault("type", "object")
+    if out.get("type") == "object" and not isinstance(out.get("properties"), dict):
+        out["properties"] = {}
+    body = {k: v for k, v in out.items() if k not in DEFINITION_KEYS}
+    try:
+        return _inline(body, out, ())
+    except _Recursive:
+        return _drop_dangling(out, out)
+
+
+def _target(root: dict[str, Any], ref: str) -> Any:
+    """What a local reference (`#/$defs/Item`) points at, or None."""
+    if not ref.startswith("#"):
+        return None
+    node: Any = root
+    for raw in [p for p in ref[1:].split("/") if p]:
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
+def _inline(node: Any, root: dict[str, Any], seen: tuple[str, ...]) -> Any:
+    if isinstance(node, list):
+        return [_inline(v, root, seen) for v in node]
+    if not isinstance(node, dict):
+        return node
+    rest = {k: _inline(v, root, seen) for k, v in node.items() if k != "$ref"}
+    ref = node.get("$ref")
+    if not isinstance(ref, str):
+        return rest
+    if ref in seen:
+        raise _Recursive(ref)
+    target = _target(root, ref)
+    if not isinstance(target, dict):
+        return rest  # a reference to nowhere (or elsewhere) accepts anything
+    return {**_inline(target, root, (*seen, ref)), **rest}
+
+
+def _drop_dangling(node: Any, root: dict[str, Any]) -> Any:
+    """Keep local references that resolve (recursion needs them); drop the others."""
+    if isinstance(node, list):
+        return [_drop_dangling(v, root) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _drop_dangling(v, root) for k, v in node.items()}
+    ref = out.get("$ref")
+    if isinstance(ref, str) and not isinstance(_target(root, ref), dict):
+        del out["$ref"]
+    return out
+
+
+def problem(schema: dict[str, Any]) -> str | None:
+    """Why `schema` is not a valid JSON schema for an object of arguments, or None."""
+    from jsonschema import SchemaError, validators
+
+    if schema.get("type") != "object":
+        return f"its type is {schema.get('type')!r}, not 'object'"
+    try:
+        validators.validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        return f"not a valid JSON schema: {exc.message}"
+    return None
+
+
+def checker(schema: dict[str, Any]) -> Checker:
+    """A function naming what is wrong with some arguments (nothing: an empty list)."""
+    from jsonschema import validators
+
+    validator = validators.validator_for(schema)(schema)
+
+    def check(arguments: dict[str, Any]) -> list[str]:
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        return [_describe(e) for e in errors[:MAX_PROBLEMS]]
+
+    return check
+
+
+def _describe(error: Any) -> str:
+    """One problem in the words of the built-in tools' errors: arguments named, not paths."""
+    path = ".".join(str(p) for p in error.absolute_path)
+    if error.validator == "required" and isinstance(error.validator_value, list):
+        present = error.instance if isinstance(error.instance, dict) else {}
+        missing = [str(n) for n in error.validator_value if n not in present]
+        where = f" in `{path}`" if path else ""
+        return f"missing required argument `{missing[0] if missing else '?'}`{where}"
+    return f"`{path}`: {error.message}" if path else str(error.message)

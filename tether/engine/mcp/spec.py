@@ -1,0 +1,45 @@
+"""What the engine knows of an MCP server before and after connecting: protocol-neutral
+(the ACP front converts its `McpServer` entries; the SDK never appears here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Transport = Literal["stdio", "http", "sse"]
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """One configured server: a command to run (stdio) or a URL (streamable HTTP)."""
+
+    name: str
+    transport: Transport
+    command: str = ""
+    args: list[str] = field(default_factory=list[str])
+    env: dict[str, str] = field(default_factory=dict[str, str])
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict[str, str])
+    # Every tool of the server runs without asking (the user vouches for it).
+    read_only: bool = False
+
+
+@dataclass(frozen=True)
+class RemoteTool:
+    """A tool as the server lists it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    title: str = ""
+    read_only_hint: bool = False
+
+
+class ServerFailed(Exception):
+    """A server could not start, or stopped while the session still used it."""
+
+    def __init__(self, started: bool, reason: str, output: str = "") -> None:
+        super().__init__(reason)
+        self.started = started  # False: it never became ready
+        self.reason = reason
+        self.output = output  # the end of what it wrote to stderr, when known
