@@ -22,11 +22,11 @@ import msgspec
 
 from tether.engine import events as ev
 from tether.engine import undo
+from tether.engine.config.catalog import ModelCatalog
 from tether.engine.history import TextPart, UserPart
-from tether.engine.models import ModelCatalog
 from tether.engine.providers.base import LLM
 from tether.engine.registry import Registry
-from tether.engine.seam import Capabilities
+from tether.engine.seam import Capabilities, Web
 from tether.engine.session import (
     APPROVALS,
     MODES,
@@ -77,6 +77,7 @@ class EngineDeps:
     spill_root: Path
     turn: TurnConfig = field(default_factory=lambda: TurnConfig(system=PERSONA))
     path_denylist: tuple[str, ...] = DEFAULT_DENYLIST  # unless the config file sets one
+    web: Web | None = None  # ctx.web for every session; None: built from the environment
 
 
 @dataclass
@@ -317,7 +318,7 @@ class SessionManager:
             s.state.context = await project_context(Path(s.cwd))
         base = self.deps.turn
         mode = s.state.mode
-        system = system_prompt(base.system, s.state.context, mode, MODES[mode][1])
+        system = system_prompt(base.system, s.state.context, mode, MODES[mode][1], base.sections)
         return dataclasses.replace(base, system=system)
 
     async def _tell_config_problems(self, s: Session) -> None:
