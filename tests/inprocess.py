@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 
 from tests.acp_schema import validate_agent_frame
-from tether.engine.models import ModelCatalog
+from tether.engine.config.catalog import ModelCatalog
 from tether.engine.providers.scripted import Script, ScriptedModel
 from tether.engine.registry import Registry, ToolDef
 from tether.engine.sessions import EngineDeps

@@ -17,24 +17,18 @@ from tests.harness import REPO, spawn_agent
 from tests.providers import wire
 from tests.providers.mock_llm_server import MockLLMServer, Reply
 from tether.cli import _fast_acp_args
-from tether.engine.config import (
-    ConfigError,
-    build_catalog,
-    config_path,
-    example_config,
-    load_catalog,
-    load_config,
-    make_adapter,
-    parse_config,
-    resolve,
-)
-from tether.engine.models import ModelCatalog
+from tether.engine.config.adapters import make_adapter
+from tether.engine.config.catalog import ModelCatalog
+from tether.engine.config.errors import ConfigError
+from tether.engine.config.file import config_path, example_config, load_config, parse_config
+from tether.engine.config.load import build_catalog, load_catalog
+from tether.engine.config.resolve import resolve
+from tether.engine.config.toml_lines import index_keys, line_of
 from tether.engine.providers.anthropic import AnthropicMessages
 from tether.engine.providers.base import LLM
 from tether.engine.providers.common import HTTPProvider
 from tether.engine.providers.openai_chat import OpenAIChat
 from tether.engine.providers.openai_responses import OpenAIResponses
-from tether.engine.toml_lines import index_keys, line_of
 
 FULL = """\
 # a comment
@@ -160,7 +154,10 @@ def test_each_kind_maps_to_its_adapter(
     [
         # unknown keys, at every level, each named with its line
         ("[providers.a]\nkind = 'openai'\ncolour = 1\n", ":3: providers.a.colour: unknown key"),
-        ("x = 1\n", ":1: x: unknown key (expected one of: providers, models, defaults, workspace)"),
+        (
+            "x = 1\n",
+            ":1: x: unknown key (expected one of: providers, models, defaults, workspace, web)",
+        ),
         ("[defaults]\nmodle = 'demo'\n", ":2: defaults.modle: unknown key"),
         (
             "[providers.a]\nkind = 'openai'\ntimeout = { connect = 1, red = 2 }\n",

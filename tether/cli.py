@@ -167,7 +167,7 @@ def _ask(args: argparse.Namespace) -> int:
 
 
 def _config(args: argparse.Namespace) -> int:
-    from tether.engine.config import config_path, write_example
+    from tether.engine.config.file import config_path, write_example
 
     path = config_path()
     if args.config_command == "path":

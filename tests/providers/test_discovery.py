@@ -14,9 +14,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tether.engine.config import build_catalog, parse_config
+from tether.engine.config.catalog import ModelCatalog
+from tether.engine.config.file import parse_config
+from tether.engine.config.load import build_catalog
 from tether.engine.discovery import DISK_TTL, Discovery
-from tether.engine.models import ModelCatalog
 from tether.engine.providers.anthropic import AnthropicMessages
 from tether.engine.providers.base import ProviderError
 from tether.engine.providers.common import HTTPProvider

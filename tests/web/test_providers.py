@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from tests.web.servers import Page, PageServer, Seen
+from tether.engine.config.errors import ConfigError
+from tether.engine.config.file import parse_config
 from tether.engine.seam import SearchHit, WebError
 from tether.engine.web.build import build_web
 from tether.engine.web.capability import WebCapability
@@ -346,10 +348,13 @@ def test_the_config_table_decodes_and_rejects_typos() -> None:
     assert config.local.max_body_chars == 5000 and config.search_providers == ["searxng", "bing"]
     for bad in (
         {"serch": True},
-        {"search_providers": ["google"]},
         {"search_max_results": 0},
         {"search_providers": ["bing", "bing"]},
         {"fetch_timeout_ms": 0},
     ):
         with pytest.raises(msgspec.ValidationError):
             msgspec.convert(bad, WebConfig)
+    # Provider names are the registry's: checked when the config file is read.
+    with pytest.raises(ConfigError) as info:
+        parse_config('[web]\nsearch_providers = ["google"]\n')
+    assert ":2: web.search_providers: invalid value 'google'" in str(info.value)

@@ -22,9 +22,9 @@ from pathlib import Path
 import anyio
 import msgspec
 
-from tether.engine.builtin_models import BUILTIN_MODELS
-from tether.engine.config import model_info
-from tether.engine.models import ModelCatalog, ProviderHandle
+from tether.engine.config.catalog import ModelCatalog, ProviderHandle
+from tether.engine.config.kinds import KINDS
+from tether.engine.config.resolve import model_info
 from tether.engine.providers.base import LLM, ModelInfo, ProviderError
 from tether.engine.providers.model_list import RemoteModel
 from tether.schemas.config import ModelConfig, ReasoningLevel
@@ -141,7 +141,8 @@ class Discovery:
     # --- merging -------------------------------------------------------------------------
 
     def _merge(self, handle: ProviderHandle, models: list[RemoteModel]) -> None:
-        builtin = BUILTIN_MODELS.get(handle.kind, {})
+        kind = KINDS.get(handle.kind)
+        builtin = kind.models if kind is not None else {}
         for m in models:
             model_id = f"{handle.name}:{m.id}"
             if model_id in self.catalog:

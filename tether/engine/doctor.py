@@ -2,8 +2,9 @@
 
 It validates the config file (each error with its key and line), lists the providers (never a
 key: only where it comes from, masked) and the models the editor's picker will offer, marks the
-default, and with `probe` sends each provider one tiny streamed request through the same adapter
-a session uses, reporting the latency or the provider's own error message.
+default, shows the web tools and their providers (`doctor_web`), and with `probe` sends each
+provider one tiny streamed request through the same adapter a session uses, reporting the
+latency or the provider's own error message.
 """
 
 from __future__ import annotations
@@ -19,20 +20,14 @@ from typing import Any, Literal, TextIO
 
 import msgspec
 
-from tether.engine.config import (
-    ENV_PROVIDERS,
-    ConfigError,
-    ConfigIssue,
-    Provider,
-    Setup,
-    catalog_for,
-    config_path,
-    load_config,
-    make_adapter,
-    provider_of,
-    resolve,
-)
-from tether.engine.models import ModelCatalog
+from tether.engine.config.adapters import make_adapter
+from tether.engine.config.catalog import ModelCatalog
+from tether.engine.config.errors import ConfigError, ConfigIssue
+from tether.engine.config.file import config_path, load_config
+from tether.engine.config.kinds import KINDS, env_kinds
+from tether.engine.config.load import catalog_for
+from tether.engine.config.resolve import Provider, Setup, provider_of, resolve
+from tether.engine.doctor_web import WebReport, order_note, web_json, web_report, web_rows
 from tether.engine.providers.base import ModelInfo
 
 PROBE_PROMPT = "Reply with the single word: ready"
@@ -58,6 +53,7 @@ class Report:
     issues: list[ConfigIssue]
     setup: Setup
     catalog: ModelCatalog
+    web: WebReport
     warnings: list[str] = field(default_factory=list[str])
     probes: list[Probe] = field(default_factory=list[Probe])
     log_file: Path | None = None  # where `tether acp` writes its log
@@ -100,8 +96,9 @@ def check(*, env: Mapping[str, str], model_override: str | None = None) -> Repor
         issues = exc.issues
         setup = resolve(None, env=env)
     catalog = catalog_for(setup, model_override=model_override, env=env)
-    warnings = [*catalog.warnings, *_key_warnings(setup)]
-    return Report(path, path.exists(), issues, setup, catalog, warnings)
+    web = web_report(setup.web, env)
+    warnings = [*catalog.warnings, *_key_warnings(setup), *web.warnings()]
+    return Report(path, path.exists(), issues, setup, catalog, web, warnings)
 
 
 def _key_warnings(setup: Setup) -> list[str]:
@@ -120,10 +117,10 @@ def key_description(p: Provider) -> str:
         return f"config ({mask(p.api_key)})"
     if p.key_source.startswith("env "):
         return f"{p.key_source} ({'set' if p.api_key else 'not set'})"
-    unset = next((key for name, key, _ in ENV_PROVIDERS if name == p.name), None)
-    if p.origin == "environment" and unset is not None:
+    env = KINDS[p.kind].env
+    if p.origin == "environment" and env is not None:
         return (
-            f"none ({unset} is not set: requests carry no credentials, as a local server expects)"
+            f"none ({env.key} is not set: requests carry no credentials, as a local server expects)"
         )
     return "none (requests carry no credentials)"
 
@@ -247,6 +244,7 @@ def render_text(r: Report) -> str:
     if r.log_file is not None:
         lines.append(f"log file     {r.log_file}")
     lines += ["", *_provider_lines(r.setup), "", *_model_lines(r.catalog), *_local_hint(r)]
+    lines += ["", *_web_lines(r.web)]
     if r.warnings:
         lines += ["", "warnings", *(f"  {w}" for w in r.warnings)]
     if r.probes:
@@ -271,7 +269,7 @@ def _config_lines(r: Report) -> list[str]:
 
 def _provider_lines(setup: Setup) -> list[str]:
     if not setup.providers:
-        variables = ", ".join(key for _, key, _ in ENV_PROVIDERS)
+        variables = ", ".join(k.env.key for k in env_kinds() if k.env is not None)
         return ["providers", f"  none: set one of {variables}, or add [providers.NAME]"]
     rows = [
         [p.name, p.kind, p.base_url, f"key {key_description(p)}", f"from {p.origin}"]
@@ -309,6 +307,11 @@ def _local_hint(r: Report) -> list[str]:
         f"  (a local server may name its models otherwise: TETHER_MODEL={provider.name}:NAME "
         "picks one; `tether doctor --probe` tries the default)"
     ]
+
+
+def _web_lines(web: WebReport) -> list[str]:
+    tools = f"  tools: {', '.join(web.tools) or 'none'}"
+    return ["web", *_table(web_rows(web)), tools, f"  {order_note(web)}"]
 
 
 def _default_reason(catalog: ModelCatalog) -> str:
@@ -391,6 +394,7 @@ def render_json(r: Report) -> str:
         ],
         "default": r.catalog.default,
         "default_reason": _default_reason(r.catalog),
+        "web": web_json(r.web),
         "warnings": r.warnings,
         "probes": [asdict(p) for p in r.probes],
         "listed": r.listed,

@@ -23,11 +23,11 @@ import msgspec
 
 from tether.engine import events as ev
 from tether.engine import undo
+from tether.engine.config.catalog import ModelCatalog
 from tether.engine.history import TextPart, UserPart
-from tether.engine.models import ModelCatalog
 from tether.engine.providers.base import LLM
 from tether.engine.registry import Registry, ToolDef
-from tether.engine.seam import Capabilities
+from tether.engine.seam import Capabilities, Web
 from tether.engine.session import (
     APPROVALS,
     MODES,
@@ -80,6 +80,7 @@ class EngineDeps:
     spill_root: Path
     turn: TurnConfig = field(default_factory=lambda: TurnConfig(system=PERSONA))
     path_denylist: tuple[str, ...] = DEFAULT_DENYLIST  # unless the config file sets one
+    web: Web | None = None  # ctx.web for every session; None: built from the environment
 
 
 @dataclass
@@ -356,7 +357,9 @@ class SessionManager:
         mode = s.state.mode
         host = self._runtime[s.id].mcp
         mcp = host.instructions() if host is not None else ""
-        system = system_prompt(base.system, s.state.context, mode, MODES[mode][1], mcp)
+        system = system_prompt(
+            base.system, s.state.context, mode, MODES[mode][1], base.sections, mcp
+        )
         return dataclasses.replace(base, system=system)
 
     async def _tell_config_problems(self, s: Session) -> None:

@@ -4,6 +4,8 @@ The project part (directory, platform, date, git branch and status, instruction 
 snapshot taken once per session, at its first prompt, and stored with the session: the request
 prefix then stays byte-identical from round to round and turn to turn, which is what providers'
 prompt caches key on. The mode goes last, so switching it keeps the rest of the prefix.
+Sections the composition root passes (the web tools' guidance) follow the tool rules; they are
+fixed for the process, so they do not move the prefix either.
 """
 
 from __future__ import annotations
@@ -60,11 +62,20 @@ async def project_context(cwd: Path) -> str:
     return "\n".join(lines) + (f"\n\n{instructions}" if instructions else "")
 
 
-def system_prompt(persona: str, context: str, mode: str, mode_text: str, mcp: str = "") -> str:
-    """The whole system prompt; `persona` and `context` are stable, the mode comes last.
-    `mcp` is the section on the session's connected MCP servers (their instructions)."""
+def system_prompt(
+    persona: str,
+    context: str,
+    mode: str,
+    mode_text: str,
+    sections: tuple[str, ...] = (),
+    mcp: str = "",
+) -> str:
+    """The whole system prompt; `persona`, `context` and the `sections` (the guidance of the
+    enabled tools, after the tool rules) are stable, then `mcp` (the session's connected MCP
+    servers' instructions), and the mode comes last."""
     mode_line = f"# Mode\nThe session is in `{mode}` mode: {mode_text}."
-    return "\n\n".join(p for p in (persona, context, TOOL_RULES, mcp, mode_line) if p)
+    parts = (persona, context, TOOL_RULES, *sections, mcp, mode_line)
+    return "\n\n".join(p for p in parts if p)
 
 
 async def _git(cwd: Path, *args: str) -> str | None:

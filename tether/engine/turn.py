@@ -53,6 +53,9 @@ class TurnConfig:
     system: str
     max_rounds: int = MAX_ROUNDS
     max_continuations: int = MAX_CONTINUATIONS
+    # System-prompt sections the composition root adds after the tool rules (the enabled tools'
+    # guidance); fixed for the process, so the prompt prefix stays stable.
+    sections: tuple[str, ...] = ()
 
 
 @dataclass

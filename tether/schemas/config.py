@@ -1,4 +1,5 @@
-"""The config file's shape (`config.toml`): providers, models, defaults. Wire types only.
+"""The config file's shape (`config.toml`): providers, models, defaults, workspace, web. Wire
+types only.
 
 Every table forbids unknown keys, so a typo is an error that names the key instead of a setting
 silently ignored. Optional model fields are None when unset: a model entry may override only a
@@ -11,15 +12,7 @@ from typing import Annotated, Literal, get_args
 
 import msgspec
 
-ProviderKind = Literal[
-    "openai",
-    "openai-responses",
-    "anthropic",
-    "deepseek",
-    "deepseek-responses",
-    "deepseek-anthropic",
-]
-PROVIDER_KINDS: tuple[str, ...] = get_args(ProviderKind)
+from tether.schemas.web import WebConfig
 
 # Thinking strengths the adapters understand ("none" turns thinking off where that exists).
 ReasoningLevel = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
@@ -46,7 +39,7 @@ class Timeout(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 class ProviderConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    kind: ProviderKind
+    kind: str  # a name in the provider-kind registry; checked when the file is read
     base_url: str | None = None  # None: the kind's public endpoint
     api_key: str | None = None
     api_key_env: str | None = None  # the name of an environment variable holding the key
@@ -87,3 +80,4 @@ class ConfigFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     models: dict[str, ModelConfig] = {}  # keyed "provider:model"
     defaults: Defaults = msgspec.field(default_factory=Defaults)
     workspace: WorkspaceConfig = msgspec.field(default_factory=WorkspaceConfig)
+    web: WebConfig = msgspec.field(default_factory=WebConfig)

@@ -1,6 +1,7 @@
 """The `[web]` table of `config.toml`: which web tools are offered, their budgets, and which
 providers serve them. Wire types only; unknown keys are errors, limits are validated when a
-value is built (decoded or constructed).
+value is built (decoded or constructed), provider names when the file is read (against the
+registry of web provider kinds).
 
 TOML keys are snake_case like the rest of the file; the seeds' camelCase names map as
 `search` -> `search`, `fetch` -> `fetch`, `searchMaxResults` -> `search_max_results`,
@@ -24,12 +25,10 @@ fetch provider's `maxUrlLength`, `maxResponseBytes`, `maxBodyChars`, `timeoutMs`
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from typing import Annotated
 
 import msgspec
 
-SearchProviderName = Literal["deepseek", "searxng", "bing"]
-FetchProviderName = Literal["local", "deepseek", "none"]
 Milliseconds = Annotated[int, msgspec.Meta(gt=0, le=2**31 - 1)]
 
 DEFAULT_BING_URL = "https://www.bing.com/search"
@@ -89,10 +88,11 @@ class WebConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     search_max_results: Annotated[int, msgspec.Meta(ge=1, le=50)] = 8
     fetch_timeout_ms: Milliseconds = 30_000  # web_fetch's (and fetch_local's) tool budget
     search_timeout_ms: Milliseconds = 30_000  # web_search's tool budget
-    # Fallback order. None: taken from the environment (TETHER_SEARXNG_URL -> "searxng", then
-    # a DeepSeek key -> "deepseek"); [] offers no search provider.
-    search_providers: list[SearchProviderName] | None = None
-    fetch_provider: FetchProviderName = "local"
+    # Names in the web provider registry (searxng, deepseek, bing; checked when the file is
+    # read), in fallback order. None: taken from the environment (TETHER_SEARXNG_URL ->
+    # "searxng", then a DeepSeek key -> "deepseek"); [] offers no search provider.
+    search_providers: list[str] | None = None
+    fetch_provider: str = "local"  # local | deepseek | none
     local: LocalFetchConfig = msgspec.field(default_factory=LocalFetchConfig)
     deepseek: DeepSeekWebConfig = msgspec.field(default_factory=DeepSeekWebConfig)
     searxng: SearxngConfig = msgspec.field(default_factory=SearxngConfig)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from tether.engine.registry import ToolDef
+from tether.schemas.web import WebConfig
 
 
-def catalog() -> list[ToolDef]:
-    """Every tool tether offers, for the composition root to build a Registry from."""
+def catalog(web: WebConfig | None = None) -> list[ToolDef]:
+    """Every tool tether offers (the web tools as `web`, the `[web]` table, enables them), for
+    the composition root to build a Registry from."""
     from tether.tools.access import request_directory_access
     from tether.tools.ask import ask_user
     from tether.tools.edit import edit_lineno, edit_replace
@@ -46,5 +48,5 @@ def catalog() -> list[ToolDef]:
         todo_write,
         ask_user,
         request_directory_access,
-        *web_tools(),
+        *web_tools(web),
     ]

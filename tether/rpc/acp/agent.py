@@ -85,10 +85,10 @@ class AcpAgent:
             await self.send(session_id, update)
 
     def capabilities(self, session: Session, model: LLM) -> Capabilities:
-        if self._web is None:  # one per process, from the environment
+        if self._web is None:  # one per process
             from tether.engine.web.build import build_web
 
-            self._web = build_web()
+            self._web = self.deps.web or build_web()
         configured = self.deps.catalog.path_denylist
         denylist = configured if configured is not None else self.deps.path_denylist
         return acp_capabilities(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tether.engine.models import ModelCatalog
+from tether.engine.config.catalog import ModelCatalog
 from tether.engine.session import APPROVALS, MODES, Session
 from tether.schemas import acp
 

@@ -13,7 +13,6 @@ from tether.transports.framing import MAX_FRAME_BYTES, make_framer
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (startup time)
 if TYPE_CHECKING:
     import logging
-    from pathlib import Path
 
     from tether.rpc.acp.handshake import Handshake
     from tether.transports.framing import Frame, Framer, FramingName
@@ -150,43 +149,8 @@ async def _serve_async(
     return 0
 
 
-SPILL_DAYS = 7.0  # default age after which a session's spill files are removed
-
-
 async def serve_stream(stream: FramedStream, handshake: Handshake, options: ServeOptions) -> None:
     """Serve the agent on a framed stream until its input ends."""
-    import anyio
+    from tether.rpc.acp.compose import compose, serve_composed
 
-    from tether.engine.config import load_catalog
-    from tether.engine.registry import Registry
-    from tether.engine.sessions import EngineDeps
-    from tether.engine.store import Store, data_dir
-    from tether.rpc.acp.agent import AcpAgent
-    from tether.rpc.peer import Peer
-    from tether.tools import catalog as tool_catalog
-
-    home = data_dir()
-    tools = tool_catalog()
-    deps = EngineDeps(
-        # The config file and the environment; a broken file is logged and left out.
-        catalog=load_catalog(script=options.script, model_override=options.model),
-        registry_factory=lambda: Registry(tools),
-        store=Store(home / "tether.db"),
-        spill_root=home / "spill",
-    )
-    peer = Peer(stream, name="acp")
-    async with anyio.create_task_group() as tg:
-        AcpAgent(peer, handshake, deps, background=tg).register()
-        tg.start_soon(_expire_spill, deps.spill_root)
-        await peer.run()  # its close hooks stop the sessions' MCP servers
-        tg.cancel_scope.cancel()
-
-
-async def _expire_spill(root: Path) -> None:
-    """Spill directories of sessions untouched for SPILL_DAYS are removed, in the background."""
-    import anyio
-
-    from tether.engine.private import expire
-
-    days = float(os.environ.get("TETHER_SPILL_DAYS") or SPILL_DAYS)
-    await anyio.to_thread.run_sync(expire, root, days)
+    await serve_composed(stream, handshake, compose(options))

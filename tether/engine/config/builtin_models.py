@@ -1,4 +1,5 @@
-"""The models each provider kind offers without any configuration.
+"""The models the provider kinds offer without any configuration (`kinds.py` says which kind
+offers which list).
 
 Ids are the vendors' own; windows, output limits, effort levels and list prices (USD per million
 tokens) are as the vendors' model and pricing pages state them, checked on 2026-11-30:
@@ -67,28 +68,19 @@ def _deepseek(input_price: float, cached: float, output: float) -> ModelConfig:
     )
 
 
-_OPENAI = {
+# The first model of a kind is a provider's default when nothing else is chosen.
+OPENAI: dict[str, ModelConfig] = {
     "gpt-5.5": _gpt(1_050_000, 5.0, 0.5, 30.0),
     "gpt-5.4": _gpt(1_050_000, 2.5, 0.25, 15.0),
     "gpt-5.4-mini": _gpt(400_000, 0.75, 0.075, 4.5),
 }
-# The first model of a kind is a provider's default when nothing else is chosen.
-_ANTHROPIC = {
+ANTHROPIC: dict[str, ModelConfig] = {
     "claude-sonnet-5-5": _claude(2.0, 0.2, 10.0, "high"),
     "claude-opus-5-5": _claude(4.0, 0.2, 20.0, "medium"),
     # Haiku 5.5's prices are for prompts up to 100k tokens; longer prompts cost five times more.
     "claude-haiku-5-5": _claude(0.1, 0.01, 0.5, "medium"),
 }
-_DEEPSEEK = {
+DEEPSEEK: dict[str, ModelConfig] = {
     "deepseek-v4-flash": _deepseek(0.14, 0.0028, 0.28),
     "deepseek-v4-pro": _deepseek(0.435, 0.003625, 0.87),
-}
-
-BUILTIN_MODELS: dict[str, dict[str, ModelConfig]] = {
-    "openai": _OPENAI,
-    "openai-responses": _OPENAI,
-    "anthropic": _ANTHROPIC,
-    "deepseek": _DEEPSEEK,
-    "deepseek-responses": _DEEPSEEK,
-    "deepseek-anthropic": _DEEPSEEK,
 }

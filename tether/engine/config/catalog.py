@@ -1,12 +1,19 @@
-"""The models a session can pick from, and how to open one."""
+"""The catalog: the models a session can pick from, how to open each, the default, and the HTTP
+clients the providers' sessions share (closed with the catalog)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from tether.engine.config.adapters import http_timeout
 from tether.engine.providers.base import LLM, ModelInfo
+
+if TYPE_CHECKING:
+    import httpx
+
+    from tether.engine.config.resolve import Provider
 
 
 class ListingLLM(LLM, Protocol):
@@ -26,6 +33,31 @@ class ProviderHandle:
     open: Callable[[str, ModelInfo], ListingLLM]  # (model name, its info) -> an adapter
 
 
+class HttpClients:
+    """One HTTP client per provider, made on first use (inside the running event loop) and
+    shared by its sessions: connections are reused, and `aclose` closes them all when the
+    agent stops."""
+
+    def __init__(self) -> None:
+        self._clients: dict[str, httpx.AsyncClient] = {}
+
+    def get(self, provider: Provider) -> httpx.AsyncClient:
+        client = self._clients.get(provider.name)
+        if client is None:
+            import httpx
+
+            client = httpx.AsyncClient(timeout=http_timeout(provider))
+            self._clients[provider.name] = client
+        return client
+
+    def opened(self) -> list[httpx.AsyncClient]:
+        return list(self._clients.values())
+
+    async def aclose(self) -> None:
+        for client in self._clients.values():
+            await client.aclose()
+
+
 @dataclass
 class ModelCatalog:
     """Model ids ("provider:model") with a factory each; every session opens its own instance."""
@@ -41,6 +73,7 @@ class ModelCatalog:
     path_denylist: tuple[str, ...] | None = None
     # The providers behind the models, by name (empty for the demo and scripted models).
     providers: dict[str, ProviderHandle] = field(default_factory=dict[str, ProviderHandle])
+    clients: HttpClients = field(default_factory=HttpClients)
 
     def add(self, info: ModelInfo, factory: Callable[[], LLM]) -> None:
         self.infos[info.id] = info
@@ -51,6 +84,10 @@ class ModelCatalog:
 
     def __contains__(self, model_id: object) -> bool:
         return model_id in self.factories
+
+    async def aclose(self) -> None:
+        """Close the providers' HTTP clients (the agent is stopping)."""
+        await self.clients.aclose()
 
 
 def builtin_catalog(script: str | None = None) -> ModelCatalog:

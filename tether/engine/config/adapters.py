@@ -1,0 +1,61 @@
+"""Opening a provider's model: the adapter its kind names, with the provider's URL, key,
+headers and timeout."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from tether.engine.config.kinds import KINDS
+
+if TYPE_CHECKING:
+    import httpx
+
+    from tether.engine.config.catalog import HttpClients
+    from tether.engine.config.resolve import Provider
+    from tether.engine.providers.base import LLM, ModelInfo
+    from tether.engine.providers.common import HTTPProvider
+    from tether.engine.providers.retry import RetryPolicy
+
+DEFAULT_TIMEOUT = 600.0  # seconds; a slow model may think for minutes between deltas
+DEFAULT_CONNECT_TIMEOUT = 10.0
+
+
+def http_timeout(provider: Provider) -> float | httpx.Timeout:
+    t = provider.timeout
+    if t is None or isinstance(t, float | int):
+        return DEFAULT_TIMEOUT if t is None else float(t)
+    import httpx
+
+    return httpx.Timeout(t.read or DEFAULT_TIMEOUT, connect=t.connect or DEFAULT_CONNECT_TIMEOUT)
+
+
+def make_adapter(
+    provider: Provider,
+    model: str,
+    info: ModelInfo,
+    *,
+    client: httpx.AsyncClient | None = None,
+    retry: RetryPolicy | None = None,
+    timeout: float | httpx.Timeout | None = None,
+) -> HTTPProvider:
+    """The adapter for `provider`'s wire API (without `client`, it makes and owns its own)."""
+    kind = KINDS[provider.kind]
+    return kind.adapter()(
+        provider.base_url,
+        provider.api_key,
+        model,
+        info,
+        http_timeout(provider) if timeout is None else timeout,
+        client,
+        deepseek=kind.deepseek,
+        retry=retry,
+        name=provider.name,
+        headers=provider.headers,
+    )
+
+
+def model_factory(provider: Provider, info: ModelInfo, clients: HttpClients) -> Callable[[], LLM]:
+    """Opens `info` on the provider's shared client."""
+    model = info.id.partition(":")[2]
+    return lambda: make_adapter(provider, model, info, client=clients.get(provider))

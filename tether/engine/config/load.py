@@ -1,0 +1,89 @@
+"""The catalog `tether acp` serves and `tether doctor` shows: the demo model (always), a scripted
+model when a script is given, and every model of every configured provider, with the default."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+
+from tether.engine.config.adapters import make_adapter, model_factory
+from tether.engine.config.catalog import HttpClients, ModelCatalog, ProviderHandle, builtin_catalog
+from tether.engine.config.default_model import (
+    MODEL_ENV,
+    Choice,
+    choose_default,
+    default_to_a_provider,
+)
+from tether.engine.config.file import Config
+from tether.engine.config.resolve import Provider, Setup, load_setup, provider_of, resolve
+
+log = logging.getLogger("tether.config")
+
+
+def load_catalog(
+    *,
+    script: str | None = None,
+    model_override: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ModelCatalog:
+    """The catalog of `load_setup()`: a broken config file is logged, left out, and kept in
+    `warnings`."""
+    env = os.environ if env is None else env
+    catalog = catalog_for(load_setup(env), script=script, model_override=model_override, env=env)
+    log_warnings(catalog)
+    return catalog
+
+
+def log_warnings(catalog: ModelCatalog) -> None:
+    for warning in catalog.warnings:
+        log.warning("%s", warning)
+
+
+def build_catalog(
+    config: Config | None,
+    *,
+    script: str | None = None,
+    model_override: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ModelCatalog:
+    """Raises ConfigError for a file whose references do not resolve."""
+    env = os.environ if env is None else env
+    return catalog_for(
+        resolve(config, env=env), script=script, model_override=model_override, env=env
+    )
+
+
+def catalog_for(
+    setup: Setup,
+    *,
+    script: str | None = None,
+    model_override: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ModelCatalog:
+    env = os.environ if env is None else env
+    catalog = builtin_catalog(script)
+    catalog.warnings.extend(setup.warnings)
+    catalog.path_denylist = setup.path_denylist
+    for info in setup.models.values():
+        provider = setup.providers[provider_of(info.id)]
+        catalog.add(info, model_factory(provider, info, catalog.clients))
+    for provider in setup.providers.values():
+        catalog.providers[provider.name] = _handle(provider, catalog.clients)
+    choices: list[Choice] = [("--model", model_override)]
+    if script is None:  # an explicit script outranks the ambient choices
+        choices += [(MODEL_ENV, env.get(MODEL_ENV)), ("[defaults] model", setup.file_default)]
+    if not choose_default(catalog, setup, choices) and script is None:
+        default_to_a_provider(catalog, setup)
+    return catalog
+
+
+def _handle(provider: Provider, clients: HttpClients) -> ProviderHandle:
+    """The provider for model discovery: its models open on the shared client."""
+    return ProviderHandle(
+        provider.name,
+        provider.kind,
+        provider.base_url,
+        keyless=not provider.api_key,
+        open=lambda model, info: make_adapter(provider, model, info, client=clients.get(provider)),
+    )

@@ -1,0 +1,182 @@
+"""The environment and the file, resolved: the providers, models and web settings in effect.
+
+Sources, later ones winning: providers from the environment (each kind's key or base-URL
+variable, `kinds.py`), then the file's `[providers.NAME]` tables. Each provider offers its kind's
+built-in models (unless `builtin_models = false`) plus every `[models."NAME:model"]` entry,
+which may also override a built-in model's fields. `[workspace]` and `[web]` are taken as
+written; the environment fills in what `[web]` leaves out when the web capability is built
+(`tether.engine.web.build`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+
+import msgspec
+
+from tether.engine.config.errors import ConfigError, ConfigIssue
+from tether.engine.config.file import Config, load_config
+from tether.engine.config.kinds import KINDS, env_kinds
+from tether.engine.providers.base import ModelInfo
+from tether.schemas.config import ConfigFile, ModelConfig, ProviderConfig, Timeout
+from tether.schemas.web import WebConfig
+
+
+class Provider(msgspec.Struct, frozen=True):
+    name: str
+    kind: str
+    base_url: str
+    api_key: str  # "" sends no credentials (a local server)
+    key_source: str  # where the key comes from, for display: "env OPENAI_API_KEY", "config", ...
+    origin: str  # "config" or "environment"
+    timeout: float | Timeout | None = None
+    headers: dict[str, str] = msgspec.field(default_factory=dict[str, str])
+    builtin_models: bool = True
+
+
+class Setup(msgspec.Struct):
+    """Providers, models and web settings from the file and the environment, before the
+    catalog is built."""
+
+    providers: dict[str, Provider]
+    models: dict[str, ModelInfo]  # "provider:model" -> info, in provider order
+    file_default: str | None = None
+    web: WebConfig = msgspec.field(default_factory=WebConfig)
+    path_denylist: tuple[str, ...] | None = None  # [workspace]; None: the built-in list
+    warnings: list[str] = msgspec.field(default_factory=list[str])  # e.g. a file left out
+
+
+def load_setup(env: Mapping[str, str] | None = None) -> Setup:
+    """What `tether acp` serves. A broken config file does not stop the agent: it is left out
+    (the environment and the demo still work) and its errors kept in `warnings`."""
+    env = os.environ if env is None else env
+    try:
+        return resolve(load_config(env=env), env=env)
+    except ConfigError as exc:
+        setup = resolve(None, env=env)
+        setup.warnings.append(f"the config file was ignored:\n{exc}")
+        return setup
+
+
+def env_providers(env: Mapping[str, str]) -> dict[str, Provider]:
+    """One provider per API-key or base-URL variable that is set (non-empty)."""
+    found: dict[str, Provider] = {}
+    for kind in env_kinds():
+        assert kind.env is not None
+        key, url = env.get(kind.env.key, ""), env.get(kind.env.base_url, "")
+        if key or url:
+            source = f"env {kind.env.key}" if key else "none"
+            found[kind.name] = Provider(
+                kind.name, kind.name, url or kind.base_url, key, source, "environment"
+            )
+    return found
+
+
+def resolve(config: Config | None, *, env: Mapping[str, str]) -> Setup:
+    """Merge the environment's providers with the file's (the file wins a shared name)."""
+    file = config.file if config is not None else ConfigFile()
+    providers = env_providers(env)
+    for name, p in file.providers.items():
+        providers[name] = _file_provider(name, p, env)
+    issues: list[ConfigIssue] = []
+    models = _models(providers, file, config, issues)
+    default = file.defaults.model
+    if config is not None and default and ":" in default:
+        owner = provider_of(default)
+        if owner not in providers:
+            issues.append(config.issue(("defaults", "model"), no_provider(owner, providers)))
+    if issues:
+        raise ConfigError(config.path if config is not None else None, issues)
+    denylist = file.workspace.path_denylist
+    denied = None if denylist is None else tuple(denylist)
+    return Setup(providers, models, default, file.web, denied)
+
+
+def _file_provider(name: str, p: ProviderConfig, env: Mapping[str, str]) -> Provider:
+    if p.api_key is not None:
+        key, source = p.api_key, "config"
+    elif p.api_key_env is not None:
+        key, source = env.get(p.api_key_env, ""), f"env {p.api_key_env}"
+    else:
+        key, source = "", "none"
+    url = p.base_url or KINDS[p.kind].base_url
+    return Provider(
+        name, p.kind, url, key, source, "config", p.timeout, dict(p.headers), p.builtin_models
+    )
+
+
+def no_provider(name: str, providers: Mapping[str, Provider]) -> str:
+    if not providers:
+        return f"no provider named {name!r}: set its API key variable or add [providers.{name}]"
+    return f"no provider named {name!r} (known: {', '.join(providers)})"
+
+
+def _models(
+    providers: dict[str, Provider],
+    file: ConfigFile,
+    config: Config | None,
+    issues: list[ConfigIssue],
+) -> dict[str, ModelInfo]:
+    specs: dict[str, ModelConfig] = {}
+    for name, p in providers.items():
+        if p.builtin_models:
+            for model, spec in KINDS[p.kind].models.items():
+                specs[f"{name}:{model}"] = spec
+    for model_id, spec in file.models.items():
+        assert config is not None  # file models come from a file
+        owner = provider_of(model_id)
+        if owner not in providers:
+            issues.append(config.issue(("models", model_id), no_provider(owner, providers)))
+            continue
+        base = specs.get(model_id)
+        specs[model_id] = spec if base is None else _overlay(base, spec)
+        issues.extend(_check_limits(config, model_id, specs[model_id]))
+    return {model_id: model_info(model_id, spec) for model_id, spec in specs.items()}
+
+
+def _overlay(base: ModelConfig, spec: ModelConfig) -> ModelConfig:
+    """`base` with every field `spec` sets."""
+    changes = {f: v for f in spec.__struct_fields__ if (v := getattr(spec, f)) is not None}
+    return msgspec.structs.replace(base, **changes)
+
+
+def _check_limits(config: Config, model_id: str, spec: ModelConfig) -> Iterator[ConfigIssue]:
+    """Checks that need the merged entry: a file entry may override half of a built-in one."""
+    key = ("models", model_id)
+    levels = spec.reasoning or []
+    if spec.default_reasoning is not None and spec.default_reasoning not in levels:
+        listed = ", ".join(levels) or "none"
+        yield config.issue(
+            (*key, "default_reasoning"), f"is not one of the model's reasoning levels ({listed})"
+        )
+    window, output = spec.context_window, spec.max_output_tokens
+    if window is not None and output is not None and output > window:
+        yield config.issue((*key, "max_output_tokens"), f"exceeds context_window ({window})")
+
+
+def model_info(model_id: str, spec: ModelConfig | None = None) -> ModelInfo:
+    """A catalog entry; unset fields take ModelInfo's defaults."""
+    spec = spec or ModelConfig()
+    provider, _, model = model_id.partition(":")
+    base = ModelInfo(model_id, spec.name or f"{model} ({provider})")
+    return ModelInfo(
+        id=model_id,
+        name=base.name,
+        context_window=spec.context_window or base.context_window,
+        max_output_tokens=spec.max_output_tokens or base.max_output_tokens,
+        images=bool(spec.images),
+        reasoning_levels=tuple(spec.reasoning or ()),
+        default_reasoning=spec.default_reasoning,
+        input_price=spec.input_price,
+        output_price=spec.output_price,
+        cached_input_price=spec.cached_input_price,
+        currency=spec.currency or base.currency,
+        reasons=spec.reasons,
+        max_tokens_param=spec.max_tokens_param,
+        thinking=spec.thinking,
+    )
+
+
+def provider_of(model_id: str) -> str:
+    return model_id.partition(":")[0]
