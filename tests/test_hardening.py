@@ -281,3 +281,41 @@ async def test_a_prompt_is_stored_once(home: Path, project: Path, tmp_path: Path
     await store.close()
     prompt = next(e for e in replayed if isinstance(e, UserPrompted))
     assert prompt.parts[0].text == big  # type: ignore[union-attr]
+
+
+def test_the_config_file_sets_how_long_spill_files_stay(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    config = tmp_path / "config.toml"
+    config.write_text("[workspace]\nspill_days = 1\n")
+    ages = {"two_days": 2.0, "half_a_day": 0.5}
+    for name, days in ages.items():
+        d = home / "spill" / name
+        d.mkdir(parents=True)
+        past = time.time() - days * DAY
+        os.utime(d, (past, past))
+    env = {
+        **os.environ,
+        "TETHER_HOME": str(home),
+        "PYTHONPATH": str(REPO),
+        "TETHER_CONFIG": str(config),
+    }
+    env.pop("TETHER_SPILL_DAYS", None)
+    first = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT}
+    list_ = {"jsonrpc": "2.0", "id": 2, "method": "session/list", "params": {}}
+    subprocess.run(
+        [sys.executable, "-m", "tether", "acp"],
+        input=b"".join(json.dumps(f).encode() + b"\n" for f in (first, list_)),
+        capture_output=True,
+        env=env,
+        timeout=30,
+        check=True,
+    )
+    assert not (home / "spill" / "two_days").exists()
+    assert (home / "spill" / "half_a_day").exists()
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[workspace]\nspill_days = -3\n")
+    from tether.engine.config.errors import ConfigError
+    from tether.engine.config.file import parse_config
+
+    with pytest.raises(ConfigError, match=r":2: workspace.spill_days"):
+        parse_config(bad.read_text(), bad)

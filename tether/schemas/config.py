@@ -73,6 +73,8 @@ class WorkspaceConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # Names no file tool may touch, as globs matched against each part of a path below a root
     # (None: the built-in list; [] turns the denylist off).
     path_denylist: list[str] | None = None
+    # Days after which a session's spill files (oversized tool results) are removed.
+    spill_days: Annotated[float, msgspec.Meta(gt=0)] | None = None
 
 
 class ConfigFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

@@ -44,6 +44,7 @@ class Setup(msgspec.Struct):
     file_default: str | None = None
     web: WebConfig = msgspec.field(default_factory=WebConfig)
     path_denylist: tuple[str, ...] | None = None  # [workspace]; None: the built-in list
+    spill_days: float | None = None  # [workspace]; None: the default
     warnings: list[str] = msgspec.field(default_factory=list[str])  # e.g. a file left out
 
 
@@ -90,7 +91,7 @@ def resolve(config: Config | None, *, env: Mapping[str, str]) -> Setup:
         raise ConfigError(config.path if config is not None else None, issues)
     denylist = file.workspace.path_denylist
     denied = None if denylist is None else tuple(denylist)
-    return Setup(providers, models, default, file.web, denied)
+    return Setup(providers, models, default, file.web, denied, file.workspace.spill_days)
 
 
 def _file_provider(name: str, p: ProviderConfig, env: Mapping[str, str]) -> Provider:

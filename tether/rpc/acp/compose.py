@@ -25,6 +25,7 @@ SPILL_DAYS = 7.0  # default age after which a session's spill files are removed
 class Composed:
     deps: EngineDeps
     web: WebCapability
+    spill_days: float = SPILL_DAYS
 
     async def aclose(self) -> None:
         """The providers' HTTP clients and web access, closed once the agent has stopped."""
@@ -61,7 +62,8 @@ def compose(
         turn=TurnConfig(system=PERSONA, sections=_web_sections(setup.web)),
         web=web,
     )
-    return Composed(deps, web)
+    days = float(env.get("TETHER_SPILL_DAYS") or setup.spill_days or SPILL_DAYS)
+    return Composed(deps, web, days)
 
 
 def _web_sections(web: WebConfig) -> tuple[str, ...]:
@@ -83,16 +85,15 @@ async def serve_composed(stream: FramedStream, handshake: Handshake, composed: C
         AcpAgent(peer, handshake, composed.deps, background=tg).register()
         # After the agent's own shutdown (turns, MCP servers, the store):
         peer.on_close.append(composed.aclose)
-        tg.start_soon(_expire_spill, composed.deps.spill_root)
+        tg.start_soon(_expire_spill, composed.deps.spill_root, composed.spill_days)
         await peer.run()
         tg.cancel_scope.cancel()
 
 
-async def _expire_spill(root: Path) -> None:
-    """Spill directories of sessions untouched for SPILL_DAYS are removed, in the background."""
+async def _expire_spill(root: Path, days: float) -> None:
+    """Spill directories of sessions untouched for `days` are removed, in the background."""
     import anyio
 
     from tether.engine.private import expire
 
-    days = float(os.environ.get("TETHER_SPILL_DAYS") or SPILL_DAYS)
     await anyio.to_thread.run_sync(expire, root, days)
