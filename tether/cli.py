@@ -167,7 +167,8 @@ def _ask(args: argparse.Namespace) -> int:
 
 
 def _config(args: argparse.Namespace) -> int:
-    from tether.engine.config.file import config_path, write_example
+    from tether.engine.config.file import write_example
+    from tether.paths import config_path
 
     path = config_path()
     if args.config_command == "path":

@@ -11,7 +11,8 @@ import sys
 import anyio
 
 from tether.engine.session_export import to_json, to_markdown
-from tether.engine.store import Store, data_dir
+from tether.engine.store import Store
+from tether.paths import data_dir
 
 
 def run_sessions(args: argparse.Namespace) -> int:

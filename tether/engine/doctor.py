@@ -23,12 +23,13 @@ import msgspec
 from tether.engine.config.adapters import make_adapter
 from tether.engine.config.catalog import ModelCatalog
 from tether.engine.config.errors import ConfigError, ConfigIssue
-from tether.engine.config.file import config_path, load_config
+from tether.engine.config.file import load_config
 from tether.engine.config.kinds import KINDS, env_kinds
 from tether.engine.config.load import catalog_for
 from tether.engine.config.resolve import Provider, Setup, provider_of, resolve
 from tether.engine.doctor_web import WebReport, order_note, web_json, web_report, web_rows
 from tether.engine.providers.base import ModelInfo
+from tether.paths import config_path
 
 PROBE_PROMPT = "Reply with the single word: ready"
 PROBE_TOKENS = 16  # small, and no lower than any API's floor (Responses refuses < 16)

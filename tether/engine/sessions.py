@@ -119,19 +119,30 @@ class SessionManager:
     # --- lifecycle ------------------------------------------------------------------------
 
     async def new(
-        self, cwd: str, mcp_servers: list[dict[str, object]], roots: list[str]
+        self,
+        cwd: str,
+        mcp_servers: list[dict[str, object]],
+        roots: list[str],
+        session_id: str | None = None,
     ) -> Session:
-        catalog = self.deps.catalog
-        state = SessionState(
-            model=catalog.default,
-            mcp_servers=[dict(m) for m in mcp_servers],
-            roots=roots or [cwd],
-            reasoning=reasoning_for(catalog.default, None, catalog),
-        )
-        s = Session(f"sess_{uuid.uuid4().hex}", cwd, state)
+        """`session_id`: the id the client was already given (a session answered before the
+        engine was up); a new one otherwise."""
+        s = self.fresh(cwd, session_id)
+        s.state.mcp_servers = [dict(m) for m in mcp_servers]
+        s.state.roots = roots or [cwd]
         self._open(s)
         await self.deps.store.save(s)
         return s
+
+    def fresh(self, cwd: str = "/", session_id: str | None = None) -> Session:
+        """A session as `new` makes it, not opened: its settings are the catalog's defaults."""
+        catalog = self.deps.catalog
+        state = SessionState(
+            model=catalog.default,
+            roots=[cwd],
+            reasoning=reasoning_for(catalog.default, None, catalog),
+        )
+        return Session(session_id or f"sess_{uuid.uuid4().hex}", cwd, state)
 
     async def load(self, session_id: str) -> tuple[Session, list[ev.Event]]:
         """The session (opened from the store when not open) and everything its client was
@@ -243,7 +254,7 @@ class SessionManager:
         if not catalog.providers:
             return False
         from tether.engine.discovery import Discovery
-        from tether.engine.store import data_dir
+        from tether.paths import data_dir
 
         offered = list(catalog.infos)
         if self._discovery is None:

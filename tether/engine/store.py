@@ -54,16 +54,6 @@ _message = msgspec.json.Decoder(Message)
 _event = msgspec.json.Decoder(Event)
 
 
-def data_dir() -> Path:
-    """TETHER_HOME overrides the platform's user data directory (tests, portable installs)."""
-    home = os.environ.get("TETHER_HOME")
-    if home:
-        return Path(home)
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("tether", appauthor=False))
-
-
 class SessionRow(msgspec.Struct, frozen=True):
     id: str
     cwd: str

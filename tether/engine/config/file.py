@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from collections.abc import Mapping
@@ -13,20 +12,8 @@ import msgspec
 from tether.engine.config.check import Checker
 from tether.engine.config.errors import ConfigError, ConfigIssue, key_name
 from tether.engine.config.toml_lines import Key, index_keys, line_of
+from tether.paths import config_path
 from tether.schemas.config import ConfigFile
-
-CONFIG_ENV = "TETHER_CONFIG"
-
-
-def config_path(env: Mapping[str, str] | None = None) -> Path:
-    """TETHER_CONFIG when set, else `config.toml` in the platform's user config directory."""
-    env = os.environ if env is None else env
-    override = env.get(CONFIG_ENV)
-    if override:
-        return Path(override).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("tether", appauthor=False)) / "config.toml"
 
 
 def example_config() -> str:

@@ -21,11 +21,18 @@ from tether.engine.sessions import EngineDeps, InvalidSetting, SessionManager, U
 from tether.engine.turn import TurnFailed
 from tether.rpc.acp import commands, options
 from tether.rpc.acp.capabilities import acp_capabilities
+from tether.rpc.acp.fast_session import Prepared
 from tether.rpc.acp.handshake import Handshake
 from tether.rpc.acp.mcp_servers import server_specs
 from tether.rpc.acp.prompt_parts import user_parts
 from tether.rpc.acp.translate import replay, to_updates
-from tether.rpc.errors import INVALID_REQUEST, PROVIDER_FAILED, SESSION_BUSY, RpcError
+from tether.rpc.errors import (
+    INVALID_REQUEST,
+    PROVIDER_FAILED,
+    SESSION_BUSY,
+    ConnectionClosed,
+    RpcError,
+)
 from tether.rpc.peer import Peer, Reply
 from tether.schemas import acp
 
@@ -47,6 +54,7 @@ class AcpAgent:
         self.handshake = handshake
         self.deps = deps
         self.manager = SessionManager(deps, self, background)
+        self._background = background
         self._web: Web | None = None
         self._ptys: dict[str, PtyHost] = {}  # each open session's interactive programs
 
@@ -170,6 +178,27 @@ class AcpAgent:
         s = await self.manager.new(cwd, params.mcp_servers, _roots(cwd, params))
         result = acp.NewSessionResponse(session_id=s.id, **self._state(s))
         return Reply(result, self._after_open(s, params.mcp_servers))
+
+    async def adopt(self, prepared: Prepared) -> None:
+        """A session answered before the event loop (fast_session.py): created under the id
+        it was given, its commands queued now (they follow the answer, already written), its
+        model lists fetched in the background."""
+        s = await self.manager.new(prepared.cwd, [], [prepared.cwd], prepared.session_id)
+        await self.send(s.id, acp.AvailableCommandsUpdate(available_commands=commands.COMMANDS))
+
+        async def discover() -> None:
+            try:
+                if await self.manager.discover(s):
+                    await self.send_options(s)
+            except ConnectionClosed:
+                pass  # the client left meanwhile
+
+        self._background.start_soon(discover)
+
+    def fresh_session_answer(self) -> dict[str, Any]:
+        """What `session/new` answers for a fresh session (for fast_session's cache)."""
+        s = self.manager.fresh()
+        return msgspec.to_builtins(acp.LoadSessionResponse(**self._state(s)))
 
     async def load_session(self, params: acp.LoadSessionRequest) -> Reply:
         """Replay everything the client was shown, then answer (ACP: the answer comes after

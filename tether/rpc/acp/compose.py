@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tether.engine.sessions import EngineDeps
     from tether.engine.web.capability import WebCapability
+    from tether.rpc.acp.agent import AcpAgent
+    from tether.rpc.acp.fast_session import Prepared
     from tether.rpc.acp.handshake import Handshake
     from tether.rpc.acp.serve import ServeOptions
     from tether.schemas.web import WebConfig
@@ -41,10 +43,11 @@ def compose(
     from tether.engine.config.resolve import load_setup
     from tether.engine.registry import Registry
     from tether.engine.sessions import EngineDeps
-    from tether.engine.store import Store, data_dir
+    from tether.engine.store import Store
     from tether.engine.system_prompt import PERSONA
     from tether.engine.turn import TurnConfig
     from tether.engine.web.build import build_web
+    from tether.paths import data_dir
     from tether.tools import catalog as tool_catalog
 
     env = os.environ if env is None else env
@@ -73,8 +76,17 @@ def _web_sections(web: WebConfig) -> tuple[str, ...]:
     return (f"# Web\n{guidance}",) if guidance else ()
 
 
-async def serve_composed(stream: FramedStream, handshake: Handshake, composed: Composed) -> None:
-    """Serve the agent on a framed stream until its input ends, then close what it opened."""
+async def serve_composed(
+    stream: FramedStream,
+    handshake: Handshake,
+    composed: Composed,
+    prepared: list[Prepared] | None = None,
+    options: ServeOptions | None = None,
+) -> None:
+    """Serve the agent on a framed stream until its input ends, then close what it opened.
+    `prepared`: sessions already answered before the event loop, created here before any later
+    frame is read; `options`: when given, the answer a fresh session gets is cached for the
+    next start (fast_session.py)."""
     import anyio
 
     from tether.rpc.acp.agent import AcpAgent
@@ -82,12 +94,30 @@ async def serve_composed(stream: FramedStream, handshake: Handshake, composed: C
 
     peer = Peer(stream, name="acp")
     async with anyio.create_task_group() as tg:
-        AcpAgent(peer, handshake, composed.deps, background=tg).register()
+        agent = AcpAgent(peer, handshake, composed.deps, background=tg)
+        agent.register()
+        for p in prepared or []:
+            await agent.adopt(p)
+        if options is not None:
+            tg.start_soon(_remember_fresh_answer, agent, options)
         # After the agent's own shutdown (turns, MCP servers, the store):
         peer.on_close.append(composed.aclose)
         tg.start_soon(_expire_spill, composed.deps.spill_root, composed.spill_days)
         await peer.run()
         tg.cancel_scope.cancel()
+
+
+async def _remember_fresh_answer(agent: AcpAgent, options: ServeOptions) -> None:
+    import anyio
+
+    from tether.paths import data_dir
+    from tether.rpc.acp import fast_session
+
+    answer = agent.fresh_session_answer()
+    key = fast_session.cache_key(options)
+    home = str(data_dir())
+    if fast_session.read_answer(home, key) != answer:
+        await anyio.to_thread.run_sync(fast_session.write_answer, home, key, answer)
 
 
 async def _expire_spill(root: Path, days: float) -> None:
