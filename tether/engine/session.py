@@ -82,6 +82,9 @@ class Session:
     cancelled_by: str | None = None
     # The store's row number of each saved history entry (rows of other processes between).
     message_seqs: list[int] = field(default_factory=list[int])
+    # False for a session replayed but not yet prompted: its messages are still on disk
+    # (`Store.load_history` reads them before a turn).
+    history_loaded: bool = True
     # Events not yet stored, kept for replay.
     pending_events: list[Event] = field(default_factory=list[Event])
 

@@ -154,7 +154,7 @@ class SessionManager:
         s = self.sessions.get(session_id)
         if s is not None:
             return s
-        stored = await self.deps.store.load(session_id)
+        stored = await self.deps.store.load(session_id, history=False)
         if stored is None:
             raise UnknownSession(session_id)
         if stored.state.model not in self.deps.catalog:
@@ -271,7 +271,7 @@ class SessionManager:
         if scope.cancelled_caught or s.id not in self.sessions:
             return False
         moved = self._discovery.replacement(s.state.model)
-        if moved is not None and not s.history and not s.busy:
+        if moved is not None and s.saved_messages == 0 and not s.history and not s.busy:
             await self.set_model(s, moved)
             await self.emit(s, ev.Notice("info", self._discovery.notice or f"Using {moved}"))
         return moved is not None or list(catalog.infos) != offered
@@ -338,6 +338,7 @@ class SessionManager:
         self, s: Session, parts: list[UserPart], scope: anyio.CancelScope
     ) -> ev.StopReason:
         """One prompt as a turn; TurnFailed when the provider cannot serve it."""
+        await self.deps.store.load_history(s)
         s.record(ev.UserPrompted(parts, message=len(s.history)))  # the client showed it
         text = prompt_text(parts)
         if s.title is None and text:

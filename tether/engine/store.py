@@ -134,23 +134,44 @@ class Store:
                 )
         return seqs
 
-    async def load(self, session_id: str) -> Session | None:
-        return await self._run(self._load, session_id)
+    async def load(self, session_id: str, *, history: bool = True) -> Session | None:
+        """The stored session; `history=False` leaves its messages on disk until
+        `load_history` (a replayed session may never be prompted again)."""
+        return await self._run(self._load, session_id, history)
 
-    def _load(self, session_id: str) -> Session | None:
+    def _load(self, session_id: str, history: bool = True) -> Session | None:
         db = self._conn()
         row = db.execute(
             "SELECT cwd, title, updated_at, state FROM sessions WHERE id=?", (session_id,)
         ).fetchone()
         if row is None:
             return None
-        rows = db.execute(
-            "SELECT seq, body FROM messages WHERE session_id=? ORDER BY seq", (session_id,)
-        ).fetchall()
-        history = [_message.decode(b) for (_, b) in rows]
-        s = Session(session_id, row[0], _state.decode(row[3]), history, row[1], row[2])
-        s.message_seqs = [seq for (seq, _) in rows]
+        s = Session(session_id, row[0], _state.decode(row[3]), [], row[1], row[2])
+        if history:
+            self._fill_history(db, s)
+        else:
+            s.history_loaded = False
+            s.message_seqs = [
+                seq
+                for (seq,) in db.execute(
+                    "SELECT seq FROM messages WHERE session_id=? ORDER BY seq", (session_id,)
+                ).fetchall()
+            ]
         return s
+
+    async def load_history(self, session: Session) -> None:
+        """Read the messages of a session loaded without them (see `load`)."""
+        if not session.history_loaded:
+            await self._run(lambda: self._fill_history(self._conn(), session))
+
+    @staticmethod
+    def _fill_history(db: Any, s: Session) -> None:
+        rows = db.execute(
+            "SELECT seq, body FROM messages WHERE session_id=? ORDER BY seq", (s.id,)
+        ).fetchall()
+        s.history[:0] = [_message.decode(b) for (_, b) in rows]
+        s.message_seqs = [seq for (seq, _) in rows]
+        s.history_loaded = True
 
     async def events(self, session_id: str, loaded: Session | None = None) -> list[Event]:
         """Everything a client was shown in this session, in order, for replay. `loaded`: the
@@ -170,7 +191,7 @@ class Store:
         }
         if not wanted:
             return events
-        if loaded is not None and wanted <= set(loaded.message_seqs):
+        if loaded is not None and loaded.history_loaded and wanted <= set(loaded.message_seqs):
             prompts = _prompts_of(loaded, wanted)
         else:
             prompts = self._prompts(db, session_id, wanted)
