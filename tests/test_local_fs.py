@@ -7,13 +7,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from tests.toolctx import make_ctx
 from tether.engine.local import (
     LocalFileSystem,
-    LocalSpill,
-    LocalTerminal,
-    NoAsk,
-    NoWeb,
-    PolicyApproval,
 )
 from tether.engine.registry import ToolError
 from tether.engine.seam import Capabilities, SeamError
@@ -25,17 +21,7 @@ PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256))
 
 
 def _ctx(root: Path, spill: Path) -> Capabilities:
-    return Capabilities(
-        session_id="s",
-        cwd=root,
-        roots=[root],
-        fs=LocalFileSystem(),
-        terminal=LocalTerminal(),
-        approval=PolicyApproval(True),
-        ask=NoAsk(),
-        spill=LocalSpill(spill),
-        web=NoWeb(),
-    )
+    return make_ctx(root, spill)
 
 
 async def _refused(path: Path) -> SeamError:

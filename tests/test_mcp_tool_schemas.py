@@ -13,14 +13,7 @@ import pytest
 from jsonschema import validators
 
 from tests.test_tool_schemas import _refs, _resolves
-from tether.engine.local import (
-    LocalFileSystem,
-    LocalSpill,
-    LocalTerminal,
-    NoAsk,
-    NoWeb,
-    PolicyApproval,
-)
+from tests.toolctx import make_ctx
 from tether.engine.mcp.names import MAX_LENGTH, tool_name, unique
 from tether.engine.registry import Registry, ToolDef, ToolError, ToolOutput, schema_tool
 from tether.engine.seam import Capabilities
@@ -62,17 +55,7 @@ HAND_WRITTEN: dict[str, dict[str, Any]] = {
 
 
 def _ctx(tmp_path: Path) -> Capabilities:
-    return Capabilities(
-        session_id="s",
-        cwd=tmp_path,
-        roots=[tmp_path],
-        fs=LocalFileSystem(),
-        terminal=LocalTerminal(),
-        approval=PolicyApproval(True),
-        ask=NoAsk(),
-        spill=LocalSpill(tmp_path / "spill"),
-        web=NoWeb(),
-    )
+    return make_ctx(tmp_path, tmp_path / "spill")
 
 
 def _sample(schema: dict[str, Any], prop: dict[str, Any]) -> Any:

@@ -10,15 +10,8 @@ from typing import Any
 import msgspec
 import pytest
 
+from tests import toolctx
 from tether.engine.events import TextOut, ToolContent
-from tether.engine.local import (
-    LocalFileSystem,
-    LocalSpill,
-    LocalTerminal,
-    NoAsk,
-    NoWeb,
-    PolicyApproval,
-)
 from tether.engine.registry import CallPlan, ToolDef, ToolError, ToolOutput
 from tether.engine.seam import Capabilities
 from tether.tools.process import MAX_NODES, run_argv, run_argv_batch
@@ -30,18 +23,7 @@ pytestmark = [
 
 
 def make_ctx(project: Path, tmp_path: Path, **kw: Any) -> Capabilities:
-    return Capabilities(
-        session_id="s",
-        cwd=project,
-        roots=[project],
-        fs=LocalFileSystem(),
-        terminal=LocalTerminal(),
-        approval=PolicyApproval(True),
-        ask=NoAsk(),
-        spill=LocalSpill(tmp_path / "spill"),
-        web=NoWeb(),
-        **kw,
-    )
+    return toolctx.make_ctx(project, tmp_path / "spill", **kw)
 
 
 async def call(tool: ToolDef, ctx: Capabilities, args: dict[str, Any]) -> ToolOutput:

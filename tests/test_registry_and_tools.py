@@ -7,14 +7,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from tether.engine.local import (
-    LocalFileSystem,
-    LocalSpill,
-    LocalTerminal,
-    NoAsk,
-    NoWeb,
-    PolicyApproval,
-)
+from tests.toolctx import make_ctx
 from tether.engine.registry import ToolError, parse_docstring, tool
 from tether.engine.seam import Capabilities
 from tether.tools.files import list_dir, read_file, write_file
@@ -79,17 +72,7 @@ def test_docstring_without_args() -> None:
 
 
 def _ctx(root: Path, spill: Path) -> Capabilities:
-    return Capabilities(
-        session_id="s",
-        cwd=root,
-        roots=[root],
-        fs=LocalFileSystem(),
-        terminal=LocalTerminal(),
-        approval=PolicyApproval(True),
-        ask=NoAsk(),
-        spill=LocalSpill(spill),
-        web=NoWeb(),
-    )
+    return make_ctx(root, spill)
 
 
 async def test_read_file_ranges_and_numbers(project: Path, tmp_path: Path) -> None:
