@@ -8,7 +8,7 @@ the caller is cancelled. All writes go through one writer task, in order, coales
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from itertools import count
 from typing import Any, TypeVar
 
@@ -146,6 +146,12 @@ class Peer:
         await self._write(
             b'{"jsonrpc":"2.0","method":%s,"params":%s}' % (_encode(method), _encode(params))
         )
+
+    async def notify_all(self, method: str, params: Iterable[Any]) -> None:
+        """Many notifications of one method, in order (a replay: thousands at once)."""
+        head = b'{"jsonrpc":"2.0","method":%s,"params":' % _encode(method)
+        for p in params:
+            await self._write(head + _encode(p) + b"}")
 
     async def request(
         self,

@@ -209,8 +209,11 @@ class AcpAgent:
             s, events = await self.manager.load(params.session_id)
         if s.busy:
             raise RpcError(SESSION_BUSY, f"session {s.id} is running a turn; cancel it first")
-        for update in replay(events, notices=self.handshake.notices):
-            await self.send(s.id, update)
+        updates = replay(events, notices=self.handshake.notices)
+        await self.peer.notify_all(
+            "session/update",
+            (acp.SessionNotification(session_id=s.id, update=u) for u in updates),
+        )
         return Reply(
             acp.LoadSessionResponse(**self._state(s)), self._after_open(s, params.mcp_servers)
         )
