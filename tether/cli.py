@@ -1,6 +1,6 @@
-"""`tether acp | ask | config | doctor`: the command line. Imports stay inside each command,
-and `tether acp` parses its few flags without argparse, so it reaches its first answer without
-loading what it does not need yet."""
+"""`tether acp | lsp | ask | config | doctor`: the command line. Imports stay inside each command,
+and `tether acp` and `tether lsp` parse their few flags without argparse, so they reach their first
+answer without loading what they do not need yet."""
 
 from __future__ import annotations
 
@@ -18,6 +18,12 @@ _ACP_FLAGS = {
     "--log-level": "log_level",
 }
 _FRAMINGS = ("auto", "ndjson", "content-length")
+_LSP_FLAGS = {
+    "--script": "script",
+    "--model": "model",
+    "--max-frame-bytes": "max_frame",
+    "--log-level": "log_level",
+}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -34,6 +40,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     _server_flags(acp)
     acp.add_argument(
+        "--max-frame-bytes", type=int, default=64 * 1024 * 1024, help="largest accepted frame"
+    )
+
+    lsp = sub.add_parser(
+        "lsp", help="serve the agent as a language server on stdio (any LSP client, no plugin)"
+    )
+    lsp.add_argument("--script", help="a scripted-provider file to use as the model")
+    lsp.add_argument("--model", help="the default model, as provider:model")
+    lsp.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR (as for `tether acp`)")
+    lsp.add_argument(
         "--max-frame-bytes", type=int, default=64 * 1024 * 1024, help="largest accepted frame"
     )
 
@@ -106,8 +122,30 @@ def _fast_acp_args(argv: list[str]) -> dict[str, str] | None:
     return found
 
 
+def _fast_lsp_args(argv: list[str]) -> dict[str, str] | None:
+    """`tether lsp --flag value ...` without argparse; None when argparse must decide."""
+    if not argv or argv[0] != "lsp" or len(argv) % 2 == 0:
+        return None
+    found = {_LSP_FLAGS.get(f, ""): v for f, v in zip(argv[1::2], argv[2::2], strict=True)}
+    if "" in found or not found.get("max_frame", "1").isdigit():
+        return None
+    return found
+
+
+def _lsp(found: dict[str, str]) -> int:
+    from tether.rpc.lsp.serve import LspOptions, serve_stdio
+
+    options = LspOptions(found.get("script"), found.get("model"), found.get("log_level"))
+    if "max_frame" in found:
+        options.max_frame = int(found["max_frame"])
+    return serve_stdio(options)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    lsp = _fast_lsp_args(argv)
+    if lsp is not None:
+        return _lsp(lsp)
     fast = _fast_acp_args(argv)
     if fast is not None:
         from tether.rpc.acp.serve import ServeOptions, serve_stdio
@@ -126,6 +164,10 @@ def main(argv: list[str] | None = None) -> int:
                 args.framing, args.script, args.max_frame_bytes, args.log_level, args.model
             )
         )
+    if args.command == "lsp":
+        flags = {"script": args.script, "model": args.model, "log_level": args.log_level}
+        found = {k: v for k, v in flags.items() if v is not None}
+        return _lsp({**found, "max_frame": str(args.max_frame_bytes)})
     if args.command == "config":
         return _config(args)
     if args.command == "sessions":

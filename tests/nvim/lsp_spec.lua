@@ -1,0 +1,192 @@
+-- `tether lsp` inside Neovim's built-in LSP client, no plugin: `nvim --headless -u NONE -l`.
+--
+-- tests/test_lsp_neovim.py sets the environment:
+--   TETHER_LSP_CMD       `tether lsp` as a JSON list (a --script is appended per case)
+--   TETHER_TEST_PROJECT  a fresh copy of editors/fixtures/project
+--   TETHER_TEST_DATA     the scripted-model files
+-- It prints one line per case and a closing "N passed, N failed" line.
+
+vim.opt.swapfile = false
+vim.opt.shortmess:append("F")
+
+local cmd = vim.json.decode(os.getenv("TETHER_LSP_CMD"))
+local project = os.getenv("TETHER_TEST_PROJECT")
+local data = os.getenv("TETHER_TEST_DATA")
+local app = project .. "/app.py"
+local UNSAVED = { "def greet(name):", '    return "hello " + name  # unsaved' }
+local FIXED = { "def greet(name):", '    return f"Hello, {name}!"' }
+
+local function eq(want, got, what)
+  if not vim.deep_equal(want, got) then
+    error(("%s: expected %s, got %s"):format(what, vim.inspect(want), vim.inspect(got)), 2)
+  end
+end
+
+local function truthy(value, what)
+  if not value then
+    error(what .. " is false", 2)
+  end
+end
+
+local function wait(cond, what)
+  if not vim.wait(15000, cond, 5) then
+    error("timed out waiting for " .. what, 2)
+  end
+end
+
+local function read(path)
+  local fh = assert(io.open(path, "rb"))
+  local text = fh:read("*a")
+  fh:close()
+  return text
+end
+
+-- Every LspProgress event, as {kind, message}.
+local progress = {}
+vim.api.nvim_create_autocmd("LspProgress", {
+  callback = function(ev)
+    local value = ev.data.params.value
+    progress[#progress + 1] = { kind = value.kind, message = value.message, title = value.title }
+  end,
+})
+
+-- vim.ui.select picks by action title; every question is recorded.
+local questions = {}
+local picks = {}
+vim.ui.select = function(items, opts, on_choice)
+  local titles = vim.tbl_map(function(item)
+    return item.title
+  end, items)
+  questions[#questions + 1] = { prompt = opts.prompt, titles = titles }
+  local want = table.remove(picks, 1)
+  for _, item in ipairs(items) do
+    if item.title == want then
+      on_choice(item)
+      return
+    end
+  end
+  on_choice(nil)
+end
+
+--- Start `tether lsp --script DATA/<script>` on the current buffer; returns the client.
+local function start(name, script)
+  local argv = vim.deepcopy(cmd)
+  vim.list_extend(argv, { "--script", data .. "/" .. script })
+  local id = assert(vim.lsp.start({ name = name, cmd = argv, root_dir = project }))
+  local client = assert(vim.lsp.get_client_by_id(id))
+  wait(function()
+    return client.initialized
+  end, "initialize")
+  return client
+end
+
+--- Send tether.prompt; returns a function telling (done, result, err) and the request id.
+local function prompt(client, text, bufnr)
+  local state = { done = false }
+  local params = { command = "tether.prompt", arguments = { { prompt = text } } }
+  local ok, rid = client:request("workspace/executeCommand", params, function(err, result)
+    state.done, state.err, state.result = true, err, result
+  end, bufnr)
+  assert(ok, "request sent")
+  return state, rid
+end
+
+local cases = {
+  {
+    "a round asks once, edits land in the modified buffer, progress and transcript show",
+    function()
+      vim.cmd.edit(app)
+      local buf = vim.api.nvim_get_current_buf()
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, UNSAVED)
+      vim.bo[buf].undolevels = vim.bo[buf].undolevels -- the user's change is its own undo step
+      truthy(vim.bo[buf].modified, "app.py has unsaved edits")
+      local client = start("tether", "round.json")
+      eq("utf-8", client.offset_encoding, "position encoding")
+      picks = { "Allow all" }
+
+      local state = prompt(client, "fix greet", buf)
+      wait(function()
+        return state.done
+      end, "the prompt's answer")
+      eq(nil, state.err, "error")
+      eq("end_turn", state.result.stopReason, "stop reason")
+      eq("Fixed greet and wrote notes.md.", state.result.text, "answer")
+
+      -- One question for the round, listing both calls.
+      eq(1, #questions, "questions asked")
+      eq({ "Allow all", "Reject all", "One by one" }, questions[1].titles, "actions")
+      truthy(questions[1].prompt:find("tether asks to Edit app.py, notes.md:", 1, true), "prompt title")
+      truthy(questions[1].prompt:find("1. Edit app.py (+1 -1)", 1, true), "first call listed")
+      truthy(questions[1].prompt:find("2. Create notes.md (+1 -0)", 1, true), "second call listed")
+
+      -- The edit was made against the unsaved text, landed in the buffer, which stays modified;
+      -- one undo brings the unsaved text back. The disk is untouched.
+      eq(FIXED, vim.api.nvim_buf_get_lines(buf, 0, -1, false), "app.py buffer")
+      truthy(vim.bo[buf].modified, "app.py still unsaved")
+      eq('def greet(name):\n    return "hello " + name\n', read(app), "app.py on disk")
+      vim.api.nvim_buf_call(buf, function()
+        vim.cmd("silent undo")
+      end)
+      eq(UNSAVED, vim.api.nvim_buf_get_lines(buf, 0, -1, false), "after one undo")
+
+      -- The new file is a buffer holding the text (created empty on disk).
+      local notes = vim.fn.bufnr(project .. "/notes.md")
+      truthy(notes > 0, "notes.md has a buffer")
+      eq({ "Notes" }, vim.api.nvim_buf_get_lines(notes, 0, -1, false), "notes.md buffer")
+
+      -- Progress: begin (titled), at least one report, end "Done".
+      eq("begin", progress[1].kind, "first progress")
+      eq("tether", progress[1].title, "progress title")
+      eq("end", progress[#progress].kind, "last progress")
+      eq("Done", progress[#progress].message, "end message")
+      local reports = vim.tbl_filter(function(p)
+        return p.kind == "report"
+      end, progress)
+      truthy(#reports >= 1, "a report")
+
+      -- The transcript was shown (in a window, without the focus).
+      local transcript = vim.uri_to_fname(state.result.transcript)
+      wait(function()
+        return vim.fn.bufwinnr(transcript) ~= -1
+      end, "the transcript's window")
+      eq(buf, vim.api.nvim_get_current_buf(), "the focus stayed")
+      truthy(read(transcript):find("Fixed greet and wrote notes.md.", 1, true), "transcript text")
+      client:stop(true)
+    end,
+  },
+  {
+    "cancelling the request ends the turn cancelled",
+    function()
+      local client = start("tether-slow", "slow.json")
+      local state, rid = prompt(client, "take your time", 0)
+      wait(function()
+        for _, p in ipairs(progress) do
+          if p.message == "working" then
+            return true
+          end
+        end
+      end, "the turn to run")
+      client:cancel_request(rid)
+      wait(function()
+        return state.done
+      end, "the cancelled answer")
+      eq("cancelled", state.result.stopReason, "stop reason")
+      client:stop(true)
+    end,
+  },
+}
+
+local passed, failed = 0, 0
+for _, case in ipairs(cases) do
+  local ok, err = xpcall(case[2], debug.traceback)
+  if ok then
+    passed = passed + 1
+    io.write("ok - ", case[1], "\n")
+  else
+    failed = failed + 1
+    io.write("FAIL - ", case[1], "\n", tostring(err), "\n")
+  end
+end
+io.write(("%d passed, %d failed\n"):format(passed, failed))
+io.stdout:flush()
+os.exit(failed > 0 and 1 or 0)

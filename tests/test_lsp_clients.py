@@ -1,0 +1,202 @@
+"""`tether lsp` with clients that offer less (no questions, no edits, no progress), clients that
+answer oddly, and bad input: each gets a clear answer, and the server keeps serving."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from tests.lsp_client import FULL_CAPS, lsp_in_process, script_file, write_call
+from tests.stored import tool_results
+from tether.rpc.lsp import files
+
+pytestmark = pytest.mark.anyio
+
+BARE = types.ClientCapabilities()
+
+
+@pytest.fixture(autouse=True)
+def _home(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TETHER_HOME", str(home))
+
+
+def _writes(tmp_path: Path, *names: str, then: str = "done") -> Path:
+    calls = [write_call(f"c{i}", n, f"{n}\n") for i, n in enumerate(names)]
+    return script_file(tmp_path / "w.json", [calls, [{"text": then}]])
+
+
+def _edit_readme(tmp_path: Path) -> Path:
+    edit = {"path": "README.md", "old": "Hello.", "new": "Hi."}
+    return script_file(
+        tmp_path / "e.json",
+        [
+            [{"tool_call": {"id": "e1", "name": "edit_replace", "arguments": edit}}],
+            [{"text": "ok"}],
+        ],
+    )
+
+
+async def test_a_client_that_cannot_ask_is_told_and_nothing_runs(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    caps = types.ClientCapabilities(window=types.WindowClientCapabilities(work_done_progress=True))
+    async with lsp_in_process(project, _writes(tmp_path, "a.txt", "b.txt")) as (editor, _):
+        await editor.start(caps)
+        result = await editor.prompt("write")
+        assert editor.asked == []
+        [told] = editor.messages
+        assert told.type == types.MessageType.Warning
+        assert told.message.startswith(
+            "tether refused to Edit a.txt, b.txt: this editor cannot ask"
+        )
+    assert not (project / "a.txt").exists() and not (project / "b.txt").exists()
+    assert all("REJECTED" in r and "policy" in r for r in tool_results(home, result["sessionId"]))
+
+
+async def test_method_not_found_means_it_cannot_ask(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    """Helix announces nothing wrong but answers showMessageRequest "method not found"."""
+    async with lsp_in_process(project, _writes(tmp_path, "a.txt", "b.txt"), None) as (editor, _):
+        await editor.start()
+        result = await editor.prompt("write")
+        assert "this editor cannot ask" in editor.messages[0].message
+    assert all("policy" in r for r in tool_results(home, result["sessionId"]))
+
+
+async def test_a_dismissed_question_allows_nothing(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    def dismiss(params: types.ShowMessageRequestParams) -> str | None:
+        return None
+
+    async with lsp_in_process(project, _writes(tmp_path, "a.txt", "b.txt"), dismiss) as (
+        editor,
+        _,
+    ):
+        await editor.start()
+        result = await editor.prompt("write")
+        assert result["stopReason"] == "end_turn" and len(editor.asked) == 1
+        assert editor.edits == []
+    assert all("prompt cancelled" in r for r in tool_results(home, result["sessionId"]))
+
+
+async def test_without_apply_edit_writes_go_to_disk(project: Path, tmp_path: Path) -> None:
+    caps = types.ClientCapabilities(
+        window=types.WindowClientCapabilities(
+            show_message=types.ShowMessageRequestClientCapabilities()
+        )
+    )
+    async with lsp_in_process(project, _writes(tmp_path, "a.txt")) as (editor, _):
+        await editor.start(caps)
+        result = await editor.prompt("write")
+        assert result["stopReason"] == "end_turn"
+        assert editor.edits == [] and editor.progress_log == [] and editor.shown == []
+    assert (project / "a.txt").read_text() == "a.txt\n"
+
+
+async def test_an_edit_the_editor_refuses_fails_the_call(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    async with lsp_in_process(project, _edit_readme(tmp_path)) as (editor, _):
+        await editor.start()
+        editor.open("README.md", "# Demo project\n\nHello.\n")
+        editor.refuse_edits = True
+        result = await editor.prompt("edit")
+    [res] = tool_results(home, result["sessionId"])
+    assert "CLIENT_FS_ERROR" in res and "did not apply the edit" in res and "read-only" in res
+
+
+async def test_an_edit_never_reported_fails_the_call(
+    home: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Neovim says it applied an edit whose version is older than its buffer, and drops it."""
+    monkeypatch.setattr(files, "REPORT_WAIT", 0.2)
+    async with lsp_in_process(project, _edit_readme(tmp_path)) as (editor, _):
+        await editor.start()
+        editor.open("README.md", "# Demo project\n\nHello.\n")
+        editor.report_edits = False
+        result = await editor.prompt("edit")
+    [res] = tool_results(home, result["sessionId"])
+    assert "CLIENT_FS_ERROR" in res and "never reported the change" in res
+
+
+async def test_an_edit_of_an_open_buffer_is_versioned_and_minimal(
+    project: Path, tmp_path: Path
+) -> None:
+    async with lsp_in_process(project, _edit_readme(tmp_path)) as (editor, _):
+        await editor.start()
+        uri = editor.open("README.md", "# Demo project\n\nHello.\n")
+        end = types.Position(line=0, character=14)
+        editor.type_text(uri, types.Range(start=end, end=end), " (draft)")
+        await editor.prompt("edit")
+        [params] = editor.edits
+        [change] = params.edit.document_changes or []
+        assert isinstance(change, types.TextDocumentEdit)
+        assert change.text_document.version == 2
+        [edit] = change.edits
+        assert isinstance(edit, types.TextEdit)
+        assert (edit.range.start.line, edit.range.end.line, edit.new_text) == (2, 3, "Hi.\n")
+        assert editor.text("README.md") == "# Demo project (draft)\n\nHi.\n"
+        assert params.label == "tether: edit README.md"
+
+
+BAD_ARGUMENTS: list[tuple[str, list[Any], str]] = [
+    ("tether.prompt", [], "takes one argument"),
+    ("tether.prompt", ["go"], "takes one argument"),
+    ("tether.prompt", [{"prompt": 5}], "prompt must be a non-empty string"),
+    ("tether.prompt", [{"prompt": "  "}], "prompt must be a non-empty string"),
+    ("tether.prompt", [{"prompt": "x", "textDocument": {"uri": "untitled:1"}}], "file URI"),
+    (
+        "tether.prompt",
+        [{"prompt": "x", "range": {"start": {"line": 0, "character": 0}}}],
+        "a range needs its textDocument",
+    ),
+    (
+        "tether.prompt",
+        [{"prompt": "x", "textDocument": {"uri": "file:///a"}, "range": {"start": {"line": "a"}}}],
+        "range: invalid value for type, expected int @ $.start.line",
+    ),
+    ("tether.nope", [], "'tether.nope' is not defined"),
+]
+
+
+async def test_bad_arguments_are_answered_and_the_server_goes_on(
+    project: Path, tmp_path: Path
+) -> None:
+    script = script_file(tmp_path / "ok.json", [[{"text": "fine"}]])
+    async with lsp_in_process(project, script) as (editor, _):
+        await editor.start()
+        for command, arguments, why in BAD_ARGUMENTS:
+            with pytest.raises(JsonRpcException) as refused:
+                await editor.command(command, *arguments)
+            assert refused.value.code == -32602, (command, arguments)
+            assert why in refused.value.message, refused.value.message
+        result = await editor.prompt("and now?")
+        assert result["text"] == "fine"
+        assert editor.errors == []
+
+
+async def test_no_progress_support_still_answers(project: Path, tmp_path: Path) -> None:
+    script = script_file(tmp_path / "ok.json", [[{"text": "fine"}]])
+    async with lsp_in_process(project, script) as (editor, _):
+        await editor.start(BARE)
+        result = await editor.prompt("hello")
+        assert result["text"] == "fine"
+        assert editor.progress_log == [] and editor.created_tokens == []
+
+
+async def test_a_token_from_the_client_is_used(project: Path, tmp_path: Path) -> None:
+    script = script_file(tmp_path / "ok.json", [[{"text": "fine"}]])
+    async with lsp_in_process(project, script) as (editor, _):
+        await editor.start(FULL_CAPS)
+        params = types.ExecuteCommandParams(
+            command="tether.prompt", arguments=[{"prompt": "hi"}], work_done_token="mine"
+        )
+        await editor.workspace_execute_command_async(params)
+        assert editor.created_tokens == []
+        assert {t for t, _ in editor.progress_log} == {"mine"}

@@ -1,0 +1,87 @@
+"""The composition root every protocol front shares: the config file and the environment made
+into the engine's dependencies (the model catalog, the tools the `[web]` table enables with
+their guidance in the system prompt, `ctx.web`, the store and the spill directory), closed once
+the server stops; and the background chores a server runs beside its connection. `tether acp`
+and `tether lsp` both start here, and neither front imports the other."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tether.engine.sessions import EngineDeps
+    from tether.engine.web.capability import WebCapability
+    from tether.schemas.web import WebConfig
+
+SPILL_DAYS = 7.0  # default age after which a session's spill files are removed
+
+
+@dataclass
+class Composed:
+    deps: EngineDeps
+    web: WebCapability
+    spill_days: float = SPILL_DAYS
+
+    async def aclose(self) -> None:
+        """The providers' HTTP clients and web access, closed once the server has stopped."""
+        await self.deps.catalog.aclose()
+        await self.web.aclose()
+
+
+def compose(
+    script: str | None = None,
+    model: str | None = None,
+    env: Mapping[str, str] | None = None,
+    home: Path | None = None,
+) -> Composed:
+    """`script` (a scripted-provider file) and `model` ("provider:model") choose the default
+    model over the environment's; `home`: where the store and spill files go (default: the
+    data dir)."""
+    from tether.engine.config.load import catalog_for, log_warnings
+    from tether.engine.config.resolve import load_setup
+    from tether.engine.registry import Registry
+    from tether.engine.sessions import EngineDeps
+    from tether.engine.store import Store
+    from tether.engine.system_prompt import PERSONA
+    from tether.engine.turn import TurnConfig
+    from tether.engine.web.build import build_web
+    from tether.paths import data_dir
+    from tether.tools import catalog as tool_catalog
+
+    env = os.environ if env is None else env
+    home = data_dir() if home is None else home
+    setup = load_setup(env)  # a broken file is logged and left out
+    catalog = catalog_for(setup, script=script, model_override=model, env=env)
+    log_warnings(catalog)
+    tools = tool_catalog(setup.web)
+    web = build_web(setup.web, env)
+    deps = EngineDeps(
+        catalog=catalog,
+        registry_factory=lambda: Registry(tools),
+        store=Store(home / "tether.db"),
+        spill_root=home / "spill",
+        turn=TurnConfig(system=PERSONA, sections=_web_sections(setup.web)),
+        web=web,
+    )
+    days = float(env.get("TETHER_SPILL_DAYS") or setup.spill_days or SPILL_DAYS)
+    return Composed(deps, web, days)
+
+
+def _web_sections(web: WebConfig) -> tuple[str, ...]:
+    from tether.tools.web import web_guidance
+
+    guidance = web_guidance(web)
+    return (f"# Web\n{guidance}",) if guidance else ()
+
+
+async def expire_spill(root: Path, days: float) -> None:
+    """Spill directories of sessions untouched for `days` are removed, in the background."""
+    import anyio
+
+    from tether.engine.private import expire
+
+    await anyio.to_thread.run_sync(expire, root, days)

@@ -1,0 +1,149 @@
+"""The `approval` seam over LSP: the aggregated confirm as `window/showMessageRequest`.
+
+A round of two or more calls asks once: the message lists the calls (what each edits or runs,
+with its diff's size), the actions are `Allow all`, `Reject all` and `One by one`; the last asks
+about each call on its own (`Allow`, `Always allow`, `Reject`), as does a single call. A dismissed
+question, an error or a malformed answer allows nothing (the calls are answered `cancelled`).
+
+A client that cannot ask (it did not announce `window.showMessage`, or answered the request
+with "method not found", as Helix does) is told once per round with `window/showMessage`, and
+the calls are refused by policy.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from lsprotocol import types
+
+from tether.engine.events import DiffOut
+from tether.engine.seam import ConfirmDecision, ConfirmRequest, RoundCard
+from tether.rpc.errors import METHOD_NOT_FOUND, ConnectionClosed, RpcError
+from tether.rpc.lsp.wire import Connection
+
+log = logging.getLogger("tether.lsp")
+
+ALLOW_ALL, REJECT_ALL, ONE_BY_ONE = "Allow all", "Reject all", "One by one"
+ALLOW, ALWAYS, REJECT = "Allow", "Always allow", "Reject"
+
+Status = Callable[[str], None]  # shows what the turn waits on (the progress line)
+
+
+class LspApproval:
+    def __init__(self, conn: Connection, *, can_ask: bool, status: Status) -> None:
+        self._conn = conn
+        self._can_ask = can_ask
+        self._status = status
+
+    @property
+    def can_ask(self) -> bool:
+        return self._can_ask
+
+    async def confirm(
+        self, batch: list[ConfirmRequest], card: RoundCard | None
+    ) -> list[ConfirmDecision]:
+        if not self._can_ask:
+            return self._refuse(batch, card)
+        if card is not None:
+            return await self._round(batch, card)
+        return await self._each(batch)
+
+    async def _round(self, batch: list[ConfirmRequest], card: RoundCard) -> list[ConfirmDecision]:
+        lines = [f"{i + 1}. {_call_line(r)}" for i, r in enumerate(batch)]
+        message = "\n".join([f"tether asks to {card.title}:", *lines])
+        self._status(f"Waiting for your approval: {card.title}")
+        choice = await self._ask(message, [ALLOW_ALL, REJECT_ALL, ONE_BY_ONE])
+        if choice == ALLOW_ALL:
+            return [ConfirmDecision("allow", by="user (round)") for _ in batch]
+        if choice == REJECT_ALL:
+            return [ConfirmDecision("reject", by="user (round)") for _ in batch]
+        if choice == ONE_BY_ONE:
+            return await self._each(batch)
+        if not self._can_ask:  # "method not found": this client cannot ask at all
+            return self._refuse(batch, card)
+        return [ConfirmDecision("cancelled") for _ in batch]
+
+    async def _each(self, batch: list[ConfirmRequest]) -> list[ConfirmDecision]:
+        decisions: list[ConfirmDecision] = []
+        for n, req in enumerate(batch):
+            if not self._can_ask:  # the client turned out unable to ask
+                return decisions + self._refuse(batch[n:], None)
+            decision = await self._one(req)
+            decisions.append(decision)
+            if decision.verdict == "cancelled":  # dismissed: stop asking
+                decisions += [ConfirmDecision("cancelled") for _ in batch[n + 1 :]]
+                break
+        return decisions
+
+    async def _one(self, req: ConfirmRequest) -> ConfirmDecision:
+        scope = f"{req.tool} in {req.scope}" if req.scope else req.tool
+        message = f"tether asks to {_call_line(req)}\n({ALWAYS}: {scope}, for this session)"
+        self._status(f"Waiting for your approval: {req.title}")
+        choice = await self._ask(message, [ALLOW, ALWAYS, REJECT])
+        if choice == ALLOW:
+            return ConfirmDecision("allow", by="user (once)")
+        if choice == ALWAYS:
+            return ConfirmDecision("allow", by="user (always)", remember=True)
+        if choice == REJECT:
+            return ConfirmDecision("reject", by="user (once)")
+        return ConfirmDecision("cancelled")
+
+    async def _ask(self, message: str, titles: list[str]) -> str | None:
+        """The title the user picked; None when dismissed or the question failed."""
+        params = types.ShowMessageRequestParams(
+            type=types.MessageType.Info,
+            message=message,
+            actions=[types.MessageActionItem(title=t) for t in titles],
+        )
+        try:
+            item: types.MessageActionItem | None = await self._conn.request(
+                types.WINDOW_SHOW_MESSAGE_REQUEST, params
+            )
+        except RpcError as exc:
+            if exc.code == METHOD_NOT_FOUND:
+                self._can_ask = False
+            log.warning("approval question failed; treating it as cancelled: %s", exc.message)
+            return None
+        except ConnectionClosed:
+            return None
+        if item is None:
+            return None
+        if item.title not in titles:
+            log.warning("the client chose an action never offered: %r", item.title)
+            return None
+        return item.title
+
+    def _refuse(self, batch: list[ConfirmRequest], card: RoundCard | None) -> list[ConfirmDecision]:
+        what = card.title if card is not None else ", ".join(r.title for r in batch)
+        message = (
+            f"tether refused to {what}: this editor cannot ask for approval "
+            "(window/showMessageRequest), so calls that need it are not run"
+        )
+        self._conn.notify(
+            types.WINDOW_SHOW_MESSAGE,
+            types.ShowMessageParams(type=types.MessageType.Warning, message=message),
+        )
+        return [ConfirmDecision("reject", by="policy") for _ in batch]
+
+
+def _call_line(req: ConfirmRequest) -> str:
+    """The call as the user judges it: its title (what it edits or runs) and its diff's size."""
+    added = removed = 0
+    for c in req.content:
+        if isinstance(c, DiffOut):
+            plus, minus = _diffstat((c.old_text or "").splitlines(), c.new_text.splitlines())
+            added += plus
+            removed += minus
+    return f"{req.title} (+{added} -{removed})" if added or removed else req.title
+
+
+def _diffstat(old: list[str], new: list[str]) -> tuple[int, int]:
+    """Lines added and removed between the common leading and trailing lines."""
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return len(new) - head - tail, len(old) - head - tail

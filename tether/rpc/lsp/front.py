@@ -1,0 +1,370 @@
+"""The LSP front: one session per connection, turns started by `tether.prompt`, engine events
+shown as progress, notices as messages, the answer as the command's result and a transcript.
+
+The session (a normal stored tether session: `tether sessions list` shows it) is created when the
+first prompt arrives, in the workspace root the client named in `initialize`. A prompt claims the
+connection the moment its frame is read (`accept`), so a second prompt sent right after is
+refused and a cancel sent right after still counts. `$/cancelRequest` on the prompt, cancelling
+its progress, or `tether.cancel` end the turn, and the prompt answers `cancelled`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from tether.engine import events as ev
+from tether.engine.history import TextPart
+from tether.engine.local import LocalSpill, LocalTerminal
+from tether.engine.providers.base import LLM
+from tether.engine.pty_host import PtyHost
+from tether.engine.reads import ReadLedger
+from tether.engine.seam import Capabilities, Web
+from tether.engine.session import AccessGrant, Session
+from tether.engine.sessions import EngineDeps, SessionManager
+from tether.engine.turn import TurnFailed
+from tether.engine.workspace import DirGrant, Workspace
+from tether.rpc.errors import INTERNAL_ERROR, ConnectionClosed, RpcError
+from tether.rpc.lsp import prompt as prompts
+from tether.rpc.lsp.actions import code_actions
+from tether.rpc.lsp.approval import LspApproval
+from tether.rpc.lsp.ask import LspAsk
+from tether.rpc.lsp.documents import Documents
+from tether.rpc.lsp.features import ClientFeatures
+from tether.rpc.lsp.files import LspFileSystem
+from tether.rpc.lsp.progress import TurnProgress
+from tether.rpc.lsp.transcript import write_transcript
+from tether.rpc.lsp.view import TurnView
+from tether.rpc.lsp.wire import Connection, RequestId
+
+log = logging.getLogger("tether.lsp")
+
+REQUEST_FAILED = -32803  # LSP's RequestFailed: a valid request that could not be served
+_ENDINGS = {
+    "end_turn": "Done",
+    "cancelled": "Cancelled",
+    "max_tokens": "Stopped: the answer hit the output limit",
+    "max_turn_requests": "Stopped: too many rounds",
+    "refusal": "The model refused",
+}
+
+
+@dataclass
+class Ticket:
+    """One `tether.prompt` request, from the moment its frame is read."""
+
+    request_id: RequestId
+    token: int | str | None = None  # the client's workDoneToken, if it gave one
+    busy: bool = False  # another prompt held the connection when this one arrived
+    cancelled: bool = False
+    session: Session | None = None
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        if self.session is not None:
+            self.session.cancel_turn(by="client")
+
+
+class LspFront:
+    def __init__(
+        self,
+        conn: Connection,
+        server: LanguageServer,
+        deps: EngineDeps,
+        background: anyio.abc.TaskGroup,
+    ) -> None:
+        self.conn = conn
+        self.server = server
+        self.deps = deps
+        self.manager = SessionManager(deps, self, background)
+        self.documents = Documents(server)
+        self._background = background
+        self._session: Session | None = None
+        self._tickets: dict[RequestId, Ticket] = {}
+        self._active: Ticket | None = None
+        self._released = anyio.Event()
+        self._ended = False
+        self._view: TurnView | None = None
+        self._progress: TurnProgress | None = None
+        self._turns = 0
+        self._features: ClientFeatures | None = None
+        self._approval: LspApproval | None = None
+        self._web: Web | None = None
+        self._ptys: dict[str, PtyHost] = {}  # each open session's interactive programs
+
+    @property
+    def features(self) -> ClientFeatures:
+        if self._features is None:
+            self._features = ClientFeatures.of(self.server.client_capabilities)
+        return self._features
+
+    # --- what the connection tells us as frames are read ----------------------------------
+
+    def accept(self, request_id: RequestId, params: types.ExecuteCommandParams) -> None:
+        ticket = Ticket(request_id, params.work_done_token)
+        if self._active is not None:
+            ticket.busy = True
+        else:
+            self._active = ticket
+            if self._ended:
+                ticket.cancel()
+        self._tickets[request_id] = ticket
+
+    def cancel_request(self, request_id: RequestId) -> bool:
+        ticket = self._tickets.get(request_id)
+        if ticket is None:
+            return False
+        ticket.cancel()
+        return True
+
+    async def input_ended(self) -> None:
+        self._ended = True
+        for ticket in self._tickets.values():
+            ticket.cancel()
+        await self.manager.end_input()
+
+    # --- the Front the engine talks to ----------------------------------------------------
+
+    async def show(self, session_id: str, event: ev.Event) -> None:
+        if isinstance(event, ev.Notice):
+            self._notice(event)
+        if self._view is not None:
+            self._view.take(event)
+
+    def capabilities(self, session: Session, model: LLM) -> Capabilities:
+        features = self.features
+        if self._approval is None:
+            self._approval = LspApproval(self.conn, can_ask=features.ask, status=self._report)
+        if self._web is None:  # one per process
+            from tether.engine.web.build import build_web
+
+            self._web = self.deps.web or build_web()
+        roots = [Path(r) for r in session.state.roots] or [Path(session.cwd)]
+        configured = self.deps.catalog.path_denylist
+        denylist = configured if configured is not None else self.deps.path_denylist
+        workspace = Workspace(
+            roots,
+            denylist=denylist,
+            grants=[DirGrant(Path(g.path), g.access) for g in session.state.dir_grants],
+            on_grant=lambda g: _keep_grant(session, g),
+        )
+        return Capabilities(
+            session_id=session.id,
+            cwd=Path(session.cwd),
+            roots=roots,
+            fs=LspFileSystem(self.conn, self.documents, features),
+            terminal=LocalTerminal(),
+            approval=self._approval,
+            ask=LspAsk(self.conn, self._approval),
+            spill=LocalSpill(self.deps.spill_root / session.id),
+            web=self._web,
+            llm=model,
+            workspace=workspace,
+            reads=ReadLedger(),
+            pty=self._pty_host(session),
+        )
+
+    def _pty_host(self, session: Session) -> PtyHost:
+        """One per open session; its PTYs are killed when the session closes (and at exit)."""
+        host = self._ptys.get(session.id)
+        if host is None:
+            host = self._ptys[session.id] = PtyHost()
+
+            async def close_ptys(sid: str = session.id, ptys: PtyHost = host) -> None:
+                self._ptys.pop(sid, None)
+                await ptys.close_all()
+
+            self.manager.on_close(session, close_ptys)
+        return host
+
+    def _report(self, message: str) -> None:
+        if self._progress is not None:
+            self._progress.report(message)
+
+    def _notice(self, notice: ev.Notice) -> None:
+        text = f"tether: {notice.title}" + (f"\n{notice.description}" if notice.description else "")
+        if notice.severity == "info":
+            params = types.LogMessageParams(type=types.MessageType.Info, message=text)
+            self.conn.notify(types.WINDOW_LOG_MESSAGE, params)
+            return
+        kind = types.MessageType.Error if notice.severity == "error" else types.MessageType.Warning
+        self.conn.notify(
+            types.WINDOW_SHOW_MESSAGE, types.ShowMessageParams(type=kind, message=text)
+        )
+
+    # --- commands -------------------------------------------------------------------------
+
+    async def prompt(self, *arguments: Any) -> dict[str, Any]:
+        ticket = self._ticket()
+        try:
+            return await self._prompt(ticket, arguments)
+        except JsonRpcException:
+            raise
+        except Exception as exc:  # answered without a traceback (pygls would send one)
+            log.exception("tether.prompt failed")
+            raise JsonRpcException(f"Internal error: {exc}", INTERNAL_ERROR) from None
+        finally:
+            self._release(ticket)
+
+    async def cancel(self, *arguments: Any) -> dict[str, Any]:
+        ticket = self._active
+        if ticket is not None:
+            ticket.cancel()
+        return {"cancelled": ticket is not None}
+
+    def _ticket(self) -> Ticket:
+        """The ticket `accept` made for the request being handled."""
+        rid = self.server.protocol.msg_id
+        if rid is None or rid not in self._tickets:  # not read through our connection
+            rid = rid if rid is not None else ""
+            self.accept(rid, types.ExecuteCommandParams(command=""))
+        return self._tickets[rid]
+
+    def _release(self, ticket: Ticket) -> None:
+        self._tickets.pop(ticket.request_id, None)
+        if self._active is ticket:
+            self._active = None
+            self._released.set()
+            self._released = anyio.Event()
+
+    async def _prompt(self, ticket: Ticket, arguments: tuple[Any, ...]) -> dict[str, Any]:
+        if ticket.busy:
+            raise JsonRpcException(
+                "tether is already running a prompt; cancel it first (tether.cancel)",
+                REQUEST_FAILED,
+            )
+        args = prompts.parse(arguments, self.conn.converter)
+        s = await self._ensure_session()
+        scope = self.manager.claim(s)
+        ticket.session = s
+        if ticket.cancelled:
+            s.cancel_turn(by="client")
+        try:
+            fs = LspFileSystem(self.conn, self.documents, self.features)
+            encoding = self.conn.handshake.encoding
+            text = await prompts.prompt_text(args, fs, Path(s.cwd), encoding)
+            return await self._turn(ticket, s, text, scope)
+        finally:
+            s.release()
+
+    async def _turn(
+        self, ticket: Ticket, s: Session, text: str, scope: anyio.CancelScope
+    ) -> dict[str, Any]:
+        self._view = view = TurnView(self._report)
+        self._progress = progress = await self._start_progress(ticket, text)
+        if progress is not None:
+            self._background.start_soon(progress.run)
+        try:
+            stop = await self.manager.run_turn(s, [TextPart(text)], scope)
+        except TurnFailed as exc:
+            if progress is not None:
+                progress.end("Failed: the model provider failed")
+            raise JsonRpcException(f"The model provider failed: {exc}", REQUEST_FAILED) from None
+        finally:
+            self._view = self._progress = None
+        if progress is not None:
+            progress.end(_ENDINGS.get(stop, stop))
+        result: dict[str, Any] = {"stopReason": stop, "text": view.answer, "sessionId": s.id}
+        transcript = await write_transcript(self.deps.store, self.deps.spill_root, s)
+        result["transcript"] = transcript.as_uri()
+        if self.features.show_document and not self._ended:
+            self._background.start_soon(self._show_document, transcript.as_uri())
+        return result
+
+    async def _start_progress(self, ticket: Ticket, text: str) -> TurnProgress | None:
+        if ticket.token is None and not self.features.progress:
+            return None
+        create = ticket.token is None
+        self._turns += 1
+        token = ticket.token if ticket.token is not None else f"tether/turn/{self._turns}"
+        progress = await TurnProgress.start(
+            self.conn, token, create=create, title="tether", message=text.splitlines()[0]
+        )
+        if progress is not None and ticket.token is None:
+            ticket.token = token  # so cancelling the progress finds this turn
+        return progress
+
+    async def _show_document(self, uri: str) -> None:
+        params = types.ShowDocumentParams(uri=uri, take_focus=False)
+        try:
+            await self.conn.request(types.WINDOW_SHOW_DOCUMENT, params)
+        except (RpcError, ConnectionClosed) as exc:
+            log.info("the client did not show the transcript: %s", exc)
+
+    async def _ensure_session(self) -> Session:
+        if self._session is None:
+            params = self.conn.handshake.params or {}
+            cwd, roots = workspace_dirs(params)
+            self._session = await self.manager.new(cwd, [], roots)
+        return self._session
+
+    # --- other requests and notifications -------------------------------------------------
+
+    def code_actions(
+        self, params: types.CodeActionParams
+    ) -> list[types.CodeAction | types.Command]:
+        caps = self.server.client_capabilities.text_document
+        literal = (
+            caps is not None
+            and caps.code_action is not None
+            and (caps.code_action.code_action_literal_support is not None)
+        )
+        return code_actions(params, literal)
+
+    def progress_cancelled(self, params: types.WorkDoneProgressCancelParams) -> None:
+        for ticket in self._tickets.values():
+            if ticket.token == params.token:
+                ticket.cancel()
+
+    def document_changed(
+        self,
+        params: types.DidOpenTextDocumentParams
+        | types.DidChangeTextDocumentParams
+        | types.DidCloseTextDocumentParams,
+    ) -> None:
+        self.documents.changed(params.text_document.uri)
+
+    async def shutdown(self) -> None:
+        """LSP `shutdown`: the running turn ends (its prompt answers `cancelled`) first."""
+        for ticket in list(self._tickets.values()):
+            ticket.cancel()
+        while self._active is not None:
+            await self._released.wait()
+
+
+def _keep_grant(s: Session, grant: DirGrant) -> None:
+    """A directory the user let the session reach stays reachable (stored with it)."""
+    kept = [g for g in s.state.dir_grants if g.path != str(grant.path)]
+    s.state.dir_grants = [*kept, AccessGrant(str(grant.path), grant.access)]
+
+
+def workspace_dirs(params: dict[str, Any]) -> tuple[str, list[str]]:
+    """The session's cwd and roots: the client's workspace folders (the first is the cwd), else
+    its root, else the directory the server was started in."""
+    folders = params.get("workspaceFolders") or []
+    roots = [p for p in (_dir_of(f.get("uri")) for f in folders) if p is not None]
+    root = _dir_of(params.get("rootUri")) or _dir_of_path(params.get("rootPath"))
+    cwd = roots[0] if roots else root or os.getcwd()
+    return cwd, roots or [cwd]
+
+
+def _dir_of(uri: object) -> str | None:
+    if not isinstance(uri, str) or not uri.startswith("file:"):
+        return None
+    return _dir_of_path(to_fs_path(uri))
+
+
+def _dir_of_path(path: object) -> str | None:
+    if isinstance(path, str) and os.path.isabs(path) and os.path.isdir(path):
+        return os.path.normpath(path)
+    return None

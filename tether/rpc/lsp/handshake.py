@@ -1,0 +1,105 @@
+"""`initialize` for `tether lsp`: the server's capabilities, in plain JSON.
+
+No heavy imports: the first `initialize` is answered before the event loop, pygls and
+lsprotocol are loaded (together they take a few hundred milliseconds to import, and editors wait
+on this answer). The same answer serves an `initialize` that arrives later, so there is one
+source of truth for what the server offers.
+"""
+
+from __future__ import annotations
+
+from tether import __version__
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (startup time)
+if TYPE_CHECKING:
+    from typing import Any
+
+PROMPT = "tether.prompt"
+CANCEL = "tether.cancel"
+COMMANDS = [PROMPT, CANCEL]
+# What pygls can convert positions from, in the order it prefers when the client offers none.
+ENCODINGS = ("utf-8", "utf-16", "utf-32")
+DEFAULT_ENCODING = "utf-16"
+INCREMENTAL_SYNC = 2
+
+
+class LspHandshake:
+    def __init__(self) -> None:
+        self.params: dict[str, Any] | None = None  # the client's `initialize` params
+        self.encoding = DEFAULT_ENCODING
+
+    @property
+    def done(self) -> bool:
+        return self.params is not None
+
+    def answer(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The `initialize` result for params that passed `clean_params`."""
+        self.params = params
+        self.encoding = position_encoding(params)
+        return {
+            "capabilities": {
+                "positionEncoding": self.encoding,
+                "textDocumentSync": {"openClose": True, "change": INCREMENTAL_SYNC},
+                "codeActionProvider": True,
+                "executeCommandProvider": {"commands": list(COMMANDS)},
+                "workspace": {"workspaceFolders": {"supported": True}},
+            },
+            "serverInfo": {"name": "tether", "version": __version__},
+        }
+
+
+def position_encoding(params: dict[str, Any]) -> str:
+    """The first encoding the client lists that we convert (as pygls chooses), else UTF-16."""
+    general = params["capabilities"].get("general")
+    offered = general.get("positionEncodings") if isinstance(general, dict) else None
+    if isinstance(offered, list):
+        for encoding in offered:
+            if encoding in ENCODINGS:
+                return encoding
+    return DEFAULT_ENCODING
+
+
+def clean_params(params: object) -> dict[str, Any] | None:
+    """The params when they are a plausible `initialize` (the shape the answer relies on);
+    None sends the request down the slow path, which reports what is wrong."""
+    if not isinstance(params, dict) or not isinstance(params.get("capabilities"), dict):
+        return None
+    general = params["capabilities"].get("general")
+    if general is not None and not isinstance(general, dict):
+        return None
+    for key in ("rootUri", "rootPath"):
+        if params.get(key) is not None and not isinstance(params[key], str):
+            return None
+    folders = params.get("workspaceFolders")
+    if folders is not None and not (
+        isinstance(folders, list)
+        and all(isinstance(f, dict) and isinstance(f.get("uri"), str) for f in folders)
+    ):
+        return None
+    return params
+
+
+def fast_answer(frame: bytes) -> tuple[Any, dict[str, Any]] | None:
+    """(id, params) when `frame` is a clean `initialize` request answerable before pygls is
+    loaded; None leaves it to the connection (which also reports any error)."""
+    import json
+
+    from tether.rpc.depth import too_deep
+
+    if too_deep(frame):
+        return None
+    try:
+        msg = json.loads(frame)
+    except (ValueError, RecursionError):
+        return None
+    if (
+        not isinstance(msg, dict)
+        or msg.get("jsonrpc") != "2.0"
+        or msg.get("method") != "initialize"
+    ):
+        return None
+    rid = msg.get("id")
+    if isinstance(rid, bool) or not isinstance(rid, int | str):
+        return None
+    params = clean_params(msg.get("params"))
+    return None if params is None else (rid, params)

@@ -1,0 +1,76 @@
+"""The pygls language server and what it routes to the front: the two commands, code actions,
+document sync (pygls keeps the texts; the front hears of each change), progress cancellation,
+and `shutdown`."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import cattrs
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import default_converter
+
+from tether import __version__
+from tether.rpc.lsp.handshake import CANCEL, PROMPT
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from tether.rpc.lsp.front import LspFront
+
+log = logging.getLogger("tether.lsp")
+
+
+class TetherLanguageServer(LanguageServer):
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # pygls would show the user "Error in server: ..." for a malformed notification.
+        log.warning("LSP error (%s): %s", getattr(source, "__name__", source), error)
+
+
+def make_server() -> tuple[TetherLanguageServer, cattrs.Converter]:
+    """The server, and the lsprotocol converter it types messages with (pygls's default)."""
+    converter = default_converter()
+    server = TetherLanguageServer(
+        "tether",
+        __version__,
+        text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        converter_factory=lambda: converter,
+    )
+    return server, converter
+
+
+def register(server: LanguageServer, front: LspFront) -> None:
+    """Each handler is a fresh function: pygls tags what it registers with attributes (a bound
+    method takes none), and passes commands' raw JSON arguments through to an unannotated
+    `*arguments` (an annotation would have it convert them, or inject the server)."""
+
+    async def prompt(*arguments):
+        return await front.prompt(*arguments)
+
+    async def cancel(*arguments):
+        return await front.cancel(*arguments)
+
+    def code_action(params):
+        return front.code_actions(params)
+
+    def document_changed(params):
+        front.document_changed(params)
+
+    def progress_cancelled(params):
+        front.progress_cancelled(params)
+
+    async def shutdown(*args):
+        await front.shutdown()
+
+    server.command(PROMPT)(prompt)
+    server.command(CANCEL)(cancel)
+    server.feature(types.TEXT_DOCUMENT_CODE_ACTION)(code_action)
+    for method in (
+        types.TEXT_DOCUMENT_DID_OPEN,
+        types.TEXT_DOCUMENT_DID_CHANGE,
+        types.TEXT_DOCUMENT_DID_CLOSE,
+    ):
+        server.feature(method)(document_changed)
+    server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)(progress_cancelled)
+    server.feature(types.SHUTDOWN)(shutdown)
