@@ -203,9 +203,12 @@ class Editor(LanguageClient):
 
     # --- what we do ------------------------------------------------------------------------
 
-    async def start(self, caps: types.ClientCapabilities = FULL_CAPS) -> types.InitializeResult:
+    async def start(
+        self, caps: types.ClientCapabilities = FULL_CAPS, options: Any = None
+    ) -> types.InitializeResult:
         params = types.InitializeParams(
             capabilities=caps,
+            initialization_options=options,
             root_uri=self.root.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=self.root.as_uri(), name="project")],
         )

@@ -181,6 +181,28 @@ async def test_bad_arguments_are_answered_and_the_server_goes_on(
         assert editor.errors == []
 
 
+async def test_initialization_options_set_the_session(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    """Helix cannot ask: its config can put the session in `code` mode, which creates new files
+    without asking."""
+    async with lsp_in_process(project, _writes(tmp_path, "a.txt", "b.txt")) as (editor, _):
+        await editor.start(options={"mode": "code", "model": "nope", "approvals": 5})
+        result = await editor.prompt("write")
+        assert editor.asked == []
+        assert editor.text("a.txt") == "a.txt\n" and editor.text("b.txt") == "b.txt\n"
+        warnings = [m.message for m in editor.messages]
+        assert len(warnings) == 2
+        assert warnings[0].startswith("tether: initializationOptions.model: unknown model 'nope'")
+        assert (
+            warnings[1]
+            == "tether: initializationOptions.approvals: approvals must be a string, got 5"
+        )
+    assert all(
+        r.startswith("[approval] mode (code)") for r in tool_results(home, result["sessionId"])
+    )
+
+
 async def test_no_progress_support_still_answers(project: Path, tmp_path: Path) -> None:
     script = script_file(tmp_path / "ok.json", [[{"text": "fine"}]])
     async with lsp_in_process(project, script) as (editor, _):

@@ -265,6 +265,20 @@ async def test_code_actions_run_the_prompt_on_the_selection(
     assert "Selected in app.py, line 2:\n```\ny = undefined\n" in text
 
 
+async def test_progress_reports_are_coalesced(project: Path, tmp_path: Path) -> None:
+    """A burst of 500 lines is a handful of reports (the newest line wins), not 500."""
+    script = script_file(
+        tmp_path / "burst.json", [[{"text": "line\n", "repeat": 500}, {"text": "last line"}]]
+    )
+    async with lsp_in_process(project, script) as (editor, _):
+        await editor.start()
+        result = await editor.prompt("talk")
+        assert result["text"].endswith("line\nlast line")
+        reports = [v["message"] for v in editor.values("report")]
+        assert 1 <= len(reports) <= 3, reports
+        assert set(reports) <= {"line", "last line"}
+
+
 async def test_ask_user_offers_its_choices(home: Path, project: Path, tmp_path: Path) -> None:
     question = {"question": "Which color?", "options": ["red", "blue"]}
     script = script_file(

@@ -1,4 +1,5 @@
--- `tether lsp` inside Neovim's built-in LSP client, no plugin: `nvim --headless -u NONE -l`.
+-- `tether lsp` inside Neovim's built-in LSP client, no plugin, set up as the README says
+-- (editors/lsp/neovim.lua): `nvim --headless -u NONE -l tests/nvim/lsp_spec.lua`.
 --
 -- tests/test_lsp_neovim.py sets the environment:
 --   TETHER_LSP_CMD       `tether lsp` as a JSON list (a --script is appended per case)
@@ -68,49 +69,55 @@ vim.ui.select = function(items, opts, on_choice)
   on_choice(nil)
 end
 
---- Start `tether lsp --script DATA/<script>` on the current buffer; returns the client.
-local function start(name, script)
+-- The setup the README gives (editors/lsp/neovim.lua), with the test's command.
+local answers = {}
+vim.notify = function(msg, level)
+  answers[#answers + 1] = { msg = msg, level = level }
+end
+vim.cmd("filetype on")
+vim.cmd.cd(project)
+local here = vim.fs.dirname(debug.getinfo(1, "S").source:sub(2))
+dofile(vim.fs.normalize(here .. "/../../editors/lsp/neovim.lua"))
+
+--- Use `tether lsp --script DATA/<script>` for the next buffers; returns after `path` is open
+--- with its client ready.
+local function open_with(script, path)
   local argv = vim.deepcopy(cmd)
   vim.list_extend(argv, { "--script", data .. "/" .. script })
-  local id = assert(vim.lsp.start({ name = name, cmd = argv, root_dir = project }))
-  local client = assert(vim.lsp.get_client_by_id(id))
+  vim.g.tether_lsp_cmd = argv
+  vim.cmd.edit(path)
+  local client
   wait(function()
-    return client.initialized
-  end, "initialize")
+    client = vim.lsp.get_clients({ bufnr = 0, name = "tether" })[1]
+    return client ~= nil and client.initialized
+  end, "tether to start on " .. path)
   return client
 end
 
---- Send tether.prompt; returns a function telling (done, result, err) and the request id.
-local function prompt(client, text, bufnr)
-  local state = { done = false }
-  local params = { command = "tether.prompt", arguments = { { prompt = text } } }
-  local ok, rid = client:request("workspace/executeCommand", params, function(err, result)
-    state.done, state.err, state.result = true, err, result
-  end, bufnr)
-  assert(ok, "request sent")
-  return state, rid
+local function stop(client)
+  client:stop()
+  wait(function()
+    return #vim.lsp.get_clients({ name = "tether" }) == 0
+  end, "tether to stop")
 end
 
 local cases = {
   {
     "a round asks once, edits land in the modified buffer, progress and transcript show",
     function()
-      vim.cmd.edit(app)
+      local client = open_with("round.json", app)
       local buf = vim.api.nvim_get_current_buf()
+      eq("utf-8", client.offset_encoding, "position encoding")
       vim.api.nvim_buf_set_lines(buf, 0, -1, false, UNSAVED)
       vim.bo[buf].undolevels = vim.bo[buf].undolevels -- the user's change is its own undo step
       truthy(vim.bo[buf].modified, "app.py has unsaved edits")
-      local client = start("tether", "round.json")
-      eq("utf-8", client.offset_encoding, "position encoding")
       picks = { "Allow all" }
 
-      local state = prompt(client, "fix greet", buf)
+      vim.cmd("Tether fix greet")
       wait(function()
-        return state.done
+        return #answers > 0
       end, "the prompt's answer")
-      eq(nil, state.err, "error")
-      eq("end_turn", state.result.stopReason, "stop reason")
-      eq("Fixed greet and wrote notes.md.", state.result.text, "answer")
+      eq({ { msg = "Fixed greet and wrote notes.md." } }, answers, "the answer, echoed")
 
       -- One question for the round, listing both calls.
       eq(1, #questions, "questions asked")
@@ -144,21 +151,32 @@ local cases = {
       end, progress)
       truthy(#reports >= 1, "a report")
 
-      -- The transcript was shown (in a window, without the focus).
-      local transcript = vim.uri_to_fname(state.result.transcript)
+      -- The transcript was shown (in a window, without the focus), and joined the server.
+      local transcript
       wait(function()
-        return vim.fn.bufwinnr(transcript) ~= -1
+        for _, win in ipairs(vim.api.nvim_list_wins()) do
+          local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(win))
+          if name:match("transcript%.md$") then
+            transcript = name
+            return true
+          end
+        end
       end, "the transcript's window")
       eq(buf, vim.api.nvim_get_current_buf(), "the focus stayed")
       truthy(read(transcript):find("Fixed greet and wrote notes.md.", 1, true), "transcript text")
-      client:stop(true)
+      wait(function()
+        return #vim.lsp.get_clients({ bufnr = vim.fn.bufnr(transcript), name = "tether" }) == 1
+      end, "the transcript to join the server")
+      eq(1, #vim.lsp.get_clients({ name = "tether" }), "one server")
+      stop(client)
     end,
   },
   {
-    "cancelling the request ends the turn cancelled",
+    ":TetherCancel ends the turn, which answers cancelled",
     function()
-      local client = start("tether-slow", "slow.json")
-      local state, rid = prompt(client, "take your time", 0)
+      answers = {}
+      local client = open_with("slow.json", project .. "/README.md")
+      vim.cmd("Tether take your time")
       wait(function()
         for _, p in ipairs(progress) do
           if p.message == "working" then
@@ -166,12 +184,12 @@ local cases = {
           end
         end
       end, "the turn to run")
-      client:cancel_request(rid)
+      vim.cmd("TetherCancel")
       wait(function()
-        return state.done
+        return #answers > 0
       end, "the cancelled answer")
-      eq("cancelled", state.result.stopReason, "stop reason")
-      client:stop(true)
+      eq({ { msg = "tether: cancelled", level = vim.log.levels.WARN } }, answers, "answer")
+      stop(client)
     end,
   },
 }

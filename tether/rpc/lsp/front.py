@@ -31,7 +31,7 @@ from tether.engine.pty_host import PtyHost
 from tether.engine.reads import ReadLedger
 from tether.engine.seam import Capabilities, Web
 from tether.engine.session import AccessGrant, Session
-from tether.engine.sessions import EngineDeps, SessionManager
+from tether.engine.sessions import EngineDeps, InvalidSetting, SessionManager
 from tether.engine.turn import TurnFailed
 from tether.engine.workspace import DirGrant, Workspace
 from tether.rpc.errors import INTERNAL_ERROR, ConnectionClosed, RpcError
@@ -208,7 +208,8 @@ class LspFront:
         ticket = self._ticket()
         try:
             return await self._prompt(ticket, arguments)
-        except JsonRpcException:
+        except JsonRpcException as exc:
+            log.info("tether.prompt answered %s: %s", exc.code, exc.message)
             raise
         except Exception as exc:  # answered without a traceback (pygls would send one)
             log.exception("tether.prompt failed")
@@ -305,8 +306,32 @@ class LspFront:
         if self._session is None:
             params = self.conn.handshake.params or {}
             cwd, roots = workspace_dirs(params)
-            self._session = await self.manager.new(cwd, [], roots)
+            self._session = s = await self.manager.new(cwd, [], roots)
+            await self._apply_options(s, params.get("initializationOptions"))
         return self._session
+
+    async def _apply_options(self, s: Session, options: object) -> None:
+        """`initializationOptions` `{"mode", "model", "approvals"}`: the session's settings
+        (clients that cannot send slash commands or show menus set them in their config)."""
+        if not isinstance(options, dict):
+            return
+        setters = {
+            "mode": self.manager.set_mode,
+            "model": self.manager.set_model,
+            "approvals": self.manager.set_approvals,
+        }
+        for key, setter in setters.items():
+            value = options.get(key)
+            if value is None:
+                continue
+            try:
+                if not isinstance(value, str):
+                    raise InvalidSetting(f"{key} must be a string, got {value!r}")
+                await setter(s, value)
+            except InvalidSetting as exc:
+                message = f"tether: initializationOptions.{key}: {exc}"
+                params = types.ShowMessageParams(type=types.MessageType.Warning, message=message)
+                self.conn.notify(types.WINDOW_SHOW_MESSAGE, params)
 
     # --- other requests and notifications -------------------------------------------------
 

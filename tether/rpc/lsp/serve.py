@@ -75,10 +75,22 @@ def _start_logging(options: LspOptions) -> None:
     from tether.logs import setup_logging
 
     path = setup_logging("lsp", options.log_level)
-    logging.getLogger("pygls").setLevel(logging.WARNING)  # it logs every frame at INFO
+    if logging.getLogger().level > logging.DEBUG:  # pygls logs every frame at INFO
+        logging.getLogger("pygls").setLevel(logging.WARNING)
+    for name in ("pygls.protocol.json_rpc", "pygls.protocol.language_server"):
+        logging.getLogger(name).addFilter(_answered_elsewhere)
     logging.getLogger("tether.lsp").info(
         "tether %s serving LSP on stdio; log file %s", __version__, path
     )
+
+
+_ANSWERED = ("Exception occurred for message", "Unable to deserialize message", "Failed to handle")
+
+
+def _answered_elsewhere(record: object) -> bool:
+    """pygls logs a traceback for every error it answers; the answer says what was wrong."""
+    message = getattr(record, "msg", "")
+    return not (isinstance(message, str) and message.startswith(_ANSWERED))
 
 
 def _fast_initialize(

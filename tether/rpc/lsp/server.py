@@ -9,10 +9,12 @@ from typing import Any
 
 import cattrs
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import default_converter
 
 from tether import __version__
+from tether.rpc.errors import INTERNAL_ERROR
 from tether.rpc.lsp.handshake import CANCEL, PROMPT
 
 TYPE_CHECKING = False
@@ -52,7 +54,11 @@ def register(server: LanguageServer, front: LspFront) -> None:
         return await front.cancel(*arguments)
 
     def code_action(params):
-        return front.code_actions(params)
+        try:
+            return front.code_actions(params)
+        except Exception as exc:  # answered without the traceback pygls would attach
+            log.exception("code actions failed")
+            raise JsonRpcException(f"Internal error: {exc}", INTERNAL_ERROR) from None
 
     def document_changed(params):
         front.document_changed(params)
@@ -61,7 +67,11 @@ def register(server: LanguageServer, front: LspFront) -> None:
         front.progress_cancelled(params)
 
     async def shutdown(*args):
-        await front.shutdown()
+        try:
+            await front.shutdown()
+        except Exception as exc:
+            log.exception("shutdown failed")
+            raise JsonRpcException(f"Internal error: {exc}", INTERNAL_ERROR) from None
 
     server.command(PROMPT)(prompt)
     server.command(CANCEL)(cancel)
