@@ -265,18 +265,23 @@ class LspFront:
         self._progress = progress = await self._start_progress(ticket, text)
         if progress is not None:
             self._background.start_soon(progress.run)
+        ending = "Stopped"  # what the progress ends with when the turn ends otherwise
         try:
             stop = await self.manager.run_turn(s, [TextPart(text)], scope)
+            ending = _ENDINGS.get(stop, stop)
         except TurnFailed as exc:
-            if progress is not None:
-                progress.end("Failed: the model provider failed")
+            ending = "Failed: the model provider failed"
             raise JsonRpcException(f"The model provider failed: {exc}", REQUEST_FAILED) from None
         finally:
             self._view = self._progress = None
-        if progress is not None:
-            progress.end(_ENDINGS.get(stop, stop))
+            if progress is not None:
+                progress.end(ending)
         result: dict[str, Any] = {"stopReason": stop, "text": view.answer, "sessionId": s.id}
-        transcript = await write_transcript(self.deps.store, self.deps.spill_root, s)
+        try:
+            transcript = await write_transcript(self.deps.store, self.deps.spill_root, s)
+        except OSError as exc:
+            log.warning("could not write the transcript of %s: %s", s.id, exc)
+            return result
         result["transcript"] = transcript.as_uri()
         if self.features.show_document and not self._ended:
             self._background.start_soon(self._show_document, transcript.as_uri())
