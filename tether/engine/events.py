@@ -13,46 +13,46 @@ ToolStatus = Literal["pending", "in_progress", "completed", "failed"]
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
 
 
-class TextOut(msgspec.Struct, tag="text", frozen=True):
+class TextOut(msgspec.Struct, tag="text", frozen=True, gc=False):
     text: str
 
 
-class DiffOut(msgspec.Struct, tag="diff", frozen=True):
+class DiffOut(msgspec.Struct, tag="diff", frozen=True, gc=False):
     path: str
     new_text: str
     old_text: str | None = None  # None: a new file
 
 
-class TerminalOut(msgspec.Struct, tag="terminal", frozen=True):
+class TerminalOut(msgspec.Struct, tag="terminal", frozen=True, gc=False):
     terminal_id: str
 
 
 ToolContent = TextOut | DiffOut | TerminalOut
 
 
-class Location(msgspec.Struct, frozen=True):
+class Location(msgspec.Struct, frozen=True, gc=False):
     path: str
     line: int | None = None
 
 
-class UserPrompted(msgspec.Struct, tag="user", frozen=True):
+class UserPrompted(msgspec.Struct, tag="user", frozen=True, gc=False):
     parts: list[UserPart]
     # The history index of the same prompt as a UserMessage, when there is one: the store then
     # keeps the parts once, in the message.
     message: int | None = None
 
 
-class TextDelta(msgspec.Struct, tag="text_delta", frozen=True):
+class TextDelta(msgspec.Struct, tag="text_delta", frozen=True, gc=False):
     message_id: str
     text: str
 
 
-class ThoughtDelta(msgspec.Struct, tag="thought_delta", frozen=True):
+class ThoughtDelta(msgspec.Struct, tag="thought_delta", frozen=True, gc=False):
     message_id: str
     text: str
 
 
-class ToolStarted(msgspec.Struct, tag="tool_started", frozen=True):
+class ToolStarted(msgspec.Struct, tag="tool_started", frozen=True, gc=False):
     call_id: str
     name: str | None  # the tool's name; None for a card that is not one call (a round)
     title: str
@@ -62,31 +62,31 @@ class ToolStarted(msgspec.Struct, tag="tool_started", frozen=True):
     content: list[ToolContent] = []
 
 
-class ToolUpdated(msgspec.Struct, tag="tool_updated", frozen=True):
+class ToolUpdated(msgspec.Struct, tag="tool_updated", frozen=True, gc=False):
     call_id: str
     status: ToolStatus | None = None
     title: str | None = None
     content: list[ToolContent] | None = None
 
 
-class ToolFinished(msgspec.Struct, tag="tool_finished", frozen=True):
+class ToolFinished(msgspec.Struct, tag="tool_finished", frozen=True, gc=False):
     call_id: str
     status: Literal["completed", "failed"]
     content: list[ToolContent]
     raw_output: Any = None
 
 
-class PlanItem(msgspec.Struct, frozen=True):
+class PlanItem(msgspec.Struct, frozen=True, gc=False):
     content: str
     status: Literal["pending", "in_progress", "completed"] = "pending"
     priority: Literal["high", "medium", "low"] = "medium"
 
 
-class PlanChanged(msgspec.Struct, tag="plan", frozen=True):
+class PlanChanged(msgspec.Struct, tag="plan", frozen=True, gc=False):
     entries: list[PlanItem]
 
 
-class UsageSampled(msgspec.Struct, tag="usage", frozen=True):
+class UsageSampled(msgspec.Struct, tag="usage", frozen=True, gc=False):
     used: int
     size: int
     cost: float | None = None
@@ -98,17 +98,17 @@ class UsageSampled(msgspec.Struct, tag="usage", frozen=True):
     output_tokens: int | None = None
 
 
-class Notice(msgspec.Struct, tag="notice", frozen=True):
+class Notice(msgspec.Struct, tag="notice", frozen=True, gc=False):
     severity: Literal["info", "warning", "error"]
     title: str
     description: str | None = None
 
 
-class TitleChanged(msgspec.Struct, tag="title", frozen=True):
+class TitleChanged(msgspec.Struct, tag="title", frozen=True, gc=False):
     title: str
 
 
-class TurnEnded(msgspec.Struct, tag="turn_ended", frozen=True):
+class TurnEnded(msgspec.Struct, tag="turn_ended", frozen=True, gc=False):
     stop_reason: StopReason
 
 

@@ -201,13 +201,14 @@ class Store:
     def _prompts(db: Any, session_id: str, wanted: set[int]) -> dict[int, list[UserPart]]:
         """The parts of the user messages at the given rows, in one pass."""
         rows = db.execute(
-            "SELECT seq, body FROM messages WHERE session_id=?", (session_id,)
+            "SELECT seq, body FROM messages WHERE session_id=? "
+            "AND seq IN (SELECT value FROM json_each(?))",
+            (session_id, _encode(sorted(wanted)).decode()),
         ).fetchall()
         found: dict[int, list[UserPart]] = {}
         for seq, body in rows:
-            if seq in wanted:
-                message = _message.decode(body)
-                found[seq] = message.parts if isinstance(message, UserMessage) else []
+            message = _message.decode(body)
+            found[seq] = message.parts if isinstance(message, UserMessage) else []
         return found
 
     async def list(

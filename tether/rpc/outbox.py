@@ -39,6 +39,16 @@ class Outbox:
         if self._size >= self._high:
             await self._drained.wait()
 
+    async def put_all(self, payloads: list[bytes]) -> None:
+        """Many frames at once (a replay), with the same backpressure as `put`."""
+        if self._closing or self.broken:
+            raise OutboxClosed
+        self._frames.extend(payloads)
+        self._size += sum(len(p) for p in payloads)
+        self._wake.set()
+        if self._size >= self._high:
+            await self._drained.wait()
+
     def close(self) -> None:
         """Refuse new frames; the writer sends what is queued, then returns."""
         self._closing = True

@@ -147,11 +147,23 @@ class Peer:
             b'{"jsonrpc":"2.0","method":%s,"params":%s}' % (_encode(method), _encode(params))
         )
 
-    async def notify_all(self, method: str, params: Iterable[Any]) -> None:
+    async def notify_all(self, method: str, params: Iterable[Any], chunk: int = 512) -> None:
         """Many notifications of one method, in order (a replay: thousands at once)."""
         head = b'{"jsonrpc":"2.0","method":%s,"params":' % _encode(method)
+        batch: list[bytes] = []
         for p in params:
-            await self._write(head + _encode(p) + b"}")
+            batch.append(head + _encode(p) + b"}")
+            if len(batch) >= chunk:
+                await self._write_all(batch)
+                batch = []
+        if batch:
+            await self._write_all(batch)
+
+    async def _write_all(self, payloads: list[bytes]) -> None:
+        try:
+            await self._outbox.put_all(payloads)
+        except OutboxClosed:
+            raise ConnectionClosed(f"{self.name}: connection closed") from None
 
     async def request(
         self,

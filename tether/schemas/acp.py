@@ -15,7 +15,7 @@ from msgspec import UNSET, UnsetType, field
 Meta = dict[str, Any] | None | UnsetType
 
 
-class Base(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
+class Base(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True, gc=False):
     meta: Meta = field(default=UNSET, name="_meta")
 
 
