@@ -2,7 +2,8 @@
 a replay of the message sequence Zed sends, with Zed's exact `initialize` capabilities, its
 session setup, a prompt with an embedded file, answers served the way Zed serves them (reads from
 unsaved buffers, writes applied to the buffer and saved, permission options as buttons,
-terminals as real processes), cancel, the thread history and closing the thread.
+commands run in a Zed terminal: a real shell in a pseudo-terminal, tests/zed_terminal.py),
+cancel, the thread history and closing the thread.
 
 Every frame tether writes is schema-checked by the harness; every frame this replay sends is
 checked too (`check_sent`).
@@ -11,21 +12,19 @@ checked too (`check_sent`).
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import tomllib
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from tests.harness import REPO, AgentProcess, script, spawn_agent
 from tests.protocol_log import check_sent
+from tests.zed_terminal import ZedTerminal
 
 ZED = REPO / "editors" / "zed"
 FIXTURE = REPO / "editors" / "fixtures"
@@ -145,8 +144,9 @@ def test_the_command_the_entries_name_answers_initialize() -> None:
 class ZedEditor:
     """What Zed does with the agent's requests, for a project worktree: reads come from open
     buffers (unsaved text included), writes go into the buffer and are saved, paths outside the
-    worktree are `resource_not_found`, terminals are real processes, permission options are
-    buttons (`click` picks one; None leaves the card waiting until the user stops the turn)."""
+    worktree are `resource_not_found`, commands run in Zed terminals (tests/zed_terminal.py),
+    permission options are buttons (`click` picks one; None leaves the card waiting until the
+    user stops the turn)."""
 
     def __init__(self, agent: AgentProcess, worktree: Path) -> None:
         self.agent = agent
@@ -154,10 +154,9 @@ class ZedEditor:
         self.buffers: dict[Path, str] = {}
         self.click: str | None = "allow_once"
         self.asked: list[dict[str, Any]] = []
-        self.terminals: dict[str, tuple[subprocess.Popen[bytes], Path, int | None]] = {}
-        self.released: list[str] = []
+        self.terminals: dict[str, ZedTerminal] = {}  # created and not released
+        self.released: dict[str, ZedTerminal] = {}  # still shown on their tool cards
         self.session_id = ""
-        self._tmp = Path(tempfile.mkdtemp(prefix="zed-terminals-"))
         agent.handler = self.handle
 
     def _path(self, params: dict[str, Any]) -> Path:
@@ -193,42 +192,22 @@ class ZedEditor:
             return await self._terminal(method.removeprefix("terminal/"), params)
         raise LookupError(f"Zed has no handler for {method}")
 
-    def _spawn(self, params: dict[str, Any]) -> str:
-        tid = f"term-{len(self.terminals) + len(self.released)}"
-        out = self._tmp / f"{tid}.out"
-        env = {e["name"]: e["value"] for e in params.get("env") or []}
-        with out.open("wb") as sink:
-            proc = subprocess.Popen(
-                [params["command"], *(params.get("args") or [])],
-                cwd=params.get("cwd") or self.worktree,
-                env={**os.environ, **env},
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-            )
-        self.terminals[tid] = (proc, out, params.get("outputByteLimit"))
-        return tid
-
     async def _terminal(self, op: str, params: dict[str, Any]) -> Any:
         if op == "create":
-            return {"terminalId": self._spawn(params)}
-        proc, out, limit = self.terminals[params["terminalId"]]
+            terminal = ZedTerminal(params, self.worktree)
+            self.terminals[terminal.id] = terminal
+            return {"terminalId": terminal.id}
+        terminal = self.terminals.get(params["terminalId"])
+        if terminal is None:
+            raise LookupError(f"unknown terminal {params['terminalId']}")
         if op == "wait_for_exit":
-            code = await anyio.to_thread.run_sync(proc.wait)
-            return {"exitCode": code} if code >= 0 else {"signal": f"SIG{-code}"}
+            return await terminal.wait_for_exit()
         if op == "output":
-            data = out.read_bytes()
-            cut = limit is not None and len(data) > limit
-            text = data[-limit:].decode(errors="ignore") if cut and limit else data.decode()
-            result: dict[str, Any] = {"output": text, "truncated": bool(cut)}
-            if proc.poll() is not None:
-                result["exitStatus"] = {"exitCode": proc.returncode}
-            return result
-        if proc.poll() is None:  # kill or release
-            proc.kill()
+            return terminal.output()
+        terminal.kill()  # kill, or release of a command still running
         if op == "release":
-            del self.terminals[params["terminalId"]]
-            self.released.append(params["terminalId"])
+            self.released[terminal.id] = self.terminals.pop(terminal.id)
+            await terminal.wait_for_exit()
         return {}
 
 
