@@ -1,7 +1,8 @@
 """A TEST DOUBLE of an ACP agent, for the editor clients' tests only: not tether.
 
 It speaks NDJSON on stdio and acts out what tether cannot do yet (`session/load`, `session/list`
-paging, `terminal/*`), so a client's side of those methods can be tested now. Each prompt's text
+paging) and what the shared fixture session does not show (`terminal/*` with env, stderr, a
+failing exit, `terminal/kill`, `outputByteLimit`). Each prompt's text
 picks a scene; the agent's closing message reports what the client answered, so a client test
 can check the exact values. Every frame the client sends is checked against the ACP schema by
 the test that reads the client's protocol log.

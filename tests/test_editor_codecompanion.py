@@ -32,6 +32,7 @@ CC_INITIALIZE = {
     "clientInfo": {"name": "CodeCompanion.nvim", "version": "1.0.0"},
 }
 FIXED = 'def greet(name):\n    return f"Hello, {name}!"\n'
+FENCED_CHECK = "```\nexit code 0\nHello, Ada!\n```"  # check.py's run, as the card shows it
 
 
 def test_readme_shows_the_tested_entry() -> None:
@@ -109,9 +110,22 @@ async def test_codecompanion_turn_on_the_shared_fixture(home: Path, tmp_path: Pa
         ]
         resp = await agent.request("session/prompt", {"sessionId": cc.session_id, "prompt": prompt})
         assert resp["result"] == {"stopReason": "end_turn"}
-        assert len(cc.permissions) == 1
+        round_card, command_card = cc.permissions
+        assert round_card["toolCall"]["toolCallId"].startswith("round_")
+        assert command_card["toolCall"]["title"] == "python3 check.py"
         assert app.read_text() == FIXED
         assert (project / "notes.md").exists()
+        # No `terminal` capability: the command ran as tether's own process, its output on
+        # the card as text.
+        assert not any(str(f.get("method")).startswith("terminal/") for f in agent.frames)
+        [ran] = [
+            u
+            for u in agent.updates(cc.session_id)
+            if u.get("toolCallId") == "check1" and u.get("status") == "completed"
+        ]
+        assert ran["content"] == [
+            {"type": "content", "content": {"type": "text", "text": FENCED_CHECK}}
+        ]
         texts = "".join(
             u["content"]["text"]
             for u in agent.updates(cc.session_id)

@@ -144,12 +144,29 @@ def _methods(frames: list[tuple[str, dict[str, Any]]], side: str) -> list[str]:
     return [f["method"] for s, f in frames if s == side and "method" in f]
 
 
-def test_turn_with_round_permission_and_buffer_edits(tmp_path: Path) -> None:
+def test_turn_with_round_permission_buffer_edits_and_a_terminal(tmp_path: Path) -> None:
     frames = run_spec("turn", tmp_path)
     agent = _methods(frames, "agent")
-    assert agent.count("session/request_permission") == 1
+    assert agent.count("session/request_permission") == 2  # the round, then the command
     assert agent.count("fs/write_text_file") == 2
     assert "fs/read_text_file" in agent
+    # The command ran in the plugin's terminal: created, waited for, read, released.
+    assert [m for m in agent if m.startswith("terminal/")] == [
+        "terminal/create",
+        "terminal/wait_for_exit",
+        "terminal/output",
+        "terminal/release",
+    ]
+    [output] = [
+        f["result"]
+        for s, f in frames
+        if s == "client" and isinstance(f.get("result"), dict) and "output" in f["result"]
+    ]
+    assert output == {
+        "output": "Hello, Ada!\n",
+        "truncated": False,
+        "exitStatus": {"exitCode": 0},
+    }
     assert (
         tmp_path / "project" / "app.py"
     ).read_text() == 'def greet(name):\n    return f"Hello, {name}!"\n'

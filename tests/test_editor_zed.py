@@ -244,6 +244,70 @@ async def zed_session(agent: AgentProcess, project: Path) -> tuple[ZedEditor, st
     return zed, sid, resp["result"]
 
 
+def check_command_in_a_zed_terminal(
+    agent: AgentProcess, zed: ZedEditor, sid: str, card: dict[str, Any], project: Path
+) -> None:
+    """The fixture's `python3 check.py`: asked for (running a script always asks), run in a Zed
+    terminal that the tool card embeds before it is released, the fixed greet() in its output."""
+    assert card["toolCall"] == {"toolCallId": "check1", "title": "python3 check.py"}
+    announced = next(
+        u
+        for u in agent.updates(sid)
+        if u.get("toolCallId") == "check1" and u["sessionUpdate"] == "tool_call"
+    )
+    assert announced["kind"] == "execute"
+    assert announced["content"] == [
+        {
+            "type": "content",
+            "content": {"type": "text", "text": "⚠ python3 runs the script check.py"},
+        }
+    ]
+    [create] = [dict(f["params"]) for f in agent.frames if f.get("method") == "terminal/create"]
+    assert create.pop("outputByteLimit") > 0
+    assert create == {
+        "sessionId": sid,
+        "command": "python3",
+        "args": ["check.py"],
+        "env": [],
+        "cwd": str(project),
+    }
+    [(tid, terminal)] = zed.released.items()
+    assert zed.terminals == {}  # every terminal the agent created was released
+    assert terminal.label == "python3 check.py"
+    assert terminal.text == "Hello, Ada!\n"  # check.py ran after app.py was fixed
+    assert terminal.exit_status() == {"exitCode": 0}
+
+    calls = [
+        (f["method"], f["params"].get("terminalId"))
+        for f in agent.frames
+        if "id" in f and str(f.get("method")).startswith("terminal/")
+    ]
+    assert calls == [
+        ("terminal/create", None),
+        ("terminal/wait_for_exit", tid),
+        ("terminal/output", tid),
+        ("terminal/release", tid),
+    ]
+    embedded = [
+        i
+        for i, f in enumerate(agent.frames)
+        if f.get("method") == "session/update"
+        and f["params"]["update"].get("toolCallId") == "check1"
+        and {"type": "terminal", "terminalId": tid} in f["params"]["update"].get("content", [])
+    ]
+    waited = next(
+        i for i, f in enumerate(agent.frames) if f.get("method") == "terminal/wait_for_exit"
+    )
+    assert embedded and embedded[0] < waited  # the card shows the terminal while it runs
+    done = agent.frames[embedded[-1]]["params"]["update"]
+    assert done["status"] == "completed"
+    assert done["content"] == [
+        {"type": "terminal", "terminalId": tid},
+        {"type": "content", "content": {"type": "text", "text": "exit code 0"}},
+    ]
+    assert done["rawOutput"]["exitCode"] == 0
+
+
 @pytest.mark.anyio
 async def test_zed_turn_on_the_shared_fixture(home: Path, tmp_path: Path) -> None:
     project = tmp_path / "project"
@@ -279,6 +343,7 @@ async def test_zed_turn_on_the_shared_fixture(home: Path, tmp_path: Path) -> Non
         assert [e["content"] for e in plan["entries"]] == [
             "Fix greet() punctuation",
             "Write notes.md",
+            "Run check.py",
         ]
         edit = next(
             u
@@ -294,15 +359,16 @@ async def test_zed_turn_on_the_shared_fixture(home: Path, tmp_path: Path) -> Non
         }
         assert edit["locations"] == [{"path": str(app)}]
 
-        [card] = zed.asked
-        assert card["toolCall"]["toolCallId"].startswith("round_")
-        assert sorted(c["type"] for c in card["toolCall"]["content"]) == ["content", "diff", "diff"]
-        for option in card["options"]:  # rendered as buttons: a name and a known kind each
+        round_card, command_card = zed.asked
+        assert round_card["toolCall"]["toolCallId"].startswith("round_")
+        kinds = sorted(c["type"] for c in round_card["toolCall"]["content"])
+        assert kinds == ["content", "diff", "diff"]
+        for option in round_card["options"] + command_card["options"]:  # buttons
             assert option["name"]
             assert option["kind"] in {"allow_once", "allow_always", "reject_once", "reject_always"}
         assert app.read_text() == FIXED and zed.buffers[app] == FIXED
         assert (project / "notes.md").read_text() == "# Notes\n\ngreet() now says Hello, NAME!\n"
-        assert zed.terminals == {}  # every terminal the agent created was released
+        check_command_in_a_zed_terminal(agent, zed, sid, command_card, project)
 
         # The thread history (sessionCapabilities.list) shows it by title; closing the thread.
         listed = await agent.request("session/list", {"cwd": str(project)})

@@ -1,5 +1,6 @@
 -- The shared fixture session (editors/fixtures/session.json) through the real `tether acp`:
--- thought, text, plan, a round permission over two diffs, writes into buffers, final text.
+-- thought, text, plan, a round permission over two diffs, writes into buffers, a command
+-- approved and run in a terminal buffer that its tool entry embeds, final text.
 local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, "S").source:sub(2)), "helpers.lua"))
 H.setup({ cmd = H.tether("session.json") })
 
@@ -13,6 +14,7 @@ local FIXED = { "def greet(name):", '    return f"Hello, {name}!"' }
 local app_buf
 local selects
 local asked = H.spy_permissions()
+local terminal = require("tether.terminal")
 
 H.run({
   {
@@ -27,7 +29,7 @@ H.run({
       vim.cmd("Tether prompt fix greet")
       H.wait(function()
         return session.state.id ~= nil and session.state.turn == nil and status.text == "ready"
-          and #selects == 1
+          and #selects == 2
       end, "the turn to end")
 
       -- The round permission: one picker with every option, by name and kind.
@@ -46,13 +48,18 @@ H.run({
       H.shows("## You\nfix greet")
       H.shows("## tether")
       H.shows("> The user wants a greeting fix and notes. I will plan first.")
-      H.shows("I'll plan the work, then make two edits.")
-      H.shows("Plan:\n  [~] Fix greet() punctuation\n  [ ] Write notes.md")
+      H.shows("I'll plan the work, then make two edits and check them.")
+      H.shows("Plan:\n  [~] Fix greet() punctuation\n  [ ] Write notes.md\n  [ ] Run check.py")
       H.shows("▶ Replace app.py  [edit] done")
       H.shows("▶ Create notes.md  [edit] done")
       -- The diff's old side is the unsaved buffer: the agent read it through fs/read_text_file.
       H.shows('    -    return "hello " + name  # unsaved edit')
       H.shows('    +    return f"Hello, {name}!"')
+      -- The command: a second picker, then its terminal embedded in the tool entry.
+      H.eq("tether asks: python3 check.py", selects[2].prompt, "the command's picker")
+      H.shows("▶ Approved (" .. H.option_of_kind("allow_once")(selects[2].items).name .. "): python3 check.py")
+      H.shows("▶ python3 check.py  [execute] done")
+      H.shows("    $ python3 check.py   (:Tether terminal term_1)\n    Hello, Ada!\n    exited with code 0\n    exit code 0")
       H.shows("Done: `greet()` now returns `Hello, NAME!`")
 
       -- The status said what was happening at every step, approval included.
@@ -63,6 +70,7 @@ H.run({
         "thinking…",
         "writing…",
         "waiting for your approval: " .. title,
+        "waiting for your approval: python3 check.py",
         "working…",
         "ready",
       }) do
@@ -83,6 +91,25 @@ H.run({
       local notes = require("tether.fs").find_buf(project .. "/notes.md")
       H.truthy(notes, "notes.md has a buffer")
       H.eq("# Notes\n\ngreet() now says Hello, NAME!\n", H.read(project .. "/notes.md"), "notes.md on disk")
+    end,
+  },
+  {
+    "the command ran in a terminal buffer, released, still showing its output",
+    function()
+      local snap = terminal.snapshot("term_1")
+      H.truthy(snap, "term_1 is known")
+      H.eq("python3 check.py", snap.command, "the command")
+      H.eq({ "Hello, Ada!" }, snap.lines, "what it printed, after app.py was fixed")
+      H.eq("exited with code 0", snap.state, "its state")
+      H.truthy(terminal.released.term_1, "the agent released it")
+      H.eq("terminal", vim.bo[snap.buf].buftype, "a real terminal buffer")
+      H.wait(function()
+        local shown = table.concat(vim.api.nvim_buf_get_lines(snap.buf, 0, -1, false), "\n")
+        return shown:find("Hello, Ada!", 1, true) and shown:find("[exit code 0]", 1, true)
+      end, "the terminal buffer to show the output")
+      vim.cmd("Tether terminal")
+      H.eq(snap.buf, vim.api.nvim_get_current_buf(), ":Tether terminal opens the newest")
+      vim.cmd.close()
     end,
   },
   {

@@ -1,7 +1,8 @@
-// The client side of ACP features tether does not serve yet, against the test-only agent
-// test/doubles/acp-test-double-agent.mjs: session/load and resume from the history, terminals as
-// VS Code terminals, form elicitation, a round permission using each option kind once, a
-// permission the agent withdraws, an error answer, and fs edge cases.
+// The client side of what the fixture session does not show, against the test-only agent
+// test/doubles/acp-test-double-agent.mjs: session/load and resume from the history, terminals
+// (exit codes, shell lines, input, outputByteLimit, kill), form elicitation, a round permission
+// using each option kind once, a permission the agent withdraws, an error answer, and fs edge
+// cases.
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";

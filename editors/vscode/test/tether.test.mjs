@@ -1,6 +1,7 @@
 // The extension (built bundle, `vscode` stub) against the real `python -m tether acp` running the
 // shared fixture editors/fixtures/session.json: thought, text, plan, two edits in one round
-// permission, a final answer. What the webview would show is rebuilt from the posted messages.
+// permission, a command (`python3 check.py`, asked for) run in a VS Code terminal that its card
+// embeds, a final answer. What the webview would show is rebuilt from the posted messages.
 // The round's card is the one the permission request names: tether announces it as a tool call
 // first (an agent that does not is handled too: the request makes the card).
 import assert from "node:assert/strict";
@@ -14,6 +15,14 @@ const NOTES = "# Notes\n\ngreet() now says Hello, NAME!\n";
 
 function pendingPermission(state) {
   return Object.values(state.permissions).find((p) => p.state === "pending");
+}
+
+/** The command's permission: the one asked after the round's (`round`) was answered. */
+function commandPermission(ext, round) {
+  return ext.page.waitFor(
+    (s) => Object.values(s.permissions).find((p) => p.state === "pending" && p.key !== round.key),
+    "the command's permission",
+  );
 }
 
 function cardOf(state, toolCallId) {
@@ -49,7 +58,7 @@ describe("against the real tether acp", () => {
     await project.cleanup();
   });
 
-  test("a fixture turn: stream, plan, round permission with two diffs, allow, files written through the workspace API", async () => {
+  test("a fixture turn: stream, plan, round permission with two diffs, allow, files written through the workspace API, the command in a VS Code terminal", async () => {
     // an editor holds app.py with unsaved changes: tether must see them
     ext = startExtension({ folders: [project.dir], settings: tetherSettings(project.home) });
     const unsaved = 'def greet(name):\n    return "hi " + name  # unsaved\n';
@@ -73,12 +82,13 @@ describe("against the real tether acp", () => {
     assert.deepEqual(kinds, ["user", "thought", "agent", "tool", "agent", "tool", "tool", "tool"]);
     assert.equal(state.items.at(-1), round);
     assert.match(lastOf(page, "thought").text, /greeting fix/);
-    assert.equal(page.items("agent")[0].text, "I'll plan the work, then make two edits.");
+    assert.equal(page.items("agent")[0].text, "I'll plan the work, then make two edits and check them.");
     assert.deepEqual(
       state.plan.map((e) => [e.content, e.status]),
       [
         ["Fix greet() punctuation", "in_progress"],
         ["Write notes.md", "pending"],
+        ["Run check.py", "pending"],
       ],
     );
     const [edit1, edit2] = [cardOf(state, "edit1").call, cardOf(state, "edit2").call];
@@ -105,13 +115,41 @@ describe("against the real tether acp", () => {
 
     // allow the whole round: the option of kind allow_once
     ext.send({ type: "permission", key: permission.key, optionId: optionOfKind(permission, "allow_once").optionId });
+
+    // then the command: running a script always asks; its card says why
+    const command = await commandPermission(ext, permission);
+    const check = cardOf(page.state, command.toolCallId);
+    assert.equal(command.toolCallId, "check1");
+    assert.equal(check.call.title, "python3 check.py");
+    assert.equal(check.call.kind, "execute");
+    assert.equal(page.status().text, "Waiting for your approval: python3 check.py");
+    assert.deepEqual(check.call.content, [{ type: "content", content: { type: "text", text: "⚠ python3 runs the script check.py" } }]);
+    assert.deepEqual(vscode.__test.recorded.terminals, [], "nothing runs before it is allowed");
+    ext.send({ type: "permission", key: command.key, optionId: optionOfKind(command, "allow_once").optionId });
+
     const ended = await turnEnded(ext);
     assert.equal(ended.turn.lastStop, "end_turn");
     assert.equal(page.status().text, "Ready");
     const answered = page.state.permissions[permission.key];
     assert.equal(answered.state, "answered");
     assert.equal(answered.chosen.kind, "allow_once");
-    assert.deepEqual(page.items("tool").map((i) => i.call.status), ["completed", "completed", "completed", "completed"]);
+    assert.equal(page.state.permissions[command.key].chosen.kind, "allow_once");
+    assert.deepEqual(page.items("tool").map((i) => i.call.status), ["completed", "completed", "completed", "completed", "completed"]);
+
+    // the command ran in a VS Code terminal, after the edits; the card embeds it with its output
+    const ran = cardOf(page.state, "check1").call;
+    assert.equal(ran.content[0].type, "terminal");
+    assert.deepEqual(ran.content.slice(1), [{ type: "content", content: { type: "text", text: "exit code 0" } }]);
+    const view = page.state.terminals[ran.content[0].terminalId];
+    assert.deepEqual(
+      { command: view.command, output: view.output, truncated: view.truncated, exitStatus: view.exitStatus },
+      { command: "python3 check.py", output: "Hello, Ada!\n", truncated: false, exitStatus: { exitCode: 0, signal: null } },
+    );
+    const [terminal] = vscode.__test.recorded.terminals;
+    assert.equal(terminal.name, "tether: python3 check.py");
+    assert.equal(terminal.written, "$ python3 check.py\r\nHello, Ada!\r\n\r\n[exited with 0]\r\n");
+    ext.send({ type: "showTerminal", terminalId: view.terminalId });
+    await until(() => terminal.shown > 0);
     assert.match(lastOf(page, "agent").text, /^Done: `greet\(\)` now returns/);
     assert.equal(page.state.session.title, "fix greet");
     assert.ok(page.state.usage && page.state.usage.used > 0 && page.state.usage.size === 32000);
@@ -143,10 +181,10 @@ describe("against the real tether acp", () => {
   });
 
   test("a provider failure is shown in words", async () => {
-    // the fixture holds three rounds, all used by the turn above: the next request fails
+    // the fixture holds four rounds, all used by the turn above: the next request fails
     ext.send({ type: "prompt", text: "and again" });
     const error = await ext.page.waitFor((s) => s.items.find((i) => i.kind === "error"), "an error");
-    assert.match(error.message, /^tether could not finish the turn: The model provider failed: .*no round 4/);
+    assert.match(error.message, /^tether could not finish the turn: The model provider failed: .*no round 5/);
     assert.equal(ext.page.state.turn.running, false);
   });
 
@@ -174,7 +212,7 @@ describe("against the real tether acp", () => {
     assert.equal(page.state.configOptions.find((o) => o.id === "model").currentValue, "demo");
   });
 
-  test("a new session starts empty; rejecting the round leaves the files alone", async () => {
+  test("a new session starts empty; rejecting the round and the command leaves the files alone and runs nothing", async () => {
     await ext.dispose();
     await project.cleanup();
     project = await fixtureProject();
@@ -184,11 +222,14 @@ describe("against the real tether acp", () => {
     await ext.page.waitFor((s) => s.session.id && s.session.id !== first, "a second session");
     const permission = await promptUntilPermission(ext);
     ext.send({ type: "permission", key: permission.key, optionId: optionOfKind(permission, "reject_once").optionId });
+    const command = await commandPermission(ext, permission);
+    ext.send({ type: "permission", key: command.key, optionId: optionOfKind(command, "reject_once").optionId });
     await turnEnded(ext);
     const answered = ext.page.state.permissions[permission.key];
     assert.equal(answered.chosen.kind, "reject_once");
-    const statuses = ["edit1", "edit2"].map((id) => cardOf(ext.page.state, id).call.status);
-    assert.deepEqual(statuses, ["failed", "failed"]);
+    const statuses = ["edit1", "edit2", "check1"].map((id) => cardOf(ext.page.state, id).call.status);
+    assert.deepEqual(statuses, ["failed", "failed", "failed"]);
+    assert.deepEqual(vscode.__test.recorded.terminals, [], "a rejected command does not run");
     assert.equal(readFileSync(path.join(project.dir, "app.py"), "utf8"), 'def greet(name):\n    return "hello " + name\n');
     assert.equal(existsSync(path.join(project.dir, "notes.md")), false);
   });
@@ -223,10 +264,14 @@ describe("against the real tether acp", () => {
     const [app, notes] = names.sort((a, b) => (properties[a].title.includes("app.py") ? -1 : properties[b].title.includes("app.py") ? 1 : 0));
     assert.match(properties[app].title, /app\.py/);
     ext.send({ type: "elicitation", key: form.elicitation.key, action: "accept", content: { [app]: true, [notes]: false } });
+    // a round of one call (the command) is a plain permission request
+    const command = await ext.page.waitFor(pendingPermission, "the command's permission");
+    assert.equal(command.toolCallId, "check1");
+    ext.send({ type: "permission", key: command.key, optionId: optionOfKind(command, "allow_once").optionId });
     await turnEnded(ext);
     assert.equal(readFileSync(path.join(project.dir, "app.py"), "utf8"), NEW_APP);
     assert.equal(existsSync(path.join(project.dir, "notes.md")), false);
-    assert.deepEqual(["edit1", "edit2"].map((id) => cardOf(ext.page.state, id).call.status), ["completed", "failed"]);
+    assert.deepEqual(["edit1", "edit2", "check1"].map((id) => cardOf(ext.page.state, id).call.status), ["completed", "failed", "completed"]);
   });
 
   test("ask_user: tether's question is a form with the choices and a typed field", async () => {

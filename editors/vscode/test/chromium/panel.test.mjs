@@ -2,7 +2,9 @@
 // playwright-core; no browser is downloaded), driven end to end: the page is the exact HTML the
 // extension gives its webview (same CSP, same scripts), the extension runs in this process with
 // the `vscode` stub, and the agent is the real `python -m tether acp` on the shared fixture.
-// Mid-turn, with the round permission pending, the panel is saved to artifacts/panel.png.
+// Screenshots in artifacts/: panel-approval.png mid-turn with the round permission pending,
+// panel-command.png with the command's permission pending, panel.png at the end of the turn with
+// the command's VS Code terminal embedded in its card.
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -131,7 +133,7 @@ async function inView(page, locator, what) {
   assert.ok(box.y >= 0 && box.y + box.height <= viewport.height, `${what} is outside the visible panel: ${JSON.stringify(box)}`);
 }
 
-test("the panel mid-turn shows the text, the diff cards and the round permission; the buttons work", async () => {
+test("the panel shows the text, the diff cards, the round permission, the command's permission and its terminal; the buttons work", async () => {
   const { page, problems } = await openPanel();
   // the webview's HTML has a strict CSP with a nonce: it must run as is
   assert.match(ext.view.webview.html, /script-src 'nonce-[^']+'/);
@@ -155,7 +157,7 @@ test("the panel mid-turn shows the text, the diff cards and the round permission
 
   // what must be visible at this moment
   await inView(page, page.locator(".status-text", { hasText: `Waiting for your approval: ${title}` }), "the status");
-  await inView(page, page.locator(".msg.agent", { hasText: "I'll plan the work, then make two edits." }), "the agent's text");
+  await inView(page, page.locator(".msg.agent", { hasText: "I'll plan the work, then make two edits and check them." }), "the agent's text");
   await inView(page, page.locator(".thought"), "the thought");
   await inView(page, page.locator(".plan .plan-entry", { hasText: "Fix greet() punctuation" }), "the plan");
   await inView(page, card.locator(".card-title", { hasText: title }), "the round card's title");
@@ -169,7 +171,7 @@ test("the panel mid-turn shows the text, the diff cards and the round permission
   assert.equal(await page.locator(".card.tool .badge", { hasText: "pending" }).count(), 2); // the two edits
 
   await mkdir(ARTIFACTS, { recursive: true });
-  await page.screenshot({ path: path.join(ARTIFACTS, "panel.png") });
+  await page.screenshot({ path: path.join(ARTIFACTS, "panel-approval.png") });
 
   // Open diff from the card -> VS Code's diff editor
   await card.locator(".diff[data-path$='app.py'] .open-diff").click();
@@ -179,13 +181,41 @@ test("the panel mid-turn shows the text, the diff cards and the round permission
   // allow the round with the button of kind allow_once
   const allow = permission.options.find((o) => o.kind === "allow_once");
   await card.locator(`button.option[data-option-id="${allow.optionId}"]`).click();
+
+  // the command asks next: its card says why, with the agent's options as buttons
+  const check = page.locator(".card.tool.status-awaiting[data-tool-call='check1']");
+  await check.waitFor({ state: "visible", timeout: 60_000 });
+  const command = Object.values(ext.controller.state.permissions).find((p) => p.toolCallId === "check1");
+  await inView(page, page.locator(".status-text", { hasText: "Waiting for your approval: python3 check.py" }), "the status");
+  await inView(page, check.locator(".card-title", { hasText: "python3 check.py" }), "the command card's title");
+  await inView(page, check.locator(".tool-text", { hasText: "⚠ python3 runs the script check.py" }), "why it asks");
+  for (const option of command.options) {
+    await inView(page, check.locator(`button.option[data-option-id="${option.optionId}"]`, { hasText: option.name }), `the “${option.name}” button`);
+  }
+  await inView(page, page.locator(".card.tool[data-tool-call^='round_'] .answer", { hasText: `You chose: ${allow.name}` }), "the round's answer");
+  await page.screenshot({ path: path.join(ARTIFACTS, "panel-command.png") });
+  const run = command.options.find((o) => o.kind === "allow_once");
+  await check.locator(`button.option[data-option-id="${run.optionId}"]`).click();
+
+  // the end of the turn: the command's card embeds its VS Code terminal
   await page.locator(".msg.agent", { hasText: "Done:" }).waitFor({ timeout: 60_000 });
   await page.locator(".status-text", { hasText: "Ready" }).waitFor();
-  await inView(page, page.locator(".card.tool .answer", { hasText: `You chose: ${allow.name}` }), "the answer");
-  assert.equal(await page.locator(".card.tool .badge", { hasText: "done" }).count(), 4);
+  const ran = page.locator(".card.tool.status-completed[data-tool-call='check1']");
+  await inView(page, ran.locator(".badge", { hasText: "done" }), "the command card's badge");
+  await inView(page, ran.locator(".terminal .terminal-command", { hasText: "$ python3 check.py" }), "the terminal's command");
+  await inView(page, ran.locator(".terminal .terminal-output", { hasText: "Hello, Ada!" }), "the terminal's output");
+  await inView(page, ran.locator(".terminal .terminal-status", { hasText: "exited with 0" }), "the exit status");
+  await inView(page, ran.locator(".answer", { hasText: `You chose: ${run.name}` }), "the command's answer");
+  await inView(page, page.locator(".msg.agent", { hasText: "check.py prints Hello, Ada!" }), "the final answer");
+  assert.equal(await page.locator(".card.tool .badge", { hasText: "done" }).count(), 5);
   assert.equal(await page.locator(".title").textContent(), "fix greet");
-  await page.screenshot({ path: path.join(ARTIFACTS, "panel-done.png") });
+  await page.screenshot({ path: path.join(ARTIFACTS, "panel.png") });
   assert.equal(readFileSync(path.join(project.dir, "notes.md"), "utf8"), "# Notes\n\ngreet() now says Hello, NAME!\n");
+  // "Show terminal" reveals the VS Code terminal it ran in
+  await ran.locator(".terminal button", { hasText: "Show terminal" }).click();
+  const [terminal] = vscode.__test.recorded.terminals;
+  await vscode.__test.until(() => terminal.shown > 0, "the terminal shown");
+  assert.match(terminal.written, /Hello, Ada!\r\n/);
 
   // the history view lists this session
   await page.locator("button#history-button").click();

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // TEST DOUBLE, not tether: a small ACP v1 agent (NDJSON on stdio, built on the SDK's agent side)
-// for the client features tether does not serve yet: session/load (with a replayed history),
-// session/resume, terminals, form elicitation, a round permission whose options use each kind
-// once, a permission the agent withdraws, a config option `approvals`, and an error answer.
+// for the client features the fixture session does not show: session/load (with a replayed
+// history), session/resume, terminals (input, kill, byte limit), form elicitation, a round
+// permission whose options use each kind once, a permission the agent withdraws, a config option
+// `approvals`, and an error answer.
 // The first word of a prompt picks the scenario:
 //   terminal <command>   run <command> in a client terminal (args: ["-e", rest] on node when it
 //                        starts with "node:"), wait for it, report exit and output
