@@ -264,10 +264,11 @@ def check_command_in_a_zed_terminal(
     ]
     [create] = [dict(f["params"]) for f in agent.frames if f.get("method") == "terminal/create"]
     assert create.pop("outputByteLimit") > 0
+    # Zed joins command and args through a shell: tether sends the argv as one quoted line.
     assert create == {
         "sessionId": sid,
-        "command": "python3",
-        "args": ["check.py"],
+        "command": "python3 check.py",
+        "args": [],
         "env": [],
         "cwd": str(project),
     }
@@ -412,3 +413,25 @@ async def test_zed_missing_file_is_resource_not_found_and_the_turn_goes_on(
             if u.get("toolCallId") == "r1" and u.get("status") == "failed"
         ]
         assert failed, "the read failed as a tool result, not as a crash"
+
+
+@pytest.mark.anyio
+async def test_zed_runs_the_argv_exactly_nothing_expanded(home: Path, tmp_path: Path) -> None:
+    """Zed hands `command` + `args` to `/bin/sh -c` joined by spaces: unquoted, `$(...)` would
+    run and an argument with a space would split. tether quotes the argv for Zed."""
+    project = tmp_path / "project"
+    project.mkdir()
+    calls = [
+        {"tool_call": {"id": "e1", "name": "run_argv", "arguments": {"argv": argv}}}
+        for argv in (["echo", "$(touch pwned)"], ["printf", "%s|", "two words", "a;b"])
+    ]
+    path = script(tmp_path / "quote.json", [calls[:1], calls[1:], [{"text": "done"}]])
+    async with spawn_agent(home, "--script", str(path)) as agent:
+        zed, sid, _ = await zed_session(agent, project)
+        await agent.request("session/set_mode", {"sessionId": sid, "modeId": "code"})
+        agent.handler = zed.handle
+        resp = await agent.prompt(sid, "echo things")
+        assert resp["result"] == {"stopReason": "end_turn"}
+    texts = sorted(t.text for t in zed.released.values())
+    assert texts == ["$(touch pwned)\n", "two words|a;b|"]
+    assert not (project / "pwned").exists()

@@ -14,7 +14,7 @@ require("codecompanion").setup({
           },
           env = {
             -- Each value is an environment variable's name, "cmd:<command>", or a literal, e.g.
-            -- TETHER_MODEL = "anthropic:claude-sonnet-4-5",
+            -- TETHER_MODEL = "anthropic:claude-sonnet-5-5",
             -- ANTHROPIC_API_KEY = "ANTHROPIC_API_KEY",
           },
         })

@@ -20,7 +20,7 @@ H.run({
     "a working agent answers initialize; keys are named, never shown",
     function()
       local cmd = table.concat(H.env.cmd, " ")
-      local text = health({ cmd = H.env.cmd, env = { ANTHROPIC_API_KEY = "sk-do-not-print", TETHER_MODEL = "anthropic:claude-sonnet-4-5" } })
+      local text = health({ cmd = H.env.cmd, env = { ANTHROPIC_API_KEY = "sk-do-not-print", TETHER_MODEL = "anthropic:claude-sonnet-5-5" } })
       has(text, ("OK Neovim %d.%d.%d"):format(vim.version().major, vim.version().minor, vim.version().patch))
       has(text, ("OK `%s` answered initialize: tether "):format(cmd))
       has(text, ", protocol 1; offers session list")

@@ -45,7 +45,11 @@ def acp_capabilities(
         cwd=Path(s.cwd),
         roots=roots,
         fs=ClientFileSystem(peer, s.id, caps.fs),
-        terminal=ClientTerminal(peer, s.id) if caps.terminal else LocalTerminal(),
+        terminal=(
+            ClientTerminal(peer, s.id, through_shell=handshake.client_runs_commands_in_a_shell)
+            if caps.terminal
+            else LocalTerminal()
+        ),
         approval=AcpApproval(peer, s.id, forms=forms, withdraw=withdraw),
         ask=AcpAsk(peer, s.id, forms=forms, withdraw=withdraw),
         spill=LocalSpill(spill_root / s.id),

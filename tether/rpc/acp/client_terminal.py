@@ -5,6 +5,7 @@ that terminal, and a timeout or a cancellation kills it (`terminal/kill`, then
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,10 +23,21 @@ CLEANUP_TIMEOUT = 5.0  # how long kill + release may take when the client is slo
 
 
 class ClientTerminal:
-    def __init__(self, peer: Peer, session_id: str, local: LocalTerminal | None = None) -> None:
+    def __init__(
+        self,
+        peer: Peer,
+        session_id: str,
+        local: LocalTerminal | None = None,
+        *,
+        through_shell: bool = False,
+    ) -> None:
         self._peer = peer
         self._session = session_id
         self._local = local or LocalTerminal()
+        # The client runs `command` and `args` joined with spaces through a shell (Zed does):
+        # the argv then goes as one shell-quoted `command`, so the shell sees exactly it and
+        # nothing of an argument is expanded, substituted or split.
+        self._through_shell = through_shell
 
     async def run(
         self,
@@ -92,10 +104,11 @@ class ClientTerminal:
     async def _create(
         self, argv: list[str], cwd: Path, env: dict[str, str], output_limit: int
     ) -> str:
+        command, args = (shlex.join(argv), []) if self._through_shell else (argv[0], argv[1:])
         params = acp.CreateTerminalRequest(
             session_id=self._session,
-            command=argv[0],
-            args=argv[1:],
+            command=command,
+            args=args,
             env=[acp.EnvVariable(name=k, value=v) for k, v in env.items()],
             cwd=str(cwd),
             output_byte_limit=output_limit,

@@ -83,6 +83,13 @@ class Handshake:
         return bool(c and c.session and c.session.notices is not None)
 
     @property
+    def client_runs_commands_in_a_shell(self) -> bool:
+        """Zed runs a terminal's `command` and `args`, joined by spaces unquoted, through
+        `/bin/sh -c` (its ShellBuilder); a spec-following client runs the program itself."""
+        name = (self.client_info or {}).get("name")
+        return isinstance(name, str) and name.strip().lower() == "zed"
+
+    @property
     def form_elicitation(self) -> bool:
         c = self.client
         return bool(c and c.elicitation and c.elicitation.form is not None)
