@@ -103,3 +103,23 @@ async def test_a_keyless_local_server_runs_a_two_round_turn(home: Path, project:
     kinds = [getattr(u, "session_update", None) for u in client.updates]
     assert "plan" in kinds and "agent_message_chunk" in kinds
     assert frames
+
+    # The same session reloaded by the SDK in a new process: replayed, then answered.
+    reloaded = Client()
+    async with spawn_agent_process(
+        reloaded,  # pyright: ignore[reportArgumentType]  # structurally a Client
+        sys.executable,
+        "-m",
+        "tether",
+        "acp",
+        env=env,
+        cwd=REPO,
+        transport_kwargs={"stderr": None},
+        observers=[observe],
+    ) as (conn, _proc):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        answer = await conn.load_session(cwd=str(project), session_id=session.session_id)
+        assert answer.modes is not None
+    replayed = [getattr(u, "session_update", None) for u in reloaded.updates]
+    assert replayed[0] == "user_message_chunk"
+    assert {"tool_call", "plan", "agent_message_chunk"} <= set(replayed)
