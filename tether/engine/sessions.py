@@ -26,6 +26,7 @@ from tether.engine import undo
 from tether.engine.config.catalog import ModelCatalog
 from tether.engine.history import TextPart, UserPart
 from tether.engine.providers.base import LLM
+from tether.engine.pty_host import PtyHost
 from tether.engine.registry import Registry, ToolDef
 from tether.engine.seam import Capabilities, Web
 from tether.engine.session import (
@@ -90,6 +91,7 @@ class _Runtime:
 
     model: LLM | None = None
     closers: list[Closer] = field(default_factory=list[Closer])
+    ptys: PtyHost | None = None
     registry: Registry | None = None
     mcp: McpHost | None = None
 
@@ -200,6 +202,14 @@ class SessionManager:
             runtime.registry = self.deps.registry_factory()
             runtime.registry.include(runtime.mcp_tools)
         return runtime.registry
+
+    def pty_host(self, s: Session) -> PtyHost:
+        """The session's interactive programs; killed when it closes (and at exit)."""
+        runtime = self._runtime[s.id]
+        if runtime.ptys is None:
+            runtime.ptys = PtyHost()
+            runtime.closers.append(runtime.ptys.close_all)
+        return runtime.ptys
 
     def on_close(self, s: Session, closer: Closer) -> None:
         """Run `closer` when the session closes (its processes, PTYs, servers)."""

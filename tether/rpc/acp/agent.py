@@ -14,7 +14,6 @@ from msgspec import UNSET
 
 from tether.engine import events as ev
 from tether.engine.providers.base import LLM
-from tether.engine.pty_host import PtyHost
 from tether.engine.seam import Capabilities, Web
 from tether.engine.session import Session, SessionBusy
 from tether.engine.sessions import EngineDeps, InvalidSetting, SessionManager, UnknownSession
@@ -56,7 +55,6 @@ class AcpAgent:
         self.manager = SessionManager(deps, self, background)
         self._background = background
         self._web: Web | None = None
-        self._ptys: dict[str, PtyHost] = {}  # each open session's interactive programs
 
     @property
     def sessions(self) -> dict[str, Session]:
@@ -107,21 +105,8 @@ class AcpAgent:
             self.deps.spill_root,
             self._web,
             denylist,
-            self._pty_host(session),
+            self.manager.pty_host(session),
         )
-
-    def _pty_host(self, session: Session) -> PtyHost:
-        """One per open session; its PTYs are killed when the session closes (and at exit)."""
-        host = self._ptys.get(session.id)
-        if host is None:
-            host = self._ptys[session.id] = PtyHost()
-
-            async def close_ptys(sid: str = session.id, ptys: PtyHost = host) -> None:
-                self._ptys.pop(sid, None)
-                await ptys.close_all()
-
-            self.manager.on_close(session, close_ptys)
-        return host
 
     async def send(self, session_id: str, update: acp.SessionUpdate) -> None:
         await self.peer.notify(

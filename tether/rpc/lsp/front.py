@@ -27,7 +27,6 @@ from tether.engine import events as ev
 from tether.engine.history import TextPart
 from tether.engine.local import LocalSpill, LocalTerminal
 from tether.engine.providers.base import LLM
-from tether.engine.pty_host import PtyHost
 from tether.engine.reads import ReadLedger
 from tether.engine.seam import Capabilities, Web
 from tether.engine.session import AccessGrant, Session
@@ -100,7 +99,6 @@ class LspFront:
         self._features: ClientFeatures | None = None
         self._approval: LspApproval | None = None
         self._web: Web | None = None
-        self._ptys: dict[str, PtyHost] = {}  # each open session's interactive programs
 
     @property
     def features(self) -> ClientFeatures:
@@ -171,21 +169,8 @@ class LspFront:
             llm=model,
             workspace=workspace,
             reads=ReadLedger(),
-            pty=self._pty_host(session),
+            pty=self.manager.pty_host(session),
         )
-
-    def _pty_host(self, session: Session) -> PtyHost:
-        """One per open session; its PTYs are killed when the session closes (and at exit)."""
-        host = self._ptys.get(session.id)
-        if host is None:
-            host = self._ptys[session.id] = PtyHost()
-
-            async def close_ptys(sid: str = session.id, ptys: PtyHost = host) -> None:
-                self._ptys.pop(sid, None)
-                await ptys.close_all()
-
-            self.manager.on_close(session, close_ptys)
-        return host
 
     def _report(self, message: str) -> None:
         if self._progress is not None:
