@@ -104,3 +104,13 @@ def test_anything_different_takes_the_normal_path(home: Path, project: Path) -> 
     assert "result" in changed[-1] or any("result" in f for f in changed)
     _run(home, [INIT, _new(project)], TETHER_MODEL="demo:nope")
     assert _fast(home) == 1
+
+
+def test_a_broken_cache_file_is_the_normal_path(home: Path, project: Path) -> None:
+    _run(home, [INIT, _new(project)])
+    cache = home / "cache" / "new-session.json"
+    for garbage in ("{not json", "[]", '{"key": 1}', ""):
+        cache.write_text(garbage)
+        out = _run(home, [INIT, _new(project)])
+        assert "sessionId" in next(f for f in out if f.get("id") == 1)["result"]
+    assert _fast(home) == 0
