@@ -21,6 +21,7 @@ from tether.engine.system_prompt import PERSONA
 from tether.engine.turn import TurnConfig
 from tether.rpc.acp.agent import AcpAgent
 from tether.rpc.acp.handshake import Handshake
+from tether.rpc.acp.rendering import acp_renderer
 from tether.rpc.peer import Peer
 from tether.transports.framing import NdjsonFramer
 from tether.transports.memory import memory_pair
@@ -64,6 +65,14 @@ class Client:
         result = await self.peer.request("session/new", {"cwd": str(cwd), "mcpServers": []})
         return result["sessionId"]
 
+    async def load(self, sid: str, cwd: Path) -> list[dict[str, Any]]:
+        """Initialize, load the session: the updates its replay sent before the answer."""
+        await self.peer.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        before = len(self.updates)
+        params = {"sessionId": sid, "cwd": str(cwd), "mcpServers": []}
+        await self.peer.request("session/load", params)
+        return self.updates[before:]
+
     async def prompt(self, sid: str, text: str) -> str:
         params = {"sessionId": sid, "prompt": [{"type": "text", "text": text}]}
         return (await self.peer.request("session/prompt", params))["stopReason"]
@@ -87,7 +96,7 @@ async def agent_in_memory(
     deps = EngineDeps(
         catalog=catalog,
         registry_factory=lambda: Registry(tools),
-        store=Store(home / "tether.db"),
+        store=Store(home / "tether.db", acp_renderer()),
         spill_root=home / "spill",
         turn=turn or TurnConfig(system=PERSONA),
     )

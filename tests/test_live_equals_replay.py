@@ -1,11 +1,15 @@
 """live == replay: for any turns, what the store replays through the translator is what the client
 saw live (message chunks merged per message; the user's own prompts replayed in place). Turns
 read, write, ask for permission (allowed, rejected, always, cancelled), get cancelled mid-round,
-and run slash commands; the session's title is part of it."""
+and run slash commands; the session's title is part of it. And `session/load` in a new agent,
+which writes the renderings kept beside the events (read in parts of any size), sends exactly
+that replay."""
 
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.inprocess import agent_in_memory
+from tether.engine import sessions
 from tether.engine.store import Store
 from tether.rpc.acp.translate import replay
 from tether.tools import catalog
@@ -85,7 +90,7 @@ def merge_chunks(updates: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 async def scenario(
-    script_rounds: list[dict[str, Any]], choice: str | None, command: str | None
+    script_rounds: list[dict[str, Any]], choice: str | None, command: str | None, part: int
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home, project = Path(tmp) / "home", Path(tmp) / "project"
@@ -103,6 +108,10 @@ async def scenario(
         store = Store(home / "tether.db")
         replayed = msgspec.to_builtins(replay(await store.events(sid), notices=False))
         await store.close()
+        async with agent_in_memory(home, {"rounds": []}, catalog()) as again:
+            with _replay_part(part):
+                loaded = await again.load(sid, project)
+    assert [u for u in loaded if u["sessionUpdate"] not in LIVE_ONLY] == replayed
     users = [u for u in replayed if u["sessionUpdate"] == "user_message_chunk"]
     assert [u["content"]["text"] for u in users] == prompts
     assert replayed[0] == users[0]
@@ -110,9 +119,25 @@ async def scenario(
     assert {"sessionUpdate": "session_info_update", "title": "go"} in live
 
 
+@contextmanager
+def _replay_part(events: int) -> Iterator[None]:
+    """Replays read `events` at a time (hypothesis runs many examples in one test: no fixture)."""
+    saved = sessions.REPLAY_PART
+    sessions.REPLAY_PART = events
+    try:
+        yield
+    finally:
+        sessions.REPLAY_PART = saved
+
+
 @settings(max_examples=30, deadline=None)
-@given(rounds(), st.sampled_from(CHOICES), st.sampled_from([None, "/mode code", "/help"]))
+@given(
+    rounds(),
+    st.sampled_from(CHOICES),
+    st.sampled_from([None, "/mode code", "/help"]),
+    st.sampled_from([1, 3, 2048]),
+)
 def test_live_equals_replay(
-    script_rounds: list[dict[str, Any]], choice: str | None, command: str | None
+    script_rounds: list[dict[str, Any]], choice: str | None, command: str | None, part: int
 ) -> None:
-    anyio.run(scenario, script_rounds, choice, command)
+    anyio.run(scenario, script_rounds, choice, command, part)

@@ -82,6 +82,45 @@ async def test_load_replays_what_was_shown_and_the_conversation_goes_on(
     assert messages[1]["content"] == "write it" and messages[-1]["content"] == "and now?"
 
 
+def _renderings(home: Path) -> int:
+    db = apsw.Connection(str(home / "tether.db"))
+    try:
+        [(kept,)] = db.execute("SELECT COUNT(*) FROM events WHERE shown IS NOT NULL").fetchall()
+    finally:
+        db.close()
+    assert isinstance(kept, int)
+    return kept
+
+
+async def test_a_session_stored_without_renderings_replays_the_same_and_gets_them(
+    home: Path, project: Path
+) -> None:
+    with MockLLMServer() as server:
+        server.script(
+            "/v1/chat/completions",
+            Reply(chunks=wire.chat_call("write_file", {"path": "n.txt", "content": "hi\n"})),
+            Reply(chunks=wire.chat_text(["Wrote ", "n.txt."])),
+        )
+        async with spawn_agent(home, env=_env(server)) as first:
+            await first.initialize()
+            sid = await first.new_session(project)
+            await first.prompt(sid, "write it")
+            live = _turn(first, sid)
+        assert _renderings(home) > 0
+        db = apsw.Connection(str(home / "tether.db"))  # as an older tether stored it
+        db.execute("UPDATE events SET shown=NULL, shown_by=NULL")
+        db.close()
+        replays: list[list[dict[str, Any]]] = []
+        for _ in range(2):
+            async with spawn_agent(home, env=_env(server)) as again:
+                await again.initialize()
+                await _load(again, sid, project)
+                await again.request("session/list", {})  # after the renderings are kept
+                replays.append(_turn(again, sid))
+            assert _renderings(home) > 0  # kept at the first replay: the second reads them
+    assert replays[0] == replays[1] == [replays[0][0], *live]
+
+
 async def test_resume_does_not_replay_close_keeps_delete_removes(home: Path, project: Path) -> None:
     with MockLLMServer() as server:
         server.script("/v1/chat/completions", Reply(chunks=wire.chat_text(["one"])))

@@ -12,7 +12,7 @@ import dataclasses
 import logging
 import shutil
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -28,6 +28,7 @@ from tether.engine.history import TextPart, UserPart
 from tether.engine.providers.base import LLM
 from tether.engine.pty_host import PtyHost
 from tether.engine.registry import Registry, ToolDef
+from tether.engine.rendering import Replay
 from tether.engine.seam import Capabilities, Web
 from tether.engine.session import (
     APPROVALS,
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("tether.sessions")
 
 Closer = Callable[[], Awaitable[None]]
+REPLAY_PART = 2048  # events read at a time by a replay
 
 
 class UnknownSession(LookupError):
@@ -146,11 +148,19 @@ class SessionManager:
         )
         return Session(session_id or f"sess_{uuid.uuid4().hex}", cwd, state)
 
-    async def load(self, session_id: str) -> tuple[Session, list[ev.Event]]:
-        """The session (opened from the store when not open) and everything its client was
-        shown, for replay."""
-        s = await self.resume(session_id)
-        return s, await self.deps.store.events(session_id, s)
+    async def replay(self, s: Session) -> AsyncGenerator[Replay, None]:
+        """Everything the session's client was shown, in order, in parts read one after the
+        other (the front writes each while the next is read): the front's renderings where the
+        store kept them, else the events."""
+        store = self.deps.store
+        end = await store.event_end(s.id)
+        for start in range(0, end, REPLAY_PART):
+            yield await store.replay(s.id, s, start, min(start + REPLAY_PART, end))
+
+    def keep_renderings(self, s: Session, shown: list[tuple[int, bytes]]) -> None:
+        """Store, in the background, renderings a front made at a replay (see Store)."""
+        if shown:
+            self._background.start_soon(self.deps.store.keep_renderings, s.id, shown)
 
     async def resume(self, session_id: str) -> Session:
         s = self.sessions.get(session_id)

@@ -16,6 +16,7 @@ import msgspec
 from tether.engine.events import Event, UserPrompted, coalesce
 from tether.engine.history import Message, UserMessage, UserPart
 from tether.engine.private import private_dir, private_file
+from tether.engine.rendering import Renderer, Replay
 from tether.engine.session import Session, SessionState
 
 _MIGRATIONS = [
@@ -45,6 +46,12 @@ _MIGRATIONS = [
         PRIMARY KEY(session_id, seq)
     );
     """,
+    # An event's rendering by a front (tether/engine/rendering.py), and which renderer made it.
+    """
+    CREATE TABLE renderers(id INTEGER PRIMARY KEY, tag TEXT NOT NULL UNIQUE);
+    ALTER TABLE events ADD COLUMN shown BLOB;
+    ALTER TABLE events ADD COLUMN shown_by INTEGER;
+    """,
 ]
 
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -62,8 +69,12 @@ class SessionRow(msgspec.Struct, frozen=True):
 
 
 class Store:
-    def __init__(self, path: Path) -> None:
+    """`renderer`: the front whose renderings are kept beside the events it stores."""
+
+    def __init__(self, path: Path, renderer: Renderer | None = None) -> None:
         self.path = path
+        self.renderer = renderer
+        self._renderer_id: int | None = None
         self._limiter = anyio.CapacityLimiter(1)
         self._db: Any = None
 
@@ -84,6 +95,8 @@ class Store:
                 side = self.path.with_name(self.path.name + suffix)
                 if side.exists():
                     os.chmod(side, 0o600)
+            if self.renderer is not None:
+                self._renderer_id = _renderer_id(db, self.renderer.tag)
             self._db = db
         return self._db
 
@@ -126,13 +139,21 @@ class Store:
                     "SELECT COALESCE(MAX(seq) + 1, 0) FROM events WHERE session_id=?", (s.id,)
                 ).fetchone()
                 db.executemany(
-                    "INSERT INTO events(session_id, seq, body) VALUES(?, ?, ?)",
+                    "INSERT INTO events(session_id, seq, body, shown, shown_by) "
+                    "VALUES(?, ?, ?, ?, ?)",
                     [
-                        (s.id, row[0] + i, _encode(_by_reference(e, where)))
+                        (s.id, row[0] + i, _encode(_by_reference(e, where)), *self._shown(e))
                         for i, e in enumerate(events)
                     ],
                 )
         return seqs
+
+    def _shown(self, event: Event) -> tuple[bytes | None, int | None]:
+        """The rendering kept beside an event, and its renderer."""
+        if self.renderer is None:
+            return None, None
+        shown = self.renderer.keep(event)
+        return (shown, self._renderer_id) if shown is not None else (None, None)
 
     async def load(self, session_id: str, *, history: bool = True) -> Session | None:
         """The stored session; `history=False` leaves its messages on disk until
@@ -183,7 +204,73 @@ class Store:
         rows = db.execute(
             "SELECT body FROM events WHERE session_id=? ORDER BY seq", (session_id,)
         ).fetchall()
-        events = [_event.decode(b) for (b,) in rows]
+        return self._resolved(db, session_id, loaded, [_event.decode(b) for (b,) in rows])
+
+    async def event_end(self, session_id: str) -> int:
+        """The row number after the session's last event (events are only ever appended
+        after it, so the rows before it are a stable snapshot to replay)."""
+        return await self._run(self._event_end, session_id)
+
+    def _event_end(self, session_id: str) -> int:
+        (end,) = (
+            self._conn()
+            .execute(
+                "SELECT COALESCE(MAX(seq) + 1, 0) FROM events WHERE session_id=?", (session_id,)
+            )
+            .fetchone()
+        )
+        return int(end)
+
+    async def replay(
+        self, session_id: str, loaded: Session | None, start: int, stop: int
+    ) -> Replay:
+        """The events at rows `start` to `stop` (excluded) for a replay by this store's
+        renderer: its renderings where it kept them (the events are not even read), the events
+        elsewhere."""
+        return await self._run(self._replay, session_id, loaded, start, stop)
+
+    def _replay(self, session_id: str, loaded: Session | None, start: int, stop: int) -> Replay:
+        db = self._conn()
+        rows = db.execute(
+            "SELECT seq, CASE WHEN shown_by=?1 THEN shown END, "
+            "CASE WHEN shown_by=?1 THEN NULL ELSE body END "
+            "FROM events WHERE session_id=?2 AND seq >= ?3 AND seq < ?4 ORDER BY seq",
+            (self._renderer_id, session_id, start, stop),
+        ).fetchall()
+        items: list[bytes | Event] = []
+        events: list[Event] = []
+        missing: list[int] = []
+        at: list[int] = []  # where each event is in `items`
+        for seq, shown, body in rows:
+            if shown is None:
+                at.append(len(items))
+                events.append(_event.decode(body))
+                items.append(events[-1])
+                missing.append(seq)
+            else:
+                items.append(shown)
+        for i, event in zip(at, self._resolved(db, session_id, loaded, events), strict=True):
+            items[i] = event
+        return Replay(items, missing)
+
+    async def keep_renderings(self, session_id: str, shown: list[tuple[int, bytes]]) -> None:
+        """Keep renderings made at a replay for events stored without one (an older tether,
+        another front), so the next replay of the session need not translate them."""
+        if self.renderer is not None and shown:
+            await self._run(self._keep_renderings, session_id, shown)
+
+    def _keep_renderings(self, session_id: str, shown: list[tuple[int, bytes]]) -> None:
+        db = self._conn()
+        with db:
+            db.executemany(
+                "UPDATE events SET shown=?, shown_by=? WHERE session_id=? AND seq=?",
+                [(body, self._renderer_id, session_id, seq) for seq, body in shown],
+            )
+
+    def _resolved(
+        self, db: Any, session_id: str, loaded: Session | None, events: list[Event]
+    ) -> list[Event]:
+        """The events with each prompt stored by reference given its parts again."""
         wanted = {
             e.message
             for e in events
@@ -246,6 +333,13 @@ class Store:
         if self._db is not None:
             await self._run(self._db.close)
             self._db = None
+
+
+def _renderer_id(db: Any, tag: str) -> int:
+    with db:
+        db.execute("INSERT OR IGNORE INTO renderers(tag) VALUES(?)", (tag,))
+    (rid,) = db.execute("SELECT id FROM renderers WHERE tag=?", (tag,)).fetchone()
+    return int(rid)
 
 
 def _prompts_of(s: Session, wanted: set[int]) -> dict[int, list[UserPart]]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from tether.engine.rendering import Renderer
     from tether.engine.sessions import EngineDeps
     from tether.engine.web.capability import WebCapability
     from tether.schemas.web import WebConfig
@@ -37,10 +38,11 @@ def compose(
     model: str | None = None,
     env: Mapping[str, str] | None = None,
     home: Path | None = None,
+    renderer: Renderer | None = None,
 ) -> Composed:
     """`script` (a scripted-provider file) and `model` ("provider:model") choose the default
     model over the environment's; `home`: where the store and spill files go (default: the
-    data dir)."""
+    data dir); `renderer`: the front's, whose renderings the store keeps for replays."""
     from tether.engine.config.load import catalog_for, log_warnings
     from tether.engine.config.resolve import load_setup
     from tether.engine.registry import Registry
@@ -62,7 +64,7 @@ def compose(
     deps = EngineDeps(
         catalog=catalog,
         registry_factory=lambda: Registry(tools),
-        store=Store(home / "tether.db"),
+        store=Store(home / "tether.db", renderer),
         spill_root=home / "spill",
         turn=TurnConfig(system=PERSONA, sections=_web_sections(setup.web)),
         web=web,

@@ -13,6 +13,7 @@ from itertools import count
 from typing import Any, TypeVar
 
 import anyio
+import anyio.lowlevel
 import msgspec
 from anyio.abc import TaskGroup
 from msgspec import UNSET, Raw
@@ -147,15 +148,25 @@ class Peer:
             b'{"jsonrpc":"2.0","method":%s,"params":%s}' % (_encode(method), _encode(params))
         )
 
-    async def notify_all(self, method: str, params: Iterable[Any], chunk: int = 512) -> None:
-        """Many notifications of one method, in order (a replay: thousands at once)."""
-        head = b'{"jsonrpc":"2.0","method":%s,"params":' % _encode(method)
+    async def notify_all(
+        self,
+        method: str,
+        params: Iterable[bytes],
+        around: tuple[bytes, bytes] = (b"", b""),
+        chunk: int = 512,
+    ) -> None:
+        """Many notifications of one method, in order (a replay: thousands at once), each
+        params object already encoded, between `around`'s prefix and suffix (what every one
+        shares, such as a replay's session id)."""
+        head = b'{"jsonrpc":"2.0","method":%s,"params":%s' % (_encode(method), around[0])
+        tail = around[1] + b"}"
         batch: list[bytes] = []
         for p in params:
-            batch.append(head + _encode(p) + b"}")
+            batch.append(head + p + tail)
             if len(batch) >= chunk:
                 await self._write_all(batch)
                 batch = []
+                await anyio.lowlevel.checkpoint()  # the writer sends it while the next is made
         if batch:
             await self._write_all(batch)
 

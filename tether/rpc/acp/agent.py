@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Awaitable, Callable
+from contextlib import aclosing
 from typing import Any
 
 import anyio.abc
@@ -24,7 +25,8 @@ from tether.rpc.acp.fast_session import Prepared
 from tether.rpc.acp.handshake import Handshake
 from tether.rpc.acp.mcp_servers import server_specs
 from tether.rpc.acp.prompt_parts import user_parts
-from tether.rpc.acp.translate import replay, to_updates
+from tether.rpc.acp.rendering import replay_updates, update_params
+from tether.rpc.acp.translate import to_updates
 from tether.rpc.errors import (
     INVALID_REQUEST,
     PROVIDER_FAILED,
@@ -191,14 +193,16 @@ class AcpAgent:
         self._ready()
         _check_mcp_servers(params.mcp_servers)
         with _rpc_errors():
-            s, events = await self.manager.load(params.session_id)
+            s = await self.manager.resume(params.session_id)
         if s.busy:
             raise RpcError(SESSION_BUSY, f"session {s.id} is running a turn; cancel it first")
-        updates = replay(events, notices=self.handshake.notices)
-        await self.peer.notify_all(
-            "session/update",
-            (acp.SessionNotification(session_id=s.id, update=u) for u in updates),
-        )
+        made: list[tuple[int, bytes]] = []
+        around = update_params(s.id)
+        async with aclosing(self.manager.replay(s)) as parts:
+            async for part in parts:
+                updates = replay_updates(part, made, notices=self.handshake.notices)
+                await self.peer.notify_all("session/update", updates, around)
+        self.manager.keep_renderings(s, made)
         return Reply(
             acp.LoadSessionResponse(**self._state(s)), self._after_open(s, params.mcp_servers)
         )
