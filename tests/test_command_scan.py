@@ -222,10 +222,12 @@ def test_configured_entries() -> None:
     custom = Denylist([rule])
     assert custom.check(["kubectl", "delete", "pod", "x"]) is not None
     assert custom.check(["kubectl", "get", "pods"]) is None
-    assert custom.check(["sudo", "ls"]) is None  # a configured list replaces the defaults
-    assert Denylist.from_entries(None).check(["sudo", "ls"]) is not None
-    prefix = Denylist.from_entries(["pm-*"])
-    assert prefix.check(["pm-suspend"]) is not None and prefix.check(["pmap", "1"]) is None
+    assert custom.check(["sudo", "ls"]) is None
+    added = Denylist.from_config(["pm-*", "  "])  # added to the built-in entries
+    assert added.check(["sudo", "ls"]) is not None
+    assert added.check(["pm-suspend"]) is not None and added.check(["pmap", "1"]) is None
+    alone = Denylist.from_config(["pm-*"], builtin=False)
+    assert alone.check(["sudo", "ls"]) is None and alone.check(["pm-hibernate"]) is not None
 
 
 # --- danger --------------------------------------------------------------------------------

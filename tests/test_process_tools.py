@@ -13,7 +13,7 @@ import pytest
 from tests import toolctx
 from tether.engine.events import TextOut, ToolContent
 from tether.engine.registry import CallPlan, ToolDef, ToolError, ToolOutput
-from tether.engine.seam import Capabilities
+from tether.engine.seam import Capabilities, CommandDenylist
 from tether.tools.process import MAX_NODES, run_argv, run_argv_batch
 
 pytestmark = [
@@ -145,11 +145,57 @@ async def test_denylisted_commands_are_refused_in_every_mode(
     assert direct.value.code == "DENIED"
 
 
-async def test_a_configured_denylist_replaces_the_defaults(project: Path, tmp_path: Path) -> None:
-    ctx = make_ctx(project, tmp_path, command_denylist=("git push",))
+async def test_a_configured_denylist_adds_to_the_defaults(project: Path, tmp_path: Path) -> None:
+    ctx = make_ctx(project, tmp_path, command_denylist=CommandDenylist(("git push",)))
     e = await failure(run_argv, ctx, {"argv": ["git", "push", "origin"]})
     assert e.code == "DENIED" and "configured" in e.message
     assert (await plan(run_argv, ctx, {"argv": ["git", "status"]}, "code")).title == "git status"
+    assert (await failure(run_argv, ctx, {"argv": ["sudo", "ls"]})).code == "DENIED"
+    alone = make_ctx(project, tmp_path, command_denylist=CommandDenylist(builtin=False))
+    assert (await plan(run_argv, alone, {"argv": ["sudo", "ls"]}, "code")).title == "sudo ls"
+
+
+def test_the_config_file_sets_the_command_denylist() -> None:
+    from tether.engine.config.errors import ConfigError
+    from tether.engine.config.file import parse_config
+    from tether.engine.config.resolve import resolve
+
+    text = '[workspace]\ncommand_denylist = ["git push", "kubectl delete"]\n'
+    setup = resolve(parse_config(text), env={})
+    assert setup.command_denylist == CommandDenylist(("git push", "kubectl delete"))
+    off = resolve(parse_config("[workspace]\nbuiltin_command_denylist = false\n"), env={})
+    assert off.command_denylist == CommandDenylist(builtin=False)
+    assert resolve(parse_config(""), env={}).command_denylist == CommandDenylist()
+    blank = parse_config('[workspace]\ncommand_denylist = ["git push", "  "]\n')
+    with pytest.raises(ConfigError, match=r":2: workspace.command_denylist: an entry is empty"):
+        resolve(blank, env={})
+
+
+async def test_tether_acp_applies_the_configured_command_denylist(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    from tests.harness import script, spawn_agent
+    from tests.stored import tool_results
+
+    config = tmp_path / "config.toml"
+    config.write_text('[workspace]\ncommand_denylist = ["git push"]\n')
+    argvs = [["git", "push", "origin", "main"], ["sudo", "true"]]
+    calls = [
+        {"tool_call": {"id": f"r{i}", "name": "run_argv", "arguments": {"argv": argv}}}
+        for i, argv in enumerate(argvs)
+    ]
+    turn = script(tmp_path / "s.json", [calls, [{"text": "done"}]])
+    async with spawn_agent(
+        home, "--script", str(turn), env={"TETHER_CONFIG": str(config)}
+    ) as agent:
+        await agent.initialize()
+        sid = await agent.new_session(project)
+        assert (await agent.prompt(sid, "go"))["result"] == {"stopReason": "end_turn"}
+        asked = [f for f in agent.frames if f.get("method") == "session/request_permission"]
+        assert asked == []  # refused at plan time: nobody is asked
+    pushed, escalated = tool_results(home, sid)
+    assert pushed.startswith("error [DENIED]: denylisted: git push origin main — configured")
+    assert escalated.startswith("error [DENIED]: denylisted: sudo true — privilege escalation")
 
 
 # --- run_argv_batch --------------------------------------------------------------------------

@@ -25,6 +25,18 @@ from tether.engine.web.types import WebCode as WebCode
 from tether.engine.workspace import Workspace
 
 
+@dataclass(frozen=True)
+class CommandDenylist:
+    """Commands refused in every mode, nobody asked: the built-in entries (unless `builtin` is
+    off) and the configured ones (`program [flags] [words]`, see tools/command_policy.py)."""
+
+    entries: tuple[str, ...] = ()
+    builtin: bool = True
+
+
+BUILTIN_COMMAND_DENYLIST = CommandDenylist()  # what applies unless the config file says more
+
+
 class SeamError(Exception):
     """A capability failed in a way the model should read: `code` is stable, message is prose."""
 
@@ -337,7 +349,7 @@ class Capabilities:
     pty: Ptys | None = None  # the session's PTYs; None where the front offers none
     # Shows progress on the running call's card (set per call by the pipeline).
     report: Callable[[list[ToolContent]], Awaitable[None]] | None = None
-    command_denylist: tuple[str, ...] | None = None  # None: the built-in denylist
+    command_denylist: CommandDenylist = BUILTIN_COMMAND_DENYLIST
     # The path policy; built from `roots` with the default denylist when not given.
     workspace: Workspace | None = None
     reads: ReadLedger = field(default_factory=ReadLedger)  # per turn: see engine/reads.py

@@ -29,7 +29,7 @@ from tether.engine.providers.base import LLM
 from tether.engine.pty_host import PtyHost
 from tether.engine.registry import Registry, ToolDef
 from tether.engine.rendering import Replay
-from tether.engine.seam import Capabilities, Web
+from tether.engine.seam import BUILTIN_COMMAND_DENYLIST, Capabilities, CommandDenylist, Web
 from tether.engine.session import (
     APPROVALS,
     MODES,
@@ -83,6 +83,7 @@ class EngineDeps:
     spill_root: Path
     turn: TurnConfig = field(default_factory=lambda: TurnConfig(system=PERSONA))
     path_denylist: tuple[str, ...] = DEFAULT_DENYLIST  # unless the config file sets one
+    command_denylist: CommandDenylist = BUILTIN_COMMAND_DENYLIST  # unless the config says more
     web: Web | None = None  # ctx.web for every session; None: built from the environment
 
 

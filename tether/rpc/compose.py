@@ -68,6 +68,7 @@ def compose(
         spill_root=home / "spill",
         turn=TurnConfig(system=PERSONA, sections=_web_sections(setup.web)),
         web=web,
+        command_denylist=setup.command_denylist,
     )
     days = float(env.get("TETHER_SPILL_DAYS") or setup.spill_days or SPILL_DAYS)
     return Composed(deps, web, days)

@@ -75,6 +75,10 @@ class WorkspaceConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     path_denylist: list[str] | None = None
     # Days after which a session's spill files (oversized tool results) are removed.
     spill_days: Annotated[float, msgspec.Meta(gt=0)] | None = None
+    # Commands refused in every mode, added to the built-in ones (`program [flags] [words]`).
+    command_denylist: list[str] = []
+    # False: only `command_denylist` applies (the built-in entries are dropped).
+    builtin_command_denylist: bool = True
 
 
 class ConfigFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

@@ -161,11 +161,10 @@ class Denylist:
         return cls(DenyRule.parse(entry, category) for category, entry in DEFAULT_DENYLIST)
 
     @classmethod
-    def from_entries(cls, entries: Sequence[str] | None) -> Denylist:
-        """A configured list (`None`: the defaults)."""
-        if entries is None:
-            return cls.default()
-        return cls(DenyRule.parse(e) for e in entries if e.strip())
+    def from_config(cls, entries: Sequence[str], *, builtin: bool = True) -> Denylist:
+        """The configured entries, after the built-in ones unless `builtin` is off."""
+        configured = [DenyRule.parse(e) for e in entries if e.strip()]
+        return cls([*(cls.default().rules if builtin else ()), *configured])
 
     def check(self, argv: Sequence[str]) -> DenyHit | None:
         """The first program of the command line (wrappers, shells and hops included) that

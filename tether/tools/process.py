@@ -16,7 +16,7 @@ import msgspec
 
 from tether.engine.events import TerminalOut, TextOut, ToolContent
 from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
-from tether.engine.seam import Capabilities, CommandResult, Stage
+from tether.engine.seam import Capabilities, CommandDenylist, CommandResult, Stage
 from tether.tools.command_policy import DangerReason, Denylist, classify_danger
 from tether.tools.command_scan import command_scope, shell_join
 from tether.tools.paths import display, resolve
@@ -80,8 +80,8 @@ def command_cwd(ctx: Capabilities, cwd: str | None, where: str = "cwd") -> Path:
 
 
 @functools.lru_cache(maxsize=8)
-def _denylist(entries: tuple[str, ...] | None) -> Denylist:
-    return Denylist.from_entries(entries)
+def _denylist(configured: CommandDenylist) -> Denylist:
+    return Denylist.from_config(configured.entries, builtin=configured.builtin)
 
 
 def refuse_denylisted(ctx: Capabilities, argvs: Sequence[Sequence[str]]) -> None:

@@ -19,6 +19,7 @@ from tether.engine.config.errors import ConfigError, ConfigIssue
 from tether.engine.config.file import Config, load_config
 from tether.engine.config.kinds import KINDS, env_kinds
 from tether.engine.providers.base import ModelInfo
+from tether.engine.seam import BUILTIN_COMMAND_DENYLIST, CommandDenylist
 from tether.schemas.config import ConfigFile, ModelConfig, ProviderConfig, Timeout
 from tether.schemas.web import WebConfig
 
@@ -45,6 +46,7 @@ class Setup(msgspec.Struct):
     web: WebConfig = msgspec.field(default_factory=WebConfig)
     path_denylist: tuple[str, ...] | None = None  # [workspace]; None: the built-in list
     spill_days: float | None = None  # [workspace]; None: the default
+    command_denylist: CommandDenylist = BUILTIN_COMMAND_DENYLIST  # [workspace]
     warnings: list[str] = msgspec.field(default_factory=list[str])  # e.g. a file left out
 
 
@@ -87,11 +89,17 @@ def resolve(config: Config | None, *, env: Mapping[str, str]) -> Setup:
         owner = provider_of(default)
         if owner not in providers:
             issues.append(config.issue(("defaults", "model"), no_provider(owner, providers)))
+    if config is not None and any(not e.strip() for e in file.workspace.command_denylist):
+        where = ("workspace", "command_denylist")
+        issues.append(config.issue(where, "an entry is empty (expected `program [flags] [words]`)"))
     if issues:
         raise ConfigError(config.path if config is not None else None, issues)
-    denylist = file.workspace.path_denylist
-    denied = None if denylist is None else tuple(denylist)
-    return Setup(providers, models, default, file.web, denied, file.workspace.spill_days)
+    workspace = file.workspace
+    denied = None if workspace.path_denylist is None else tuple(workspace.path_denylist)
+    commands = CommandDenylist(
+        tuple(workspace.command_denylist), builtin=workspace.builtin_command_denylist
+    )
+    return Setup(providers, models, default, file.web, denied, workspace.spill_days, commands)
 
 
 def _file_provider(name: str, p: ProviderConfig, env: Mapping[str, str]) -> Provider:

@@ -108,6 +108,7 @@ class AcpAgent:
             self._web,
             denylist,
             self.manager.pty_host(session),
+            self.deps.command_denylist,
         )
 
     async def send(self, session_id: str, update: acp.SessionUpdate) -> None:

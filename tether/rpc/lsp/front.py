@@ -170,6 +170,7 @@ class LspFront:
             workspace=workspace,
             reads=ReadLedger(),
             pty=self.manager.pty_host(session),
+            command_denylist=self.deps.command_denylist,
         )
 
     def _report(self, message: str) -> None:
