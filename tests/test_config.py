@@ -157,7 +157,8 @@ def test_each_kind_maps_to_its_adapter(
         ("[providers.a]\nkind = 'openai'\ncolour = 1\n", ":3: providers.a.colour: unknown key"),
         (
             "x = 1\n",
-            ":1: x: unknown key (expected one of: providers, models, defaults, workspace, web)",
+            ":1: x: unknown key (expected one of: providers, models, defaults, workspace, web, "
+            "mcp_servers)",
         ),
         ("[defaults]\nmodle = 'demo'\n", ":2: defaults.modle: unknown key"),
         (

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import anyio
-from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel
@@ -68,6 +68,11 @@ def build(name: str) -> MCPServer:
     def env(name: str) -> str:
         """The value of an environment variable of the server's process."""
         return os.environ.get(name, "(unset)")
+
+    @server.tool(annotations=READ_ONLY)
+    def header(name: str, ctx: Context) -> str:
+        """The value of a header of the HTTP request carrying this call (HTTP servers)."""
+        return (ctx.headers or {}).get(name.lower(), "(unset)")
 
     @server.tool()
     def crash() -> str:

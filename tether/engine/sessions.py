@@ -85,6 +85,7 @@ class EngineDeps:
     path_denylist: tuple[str, ...] = DEFAULT_DENYLIST  # unless the config file sets one
     command_denylist: CommandDenylist = BUILTIN_COMMAND_DENYLIST  # unless the config says more
     web: Web | None = None  # ctx.web for every session; None: built from the environment
+    mcp_servers: tuple[ServerSpec, ...] = ()  # the config file's, for every session
 
 
 @dataclass
@@ -189,11 +190,20 @@ class SessionManager:
         return s
 
     def start_mcp(self, s: Session, servers: list[ServerSpec], *, ready_notices: bool) -> None:
-        """Connect the session's MCP servers in the background (once while it is open: a
-        load or resume of an open session keeps the servers it has). `ready_notices`: say
-        when each is ready (clients that show notices apart from the conversation)."""
+        """Connect the session's MCP servers, the client's `servers` and the config file's,
+        in the background (once while it is open: a load or resume of an open session keeps
+        the servers it has). `ready_notices`: say when each is ready (clients that show
+        notices apart from the conversation)."""
         runtime = self._runtime.get(s.id)
-        if runtime is None or runtime.mcp is not None or not servers:
+        if runtime is None or runtime.mcp is not None:
+            return
+        from tether.engine.mcp.spec import merged
+
+        configured = self.deps.mcp_servers
+        for name in {c.name for c in servers} & {c.name for c in configured}:
+            log.info("session %s: the client's MCP server %s replaces the config's", s.id, name)
+        servers = merged(servers, configured)
+        if not servers:
             return
         from tether.engine.mcp.host import McpHost
 

@@ -69,6 +69,7 @@ def compose(
         turn=TurnConfig(system=PERSONA, sections=_web_sections(setup.web)),
         web=web,
         command_denylist=setup.command_denylist,
+        mcp_servers=setup.mcp_servers,
     )
     days = float(env.get("TETHER_SPILL_DAYS") or setup.spill_days or SPILL_DAYS)
     return Composed(deps, web, days)

@@ -1,5 +1,5 @@
-"""The config file's shape (`config.toml`): providers, models, defaults, workspace, web. Wire
-types only.
+"""The config file's shape (`config.toml`): providers, models, defaults, workspace, web, MCP
+servers. Wire types only.
 
 Every table forbids unknown keys, so a typo is an error that names the key instead of a setting
 silently ignored. Optional model fields are None when unset: a model entry may override only a
@@ -28,6 +28,7 @@ ThinkingControl = Literal["budget", "effort"]
 Seconds = Annotated[float, msgspec.Meta(gt=0)]
 Tokens = Annotated[int, msgspec.Meta(ge=1)]
 Price = Annotated[float, msgspec.Meta(ge=0)]
+NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 
 
 class Timeout(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -81,9 +82,24 @@ class WorkspaceConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     builtin_command_denylist: bool = True
 
 
+class McpServerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """`[mcp_servers.NAME]`: a command to run (stdio) or a URL (streamable HTTP), exactly one
+    of them (checked when the file is read). Strings may name `${VAR}` of tether's
+    environment."""
+
+    command: NonEmpty | None = None
+    args: list[str] = []
+    env: dict[str, str] = {}
+    url: NonEmpty | None = None
+    headers: dict[str, str] = {}
+    read_only: bool = False  # every tool runs without asking (the user vouches for it)
+    enabled: bool = True
+
+
 class ConfigFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     providers: dict[str, ProviderConfig] = {}
     models: dict[str, ModelConfig] = {}  # keyed "provider:model"
     defaults: Defaults = msgspec.field(default_factory=Defaults)
     workspace: WorkspaceConfig = msgspec.field(default_factory=WorkspaceConfig)
     web: WebConfig = msgspec.field(default_factory=WebConfig)
+    mcp_servers: dict[str, McpServerConfig] = {}

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from tether.engine.config.env_refs import malformed
 from tether.engine.config.errors import ConfigIssue, key_name
 from tether.engine.config.explain import explain, invalid_value_text
 from tether.engine.config.kinds import KINDS, NO_FETCH, web_kind_names
@@ -16,6 +17,7 @@ from tether.engine.config.toml_lines import Key, line_of
 from tether.schemas.config import (
     ConfigFile,
     Defaults,
+    McpServerConfig,
     ModelConfig,
     ProviderConfig,
     WorkspaceConfig,
@@ -24,7 +26,7 @@ from tether.schemas.web import WebConfig
 
 _T = TypeVar("_T", bound=msgspec.Struct)
 
-SECTIONS = ("providers", "models", "defaults", "workspace", "web")
+SECTIONS = ("providers", "models", "defaults", "workspace", "web", "mcp_servers")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -52,8 +54,18 @@ class Checker:
         defaults = self._section(doc, "defaults", Defaults)
         workspace = self._section(doc, "workspace", WorkspaceConfig)
         web = self._section(doc, "web", WebConfig, self._web_rules)
+        servers = {
+            n: m
+            for n, t in self._tables(doc, "mcp_servers")
+            if (m := self._mcp_server(n, t)) is not None
+        }
         return ConfigFile(
-            providers=providers, models=models, defaults=defaults, workspace=workspace, web=web
+            providers=providers,
+            models=models,
+            defaults=defaults,
+            workspace=workspace,
+            web=web,
+            mcp_servers=servers,
         )
 
     def _section(
@@ -103,6 +115,32 @@ class Checker:
             self.issue(key, 'a model is named "provider:model", e.g. "openai:gpt-4.1"')
             return None
         return self.convert(table, ModelConfig, key)
+
+    def _mcp_server(self, name: str, table: dict[str, Any]) -> McpServerConfig | None:
+        key = ("mcp_servers", name)
+        if not _NAME.match(name):
+            self.issue(key, "a server name uses letters, digits, '_', '-' and '.' only")
+            return None
+        either = "set command (a stdio server) or url (streamable HTTP)"
+        if "command" in table and "url" in table:
+            self.issue((*key, "url"), f"{either}, not both")
+        elif "url" in table:
+            for extra in ("args", "env"):
+                if extra in table:
+                    self.issue((*key, extra), f"only a stdio server (command) takes {extra}")
+        elif "command" in table:
+            if "headers" in table:
+                self.issue((*key, "headers"), "only an HTTP server (url) takes headers")
+        else:
+            self.issue(key, either)
+        self._url((*key, "url"), table.get("url"))
+        for where, text in _strings(table):
+            if malformed(text):
+                self.issue(
+                    (*key, *where),
+                    "'${' starts no variable reference (expected ${NAME} or ${NAME:-default})",
+                )
+        return self.convert(table, McpServerConfig, key)
 
     def _web_rules(self, table: dict[str, Any]) -> None:
         search = table.get("search_providers")
@@ -182,6 +220,17 @@ class Checker:
             else:
                 self.issue(key, str(exc))
             return None
+
+
+def _strings(table: dict[str, Any]) -> Iterator[tuple[Key, str]]:
+    """Every string of a table, one level of arrays and tables down, with its key."""
+    for name, value in table.items():
+        if isinstance(value, str):
+            yield (name,), value
+        elif isinstance(value, list):
+            yield from (((name,), v) for v in value if isinstance(v, str))
+        elif isinstance(value, dict):
+            yield from (((name, k), v) for k, v in value.items() if isinstance(v, str))
 
 
 def _is_struct(tp: Any) -> bool:

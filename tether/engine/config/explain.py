@@ -33,6 +33,8 @@ def explain(message: str, tp: Any) -> tuple[Key, str]:
     if m := re.fullmatch(r"Expected `([^`]+)`, got `([^`]+)`", text):
         wanted = [_TYPE_WORDS.get(t, t) for t in m[1].split(" | ") if t != "null"]
         return where, f"expected {' or '.join(wanted)}, got {_TYPE_WORDS.get(m[2], m[2])}"
+    if text == "Expected `str` of length >= 1":
+        return where, "must not be empty"
     if m := re.fullmatch(r"Expected `[^`]+` (.+)", text):
         return where, f"must be {m[1]}"
     return where, text.replace("`", "")

@@ -5,7 +5,8 @@ variable, `kinds.py`), then the file's `[providers.NAME]` tables. Each provider 
 built-in models (unless `builtin_models = false`) plus every `[models."NAME:model"]` entry,
 which may also override a built-in model's fields. `[workspace]` and `[web]` are taken as
 written; the environment fills in what `[web]` leaves out when the web capability is built
-(`tether.engine.web.build`).
+(`tether.engine.web.build`). `[mcp_servers]` become ServerSpecs, their `${VAR}` references
+replaced from the environment (`mcp_servers.py`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import msgspec
 from tether.engine.config.errors import ConfigError, ConfigIssue
 from tether.engine.config.file import Config, load_config
 from tether.engine.config.kinds import KINDS, env_kinds
+from tether.engine.config.mcp_servers import configured_servers
+from tether.engine.mcp.spec import ServerSpec
 from tether.engine.providers.base import ModelInfo
 from tether.engine.seam import BUILTIN_COMMAND_DENYLIST, CommandDenylist
 from tether.schemas.config import ConfigFile, ModelConfig, ProviderConfig, Timeout
@@ -47,6 +50,7 @@ class Setup(msgspec.Struct):
     path_denylist: tuple[str, ...] | None = None  # [workspace]; None: the built-in list
     spill_days: float | None = None  # [workspace]; None: the default
     command_denylist: CommandDenylist = BUILTIN_COMMAND_DENYLIST  # [workspace]
+    mcp_servers: tuple[ServerSpec, ...] = ()  # [mcp_servers], the enabled ones
     warnings: list[str] = msgspec.field(default_factory=list[str])  # e.g. a file left out
 
 
@@ -99,7 +103,10 @@ def resolve(config: Config | None, *, env: Mapping[str, str]) -> Setup:
     commands = CommandDenylist(
         tuple(workspace.command_denylist), builtin=workspace.builtin_command_denylist
     )
-    return Setup(providers, models, default, file.web, denied, workspace.spill_days, commands)
+    servers = configured_servers(config, env)
+    return Setup(
+        providers, models, default, file.web, denied, workspace.spill_days, commands, servers
+    )
 
 
 def _file_provider(name: str, p: ProviderConfig, env: Mapping[str, str]) -> Provider:

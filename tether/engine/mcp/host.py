@@ -129,6 +129,8 @@ class McpHost:
             await self._failed(server.spec, failure)
 
     async def _serve(self, server: _Server) -> None:
+        if server.spec.problem:
+            raise ServerFailed(False, server.spec.problem)
         if server.spec.transport == "sse":
             raise ServerFailed(
                 False, "it uses the SSE transport, which tether does not support (use http)"

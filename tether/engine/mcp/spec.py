@@ -1,8 +1,10 @@
 """What the engine knows of an MCP server before and after connecting: protocol-neutral
-(the ACP front converts its `McpServer` entries; the SDK never appears here)."""
+(the ACP front converts its `McpServer` entries, the config layer its `[mcp_servers]` tables;
+the SDK never appears here)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -22,6 +24,16 @@ class ServerSpec:
     headers: dict[str, str] = field(default_factory=dict[str, str])
     # Every tool of the server runs without asking (the user vouches for it).
     read_only: bool = False
+    # Why it cannot start, known before trying (a variable its config names is unset).
+    problem: str = ""
+
+
+def merged(client: Iterable[ServerSpec], configured: Iterable[ServerSpec]) -> list[ServerSpec]:
+    """A session's servers: the client's, then the configured ones it does not name (the
+    client's entry is the more specific one: an editor's per-project setting)."""
+    servers = list(client)
+    named = {s.name for s in servers}
+    return servers + [s for s in configured if s.name not in named]
 
 
 @dataclass(frozen=True)

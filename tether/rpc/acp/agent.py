@@ -140,11 +140,11 @@ class AcpAgent:
     def _after_open(
         self, s: Session, mcp_servers: list[dict[str, Any]]
     ) -> Callable[[], Awaitable[None]]:
-        """What follows a session's answer: its MCP servers start connecting, its commands
-        are sent, then the providers' model lists."""
+        """What follows a session's answer: its MCP servers (the client's and the config
+        file's) start connecting, its commands are sent, then the providers' model lists."""
 
         async def after() -> None:
-            if mcp_servers and s.id in self.sessions:
+            if s.id in self.sessions:
                 specs = server_specs(mcp_servers)
                 self.manager.start_mcp(s, specs, ready_notices=self.handshake.notices)
             commands_update = acp.AvailableCommandsUpdate(available_commands=commands.COMMANDS)
@@ -169,9 +169,10 @@ class AcpAgent:
 
     async def adopt(self, prepared: Prepared) -> None:
         """A session answered before the event loop (fast_session.py): created under the id
-        it was given, its commands queued now (they follow the answer, already written), its
-        model lists fetched in the background."""
+        it was given, the config file's MCP servers started, its commands queued now (they
+        follow the answer, already written), its model lists fetched in the background."""
         s = await self.manager.new(prepared.cwd, [], [prepared.cwd], prepared.session_id)
+        self.manager.start_mcp(s, [], ready_notices=self.handshake.notices)
         await self.send(s.id, acp.AvailableCommandsUpdate(available_commands=commands.COMMANDS))
 
         async def discover() -> None:

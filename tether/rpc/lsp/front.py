@@ -298,6 +298,7 @@ class LspFront:
             params = self.conn.handshake.params or {}
             cwd, roots = workspace_dirs(params)
             self._session = s = await self.manager.new(cwd, [], roots)
+            self.manager.start_mcp(s, [], ready_notices=True)  # the config file's servers
             await self._apply_options(s, params.get("initializationOptions"))
         return self._session
 
