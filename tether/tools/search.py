@@ -13,6 +13,7 @@ import anyio
 from tether.engine.events import Location, TextOut
 from tether.engine.registry import CallPlan, Describer, Planner, ToolError, ToolOutput, tool
 from tether.engine.seam import Capabilities, SeamError
+from tether.tools.globs import glob_regex
 from tether.tools.paths import display, existing, named, resolve
 from tether.tools.text import SNIFF_BYTES, is_binary
 from tether.tools.walk import Found, WalkStats, walk
@@ -184,52 +185,6 @@ async def glob_paths(ctx: Capabilities, pattern: str, path: str = ".") -> ToolOu
 
 glob_paths.planned_by(_plan_for("Find {pattern} in {where}"))
 glob_paths.described_by(_describe_for("Find {pattern} in {where}"))
-
-
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob as a regular expression over `/`-separated relative paths."""
-    pattern = pattern.strip()
-    if not pattern:
-        raise ToolError("INVALID_ARGS", "pattern must not be empty")
-    if pattern.startswith("/"):
-        raise ToolError("INVALID_ARGS", "pattern must be relative: pass the directory as `path`")
-    segments = pattern.removeprefix("./").split("/")
-    out: list[str] = []
-    for i, seg in enumerate(segments):
-        last = i == len(segments) - 1
-        if seg == "**":
-            out.append(".*" if last else "(?:[^/]+/)*")
-        else:
-            out.append(_segment(seg) + ("" if last else "/"))
-    try:
-        return re.compile("".join(out))
-    except re.error as exc:
-        raise ToolError("INVALID_ARGS", f"bad glob pattern {pattern!r}: {exc}") from None
-
-
-def _segment(seg: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(seg):
-        c = seg[i]
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[" and seg.find("]", i + 2) > 0:
-            end = seg.find("]", i + 2)
-            body = seg[i + 1 : end].replace("\\", "\\\\")
-            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
-            i = end
-        elif c == "{" and "}" in seg[i:]:
-            end = seg.index("}", i)
-            options = seg[i + 1 : end].split(",")
-            out.append("(?:" + "|".join(_segment(o) for o in options) + ")")
-            i = end
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
 
 
 # --- regex_files ----------------------------------------------------------------------------
