@@ -105,6 +105,17 @@ async def test_a_slow_match_leaves_the_event_loop_serving_and_stops_on_cancel(
     assert not threads[0].is_alive()
 
 
+async def test_the_matching_thread_ends_with_the_call(ctx: Capabilities, project: Path) -> None:
+    (project / "a.txt").write_text("hit\n")
+    before = set(threading.enumerate())
+    got = await run(ctx, regex_files, pattern="hit")
+    assert got.text.startswith("a.txt:1: hit")
+    for t in set(threading.enumerate()) - before:
+        if t.name == "tether-regex":
+            await anyio.to_thread.run_sync(t.join, 30)
+            assert not t.is_alive()
+
+
 # --- the same matches as re -----------------------------------------------------------------
 
 

@@ -207,8 +207,8 @@ class _Worker:
                 errors.append(exc)
             try:
                 anyio.from_thread.run_sync(done.set, token=token)
-            except anyio.RunFinishedError:
-                pass  # nobody is waiting any more
+            except (anyio.RunFinishedError, RuntimeError):
+                pass  # nobody is waiting any more: the loop has ended
 
         self._jobs.put(job)
         await done.wait()
