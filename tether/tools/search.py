@@ -6,16 +6,18 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from pathlib import Path
-from typing import Literal
-
-import anyio
+from typing import TYPE_CHECKING, Literal
 
 from tether.engine.events import Location, TextOut
 from tether.engine.registry import CallPlan, Describer, Planner, ToolError, ToolOutput, tool
 from tether.engine.seam import Capabilities, SeamError
+from tether.tools.globs import glob_regex
 from tether.tools.paths import display, existing, named, resolve
 from tether.tools.text import SNIFF_BYTES, is_binary
 from tether.tools.walk import Found, WalkStats, walk
+
+if TYPE_CHECKING:
+    from tether.tools.line_regex import LineRegex
 
 TREE_MAX_ENTRIES = 1000
 GLOB_MAX_MATCHES = 500
@@ -186,52 +188,6 @@ glob_paths.planned_by(_plan_for("Find {pattern} in {where}"))
 glob_paths.described_by(_describe_for("Find {pattern} in {where}"))
 
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob as a regular expression over `/`-separated relative paths."""
-    pattern = pattern.strip()
-    if not pattern:
-        raise ToolError("INVALID_ARGS", "pattern must not be empty")
-    if pattern.startswith("/"):
-        raise ToolError("INVALID_ARGS", "pattern must be relative: pass the directory as `path`")
-    segments = pattern.removeprefix("./").split("/")
-    out: list[str] = []
-    for i, seg in enumerate(segments):
-        last = i == len(segments) - 1
-        if seg == "**":
-            out.append(".*" if last else "(?:[^/]+/)*")
-        else:
-            out.append(_segment(seg) + ("" if last else "/"))
-    try:
-        return re.compile("".join(out))
-    except re.error as exc:
-        raise ToolError("INVALID_ARGS", f"bad glob pattern {pattern!r}: {exc}") from None
-
-
-def _segment(seg: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(seg):
-        c = seg[i]
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[" and seg.find("]", i + 2) > 0:
-            end = seg.find("]", i + 2)
-            body = seg[i + 1 : end].replace("\\", "\\\\")
-            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
-            i = end
-        elif c == "{" and "}" in seg[i:]:
-            end = seg.index("}", i)
-            options = seg[i + 1 : end].split(",")
-            out.append("(?:" + "|".join(_segment(o) for o in options) + ")")
-            i = end
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
-
-
 # --- regex_files ----------------------------------------------------------------------------
 
 
@@ -256,29 +212,26 @@ async def regex_files(
             `*.py` or `src/**/*.ts`.
         max_results: At most this many matching lines are printed (up to 1000).
     """
-    try:
-        rx = re.compile(pattern)
-    except re.error as exc:
-        hint = " (it is a Python regex, not a glob)" if pattern.startswith("*") else ""
-        raise ToolError("INVALID_ARGS", f"bad regex {pattern!r}: {exc}{hint}") from None
+    rx = _line_regex(pattern)
     if max_results < 1:
         raise ToolError("INVALID_ARGS", "max_results must be 1 or more")
     limit = min(max_results, REGEX_HARD_MAX)
     only = glob_regex(glob) if glob else None
     full = resolve(ctx, path)
     st = await existing(ctx, full, path)
-    search = _Search(ctx, rx, limit)
-    stats = WalkStats()
-    if st.kind == "file":
-        await search.file(full)
-    elif st.kind == "dir":
-        async for f in walk(ctx, full, stats=stats):
-            if f.entry.kind != "file" or (only is not None and not _glob_hit(only, glob, f)):
-                continue
-            if not await search.file(f.path):
-                break
-    else:
+    if st.kind not in ("file", "dir"):
         raise ToolError("NOT_A_REGULAR_FILE", f"{path} is not a regular file or directory")
+    search = _Search(ctx, pattern, rx, limit)
+    stats = WalkStats()
+    with rx:
+        if st.kind == "file":
+            await search.file(full)
+        else:
+            async for f in walk(ctx, full, stats=stats):
+                if f.entry.kind != "file" or (only is not None and not _glob_hit(only, glob, f)):
+                    continue
+                if not await search.file(f.path):
+                    break
     return search.output(pattern, display(ctx, full), stats)
 
 
@@ -290,24 +243,25 @@ def _glob_hit(rx: re.Pattern[str], glob: str | None, f: Found) -> bool:
     return bool(rx.fullmatch(f.rel if glob and "/" in glob else f.entry.name))
 
 
-def _grep(rx: re.Pattern[str], data: bytes, limit: int) -> list[tuple[int, str]]:
-    """Up to `limit` matching lines, numbered, each cut for display."""
-    hits: list[tuple[int, str]] = []
-    for n, line in enumerate(data.decode("utf-8", "replace").split("\n"), 1):
-        if rx.search(line) is None:
-            continue
-        text = line.removesuffix("\r")
-        if len(text) > MATCH_LINE_CHARS:
-            text = text[:MATCH_LINE_CHARS] + " […]"
-        hits.append((n, text))
-        if len(hits) == limit:
-            break
-    return hits
+def _line_regex(pattern: str) -> LineRegex:
+    from tether.tools.line_regex import LineRegex  # not on the way to a session's start
+
+    try:
+        return LineRegex(pattern)
+    except re.error as exc:
+        hint = " (it is a Python regex, not a glob)" if pattern.startswith("*") else ""
+        raise ToolError("INVALID_ARGS", f"bad regex {pattern!r}: {exc}{hint}") from None
+
+
+def _shown(line: str) -> str:
+    """A matching line, cut for display."""
+    text = line.removesuffix("\r")
+    return text[:MATCH_LINE_CHARS] + " […]" if len(text) > MATCH_LINE_CHARS else text
 
 
 class _Search:
-    def __init__(self, ctx: Capabilities, rx: re.Pattern[str], limit: int) -> None:
-        self.ctx, self.rx, self.limit = ctx, rx, limit
+    def __init__(self, ctx: Capabilities, pattern: str, rx: LineRegex, limit: int) -> None:
+        self.ctx, self.pattern, self.rx, self.limit = ctx, pattern, rx, limit
         self.lines: list[str] = []
         self.files = self.matched_files = self.binary = self.large = 0
         self.more = False
@@ -328,18 +282,39 @@ class _Search:
             self.binary += 1
             return True
         self.files += 1
+        from tether.tools.line_regex import RegexTooSlow
+
         room = self.limit - len(self.lines)
-        # On a worker thread, so a long search leaves the event loop its turns.
-        hits = await anyio.to_thread.run_sync(
-            _grep, self.rx, data, room + 1, abandon_on_cancel=True
-        )
-        shown = display(self.ctx, path)
-        self.lines += [f"{shown}:{n}: {text}" for n, text in hits[:room]]
-        self.matched_files += bool(hits)
+        try:
+            hits = await self.rx.grep(data, room + 1)
+        except RegexTooSlow as exc:
+            self._add(path, exc.hits[:room])
+            raise self._too_slow(path) from None
+        self._add(path, hits[:room])
         if len(hits) > room:
             self.more = True
             return False
         return True
+
+    def _add(self, path: Path, hits: list[tuple[int, str]]) -> None:
+        shown = display(self.ctx, path)
+        self.lines += [f"{shown}:{n}: {_shown(line)}" for n, line in hits]
+        self.matched_files += bool(hits)
+
+    def _too_slow(self, path: Path) -> ToolError:
+        lines = [
+            f"regex /{self.pattern}/ is too slow: it used up the {self.rx.budget:g} s one search "
+            f"may spend matching (stopped in {display(self.ctx, path)}; {self.files} files "
+            "searched). Simplify it: avoid nested quantifiers such as `(a+)+` and alternatives "
+            "that can match the same text such as `(a|aa)*`; or search fewer files with `path` "
+            "or `glob`."
+        ]
+        if self.lines:
+            lines.append(f"{len(self.lines)} matching lines found before it stopped:")
+            lines += self.lines[:REGEX_DEFAULT_RESULTS]
+        if len(self.lines) > REGEX_DEFAULT_RESULTS:
+            lines.append(f"[… {len(self.lines) - REGEX_DEFAULT_RESULTS} more not shown]")
+        return ToolError("TOOL_TIMEOUT", "\n".join(lines))
 
     def output(self, pattern: str, where: str, stats: WalkStats) -> ToolOutput:
         skipped: list[str] = []
