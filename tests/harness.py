@@ -240,6 +240,25 @@ def script(path: Path, rounds: list[list[dict[str, Any]]], **model: Any) -> Path
     return path
 
 
+async def configured_turn(
+    home: Path, project: Path, config: str, calls: list[dict[str, Any]]
+) -> tuple[str, list[Frame]]:
+    """One turn of `tether acp` under a config file (text), the scripted model making `calls`
+    (name, arguments) in one round, then saying "done": the session id and every frame."""
+    (home / "config.toml").write_text(config)
+    events = [
+        {"tool_call": {"id": f"r{i}", "name": c["name"], "arguments": c["arguments"]}}
+        for i, c in enumerate(calls)
+    ]
+    turn = script(home / "turn.json", [events, [{"text": "done"}]])
+    env = {"TETHER_CONFIG": str(home / "config.toml")}
+    async with spawn_agent(home, "--script", str(turn), env=env) as agent:
+        await agent.initialize()
+        sid = await agent.new_session(project)
+        assert (await agent.prompt(sid, "go"))["result"] == {"stopReason": "end_turn"}
+        return sid, agent.frames
+
+
 def slow_script(path: Path) -> Path:
     """A model that says one thing, then takes a minute: a turn to cancel or abandon."""
     return script(path, [[{"text": "working"}, {"delay": 60}]])

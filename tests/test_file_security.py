@@ -230,27 +230,15 @@ def test_the_config_file_sets_the_denylist(tmp_path: Path) -> None:
     assert shown is not None and tuple(json.loads(shown.group(1))) == DEFAULT_DENYLIST
 
 
-async def test_tether_acp_applies_the_configured_denylist(
-    home: Path, project: Path, tmp_path: Path
-) -> None:
-    from tests.harness import script, spawn_agent
+async def test_tether_acp_applies_the_configured_denylist(home: Path, project: Path) -> None:
+    from tests.harness import configured_turn
     from tests.stored import tool_results
 
-    config = tmp_path / "config.toml"
-    config.write_text('[workspace]\npath_denylist = ["*.sqlite"]\n')
     (project / "data.sqlite").write_text("rows\n")
     (project / ".env").write_text("A=1\n")
-    calls = [
-        {"tool_call": {"id": f"r{i}", "name": "read_file", "arguments": {"path": p}}}
-        for i, p in enumerate(["data.sqlite", ".env"])
-    ]
-    turn = script(tmp_path / "s.json", [calls, [{"text": "done"}]])
-    async with spawn_agent(
-        home, "--script", str(turn), env={"TETHER_CONFIG": str(config)}
-    ) as agent:
-        await agent.initialize()
-        sid = await agent.new_session(project)
-        assert (await agent.prompt(sid, "go"))["result"] == {"stopReason": "end_turn"}
+    calls = [{"name": "read_file", "arguments": {"path": p}} for p in ["data.sqlite", ".env"]]
+    config = '[workspace]\npath_denylist = ["*.sqlite"]\n'
+    sid, _ = await configured_turn(home, project, config, calls)
     denied, replaced = tool_results(home, sid)
     assert denied == "error [PATH_DENIED]: data.sqlite matches the path denylist entry '*.sqlite'"
     assert replaced == "L1-1 of 1\nA=1"  # the configured list replaced the built-in one

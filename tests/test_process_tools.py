@@ -172,27 +172,17 @@ def test_the_config_file_sets_the_command_denylist() -> None:
 
 
 async def test_tether_acp_applies_the_configured_command_denylist(
-    home: Path, project: Path, tmp_path: Path
+    home: Path, project: Path
 ) -> None:
-    from tests.harness import script, spawn_agent
+    from tests.harness import configured_turn
     from tests.stored import tool_results
 
-    config = tmp_path / "config.toml"
-    config.write_text('[workspace]\ncommand_denylist = ["git push"]\n')
     argvs = [["git", "push", "origin", "main"], ["sudo", "true"]]
-    calls = [
-        {"tool_call": {"id": f"r{i}", "name": "run_argv", "arguments": {"argv": argv}}}
-        for i, argv in enumerate(argvs)
-    ]
-    turn = script(tmp_path / "s.json", [calls, [{"text": "done"}]])
-    async with spawn_agent(
-        home, "--script", str(turn), env={"TETHER_CONFIG": str(config)}
-    ) as agent:
-        await agent.initialize()
-        sid = await agent.new_session(project)
-        assert (await agent.prompt(sid, "go"))["result"] == {"stopReason": "end_turn"}
-        asked = [f for f in agent.frames if f.get("method") == "session/request_permission"]
-        assert asked == []  # refused at plan time: nobody is asked
+    calls = [{"name": "run_argv", "arguments": {"argv": argv}} for argv in argvs]
+    config = '[workspace]\ncommand_denylist = ["git push"]\n'
+    sid, frames = await configured_turn(home, project, config, calls)
+    asked = [f for f in frames if f.get("method") == "session/request_permission"]
+    assert asked == []  # refused at plan time: nobody is asked
     pushed, escalated = tool_results(home, sid)
     assert pushed.startswith("error [DENIED]: denylisted: git push origin main — configured")
     assert escalated.startswith("error [DENIED]: denylisted: sudo true — privilege escalation")

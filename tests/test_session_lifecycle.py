@@ -44,15 +44,20 @@ async def _load(agent: AgentProcess, sid: str, project: Path) -> dict[str, Any]:
     return await agent.request("session/load", params)
 
 
+def _write_turn() -> list[Reply]:
+    """A turn that writes n.txt, then says so."""
+    return [
+        Reply(chunks=wire.chat_call("write_file", {"path": "n.txt", "content": "hi\n"})),
+        Reply(chunks=wire.chat_text(["Wrote ", "n.txt."])),
+    ]
+
+
 async def test_load_replays_what_was_shown_and_the_conversation_goes_on(
     home: Path, project: Path
 ) -> None:
     with MockLLMServer() as server:
         server.script(
-            "/v1/chat/completions",
-            Reply(chunks=wire.chat_call("write_file", {"path": "n.txt", "content": "hi\n"})),
-            Reply(chunks=wire.chat_text(["Wrote ", "n.txt."])),
-            Reply(chunks=wire.chat_text(["Still here."])),
+            "/v1/chat/completions", *_write_turn(), Reply(chunks=wire.chat_text(["Still here."]))
         )
         async with spawn_agent(home, env=_env(server)) as first:
             await first.initialize()
@@ -96,11 +101,7 @@ async def test_a_session_stored_without_renderings_replays_the_same_and_gets_the
     home: Path, project: Path
 ) -> None:
     with MockLLMServer() as server:
-        server.script(
-            "/v1/chat/completions",
-            Reply(chunks=wire.chat_call("write_file", {"path": "n.txt", "content": "hi\n"})),
-            Reply(chunks=wire.chat_text(["Wrote ", "n.txt."])),
-        )
+        server.script("/v1/chat/completions", *_write_turn())
         async with spawn_agent(home, env=_env(server)) as first:
             await first.initialize()
             sid = await first.new_session(project)
@@ -265,3 +266,69 @@ async def test_an_old_database_is_migrated_forward(home: Path, project: Path) ->
     [(version,)] = db.execute("PRAGMA user_version").fetchall()
     db.close()
     assert version == SCHEMA_VERSION
+
+
+async def _long_session(home: Path, project: Path, turns: int) -> str:
+    """A stored session of `turns` prompts and answers, as `tether acp` stores one."""
+    from tether.engine import events as ev
+    from tether.engine.history import AssistantMessage, TextPart, UserMessage
+    from tether.engine.session import Session, SessionState
+    from tether.engine.store import Store
+    from tether.rpc.acp.rendering import acp_renderer
+
+    s = Session("sess_long", str(project), SessionState(model="demo"))
+    for i in range(turns):
+        parts = [TextPart(f"question {i}")]
+        s.history.append(UserMessage(list(parts)))
+        s.record(ev.UserPrompted(list(parts), message=len(s.history) - 1))
+        s.history.append(AssistantMessage(f"answer {i} " * 20))
+        s.record(ev.TextDelta(f"m{i}", f"answer {i} " * 20))
+    store = Store(home / "tether.db", acp_renderer())
+    await store.save(s)
+    await store.close()
+    return s.id
+
+
+async def test_a_client_that_vanishes_mid_replay_leaves_the_store_intact(
+    home: Path, project: Path
+) -> None:
+    """initialize and session/load back to back, then the client closes both pipes without
+    reading the replay (far larger than a pipe holds): the agent exits, the store intact."""
+    import anyio
+
+    sid = await _long_session(home, project, 3000)
+    frames = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "session/load",
+            "params": {"sessionId": sid, "cwd": str(project), "mcpServers": []},
+        },
+    ]
+    await anyio.to_thread.run_sync(_send_and_vanish, home, frames)
+    assert _integrity(home) == "ok"
+
+
+def _send_and_vanish(home: Path, frames: list[dict[str, Any]]) -> None:
+    """Send the frames to a new `tether acp`, read one line, close both pipes: the agent's
+    next write fails. It must then exit, and cleanly."""
+    import os
+    import subprocess
+
+    from tests.harness import REPO, agent_command
+
+    env = {**os.environ, "TETHER_HOME": str(home), "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        agent_command(), env=env, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b"".join(json.dumps(f).encode() + b"\n" for f in frames))
+    proc.stdin.flush()
+    proc.stdout.readline()  # the replay has begun
+    proc.stdin.close()
+    proc.stdout.close()
+    try:
+        assert proc.wait(timeout=20) == 0
+    finally:
+        proc.kill()
