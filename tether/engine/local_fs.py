@@ -18,6 +18,7 @@ from typing import TypeVar
 
 import anyio
 
+from tether.engine.nofollow import PROC_FD, fd_path, parent_dir, still_at
 from tether.engine.seam import TEXT_MAX_BYTES, DirEntry, FileKind, FileStat, SeamError
 
 _T = TypeVar("_T")
@@ -187,34 +188,24 @@ class LocalFileSystem:
             raise _too_large(path, st.st_size, max_bytes)
 
     def _prepare_write(self, path: Path) -> None:
-        make_parents(path)
-        self._check_writable(path)
-
-    def _check_writable(self, path: Path) -> None:
-        try:
-            st = os.lstat(path)
-        except FileNotFoundError:
-            return
-        if not stat.S_ISREG(st.st_mode):
-            raise not_regular(path, st.st_mode)
-        if st.st_nlink > 1:
-            raise hard_linked(path, st.st_nlink)
+        with parent_dir(path, create=True) as (parent, name):
+            _check_writable(parent, name, path)
 
     def _write(self, path: Path, data: bytes) -> None:
-        make_parents(path)
-        self._check_writable(path)
-        try:
-            fd = os.open(path, _CREATE, 0o666)
-        except FileExistsError:
-            fd, st = _open_regular(path, _WRITE)
-            if st.st_nlink > 1:
-                os.close(fd)
-                raise hard_linked(path, st.st_nlink) from None
+        with parent_dir(path, create=True) as (parent, name):
+            _check_writable(parent, name, path)
             try:
-                os.ftruncate(fd, 0)
-            except BaseException:
-                os.close(fd)
-                raise
+                fd = os.open(name, _CREATE, 0o666, dir_fd=parent)
+            except FileExistsError:
+                fd, st = _open_regular_at(parent, name, path, _WRITE)
+                if st.st_nlink > 1:
+                    os.close(fd)
+                    raise hard_linked(path, st.st_nlink) from None
+                try:
+                    os.ftruncate(fd, 0)
+                except BaseException:
+                    os.close(fd)
+                    raise
         try:
             _write_all(fd, data)
         finally:
@@ -234,46 +225,73 @@ class LocalFileSystem:
         return out
 
     def _copy(self, src: Path, dst: Path) -> None:
-        st = os.lstat(src)
-        if os.path.lexists(dst):
-            raise SeamError("FILE_EXISTS", f"{dst} already exists")
-        if stat.S_ISDIR(st.st_mode):
-            _refuse_special(src)
-        make_parents(dst)
-        if stat.S_ISDIR(st.st_mode):
-            shutil.copytree(src, dst, symlinks=True, copy_function=_copy_file)
-        else:
-            _copy_file(str(src), str(dst))
+        with parent_dir(src) as (sparent, sname):
+            st = os.stat(sname, dir_fd=sparent, follow_symlinks=False)
+            source = fd_path(sparent, sname) if PROC_FD.is_dir() else str(src)
+            if stat.S_ISDIR(st.st_mode):
+                _refuse_special(Path(source))
+            with parent_dir(dst, create=True) as (dparent, dname):
+                _absent(dparent, dname, dst)
+                target = fd_path(dparent, dname) if PROC_FD.is_dir() else str(dst)
+                if stat.S_ISDIR(st.st_mode):
+                    shutil.copytree(source, target, symlinks=True, copy_function=_copy_file)
+                else:
+                    _copy_file(source, target)
 
     def _move(self, src: Path, dst: Path) -> None:
-        os.lstat(src)
-        if os.path.lexists(dst):
-            raise SeamError("FILE_EXISTS", f"{dst} already exists")
-        make_parents(dst)
-        try:
-            os.rename(src, dst)
-        except OSError as exc:
-            if exc.errno != errno.EXDEV:
-                raise
-            shutil.move(str(src), str(dst), copy_function=_copy_file)
+        with parent_dir(src) as (sparent, sname), parent_dir(dst, create=True) as (dparent, dname):
+            os.stat(sname, dir_fd=sparent, follow_symlinks=False)
+            _absent(dparent, dname, dst)
+            try:
+                os.rename(sname, dname, src_dir_fd=sparent, dst_dir_fd=dparent)
+            except OSError as exc:
+                if exc.errno != errno.EXDEV or not PROC_FD.is_dir():
+                    raise
+                source, target = fd_path(sparent, sname), fd_path(dparent, dname)
+                shutil.move(source, target, copy_function=_copy_file)
 
     def _delete(self, path: Path, permanent: bool) -> None:
-        st = os.lstat(path)
-        if not permanent:
-            _trash(path)
-        elif stat.S_ISDIR(st.st_mode):
-            shutil.rmtree(path)
-        else:
-            os.unlink(path)
+        with parent_dir(path) as (parent, name):
+            st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+            if not permanent:
+                if not still_at(parent, path.parent):
+                    raise SeamError("SYMLINK_IN_PATH", f"{path.parent} moved; nothing was done")
+                _trash(path)
+            elif stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(name, dir_fd=parent)
+            else:
+                os.unlink(name, dir_fd=parent)
 
 
-def make_parents(path: Path) -> None:
+def _check_writable(parent: int, name: str, path: Path) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        raise SeamError(
-            "NOT_A_DIRECTORY", f"{path.parent} cannot be created: a part of it is a file"
-        ) from None
+        st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise not_regular(path, st.st_mode)
+    if st.st_nlink > 1:
+        raise hard_linked(path, st.st_nlink)
+
+
+def _absent(parent: int, name: str, path: Path) -> None:
+    try:
+        os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    raise SeamError("FILE_EXISTS", f"{path} already exists")
+
+
+def _open_regular_at(parent: int, name: str, path: Path, flags: int) -> tuple[int, os.stat_result]:
+    fd = os.open(name, flags, dir_fd=parent)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise not_regular(path, st.st_mode)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
 
 
 def _refuse_special(root: Path) -> None:

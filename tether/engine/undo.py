@@ -106,15 +106,31 @@ async def undo_last(stack: list[TurnChanges], ctx: Capabilities, emit: Emit) -> 
     if decision.verdict != "allow":
         await emit(ToolFinished(call_id, "failed", [TextOut("Not undone: not allowed")]))
         return "Undo cancelled: nothing was changed."
-    for r in reverts:
+    outcomes = [(r, await _revert(ctx, r)) for r in reverts]
+    stack.pop()
+    done = [_name(r) for r, e in outcomes if e is None]
+    failed = [f"{_name(r)} ({e.code}: {e.message})" for r, e in outcomes if e is not None]
+    status = "completed" if done else "failed"
+    await emit(
+        ToolFinished(call_id, status, [*diffs, *[TextOut(f"not undone: {f}") for f in failed]])
+    )
+    kept = ", ".join(changes.not_undoable)
+    reply = f"Undone: {', '.join(done)}." if done else "Nothing was undone."
+    if failed:
+        reply += f" Not undone: {'; '.join(failed)}."
+    return reply + (f" Not undone (no text copy was kept): {kept}." if kept else "")
+
+
+async def _revert(ctx: Capabilities, r: _Revert) -> SeamError | None:
+    """Restore one file; the error that stopped it (a path swapped for a symlink since, ...)."""
+    try:
         if r.before is None:
             await ctx.fs.delete(Path(r.path), permanent=True)  # it did not exist before
         else:
             await ctx.fs.write_text(Path(r.path), r.before)
-    stack.pop()
-    await emit(ToolFinished(call_id, "completed", diffs))
-    kept = ", ".join(changes.not_undoable)
-    return f"Undone: {names}." + (f" Not undone (no text copy was kept): {kept}." if kept else "")
+    except SeamError as exc:
+        return exc
+    return None
 
 
 def _name(r: _Revert) -> str:

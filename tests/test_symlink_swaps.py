@@ -1,0 +1,113 @@
+"""A directory swapped for a symlink between the check and the write redirects nothing: writes,
+deletes, moves and `/undo` walk to their file without following links, so a swap makes them
+fail instead of landing outside the project. Judged by the directory outside."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.harness import script, spawn_agent
+from tether.engine.local_fs import LocalFileSystem
+from tether.engine.seam import SeamError
+
+pytestmark = pytest.mark.anyio
+
+
+def _write(path: str, content: str, overwrite: bool = False) -> dict[str, Any]:
+    args = {"path": path, "content": content, "overwrite": overwrite}
+    return {"tool_call": {"name": "write_file", "arguments": args}}
+
+
+def _swap(directory: Path, target: Path) -> None:
+    """Replace `directory` with a symlink to `target` (what a command could do meanwhile)."""
+    directory.rename(directory.with_name(directory.name + ".old"))
+    directory.symlink_to(target, target_is_directory=True)
+
+
+@pytest.mark.parametrize("existed", [False, True], ids=["created", "replaced"])
+async def test_undo_does_not_follow_a_swapped_directory(
+    home: Path, project: Path, tmp_path: Path, existed: bool
+) -> None:
+    outside = tmp_path / "outside-config"
+    outside.mkdir()
+    (outside / "settings.json").write_text("the user's own settings\n")
+    (project / "conf").mkdir()
+    if existed:
+        (project / "conf" / "settings.json").write_text("before\n")
+    rounds = [[_write("conf/settings.json", "by the model\n", overwrite=existed)], [{"text": "ok"}]]
+    async with spawn_agent(home, "--script", str(script(tmp_path / "s.json", rounds))) as agent:
+        agent.permission_choice = "allow_once"
+        await agent.initialize()
+        sid = await agent.new_session(project)
+        await agent.prompt(sid, "write it")
+        _swap(project / "conf", outside)
+        assert (await agent.prompt(sid, "/undo"))["result"] == {"stopReason": "end_turn"}
+        said = "".join(
+            u["content"]["text"]
+            for u in agent.updates(sid)
+            if u["sessionUpdate"] in ("agent_message_chunk", "tool_call_update")
+            and isinstance(u.get("content"), dict)
+        )
+    assert (outside / "settings.json").read_text() == "the user's own settings\n"
+    assert sorted(p.name for p in outside.iterdir()) == ["settings.json"]
+    assert "SYMLINK_IN_PATH" in said or "symlink" in said
+
+
+async def test_concurrent_swaps_never_land_a_write_outside(tmp_path: Path) -> None:
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    (project / "d").mkdir(parents=True)
+    outside.mkdir()
+    stop = threading.Event()
+
+    def flip() -> None:  # d: the real directory, gone, a link to outside, gone, ... again
+        d, link, real = project / "d", project / "d.link", project / "d.real"
+        link.symlink_to(outside, target_is_directory=True)
+        while not stop.is_set():
+            for a, b in ((d, real), (link, d), (d, link), (real, d)):
+                try:
+                    os.rename(a, b)
+                except OSError:
+                    pass  # a write made d meanwhile: the next round sorts it out
+
+    fs = LocalFileSystem()
+    flipper = threading.Thread(target=flip)
+    flipper.start()
+    refused = 0
+    try:
+        for i in range(300):
+            try:
+                await fs.write_text(project / "d" / f"f{i}.txt", "x")
+            except SeamError:
+                refused += 1
+
+    finally:
+        stop.set()
+        flipper.join()
+    assert list(outside.iterdir()) == []  # nothing written through the link
+    assert refused > 0  # the swaps did race the writes
+
+
+async def test_delete_and_move_refuse_a_swapped_parent(tmp_path: Path) -> None:
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    (project / "d").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep\n")
+    (project / "d" / "keep.txt").write_text("project\n")
+    _swap(project / "d", outside)
+    fs = LocalFileSystem()
+    for attempt in (
+        fs.delete(project / "d" / "keep.txt", permanent=True),
+        fs.delete(project / "d" / "keep.txt", permanent=False),
+        fs.move(project / "d" / "keep.txt", project / "moved.txt"),
+        fs.write_text(project / "d" / "keep.txt", "overwritten\n"),
+    ):
+        with pytest.raises(SeamError) as refused:
+            await attempt
+        assert refused.value.code == "SYMLINK_IN_PATH"
+    assert (outside / "keep.txt").read_text() == "keep\n"
+    assert not (project / "moved.txt").exists()
