@@ -14,6 +14,7 @@ import pytest
 
 from tests.harness import AgentProcess, Frame, script, spawn_agent
 from tests.processes import alive, pids, stubborn_argv
+from tests.sandbox_world import git
 from tests.stored import tool_results
 
 pytestmark = [
@@ -121,10 +122,12 @@ async def test_denylisted_commands_are_refused_without_asking(
 async def test_a_grant_for_one_program_does_not_cover_another(
     home: Path, project: Path, tmp_path: Path
 ) -> None:
+    git(project, "init", "-q")
     rounds = [
-        [call("run_argv", "c1", argv=["ls"])],
-        [call("run_argv", "c2", argv=["ls", "-a"])],
-        [call("run_argv", "c3", argv=["wc", "-l", "README.md"])],
+        [call("run_argv", "c1", argv=["git", "add", "README.md"])],
+        [call("run_argv", "c2", argv=["git", "add", "."])],
+        [call("run_argv", "c3", argv=["git", "checkout", "--", "."])],
+        [call("run_argv", "c4", argv=["git", "clean", "-fdx"])],
         [{"text": "ok"}],
     ]
     async with spawn_agent(home, "--script", str(script(tmp_path / "s.json", rounds))) as agent:
@@ -138,10 +141,14 @@ async def test_a_grant_for_one_program_does_not_cover_another(
             for f in agent.frames
             if f.get("method") == "session/request_permission"
         ]
-    assert asked == ["c1", "c3"]  # `ls -a` ran on the grant for `ls`; `wc` asked again
+    # `git add .` ran on the grant for `git add`; `git checkout` and `git clean` asked again
+    assert asked == ["c1", "c3", "c4"]
+    [always] = [f for f in agent.frames if f.get("method") == "session/request_permission"][:1]
+    names = [o["name"] for o in always["params"]["options"]]
+    assert "Always allow `git add` (writing)" in names
     results = tool_results(home, sid)
-    assert results[1].startswith("[approval] grant (session)\nexit code 0")
-    assert results[2] == "[approval] user (always)\nexit code 0\n3 README.md"
+    assert results[1].startswith("[approval] grant (session)\n")
+    assert results[2].startswith("[approval] user (always)\n")
 
 
 async def test_cancel_during_a_command_leaves_nothing_running(

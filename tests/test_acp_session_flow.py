@@ -87,7 +87,7 @@ async def test_available_commands_come_after_the_new_session_response(
         second = await agent.recv()
         assert second["params"]["update"]["sessionUpdate"] == "available_commands_update"
         names = [c["name"] for c in second["params"]["update"]["availableCommands"]]
-        assert names == ["mode", "model", "undo", "title", "help"]
+        assert names == ["mode", "model", "undo", "title", "status", "help"]
 
 
 async def test_modes_and_config_options_stay_in_sync(home: Path, project: Path) -> None:
@@ -98,7 +98,7 @@ async def test_modes_and_config_options_stay_in_sync(home: Path, project: Path) 
         sid = result["sessionId"]
         assert result["modes"]["currentModeId"] == "ask"
         cats = {o["id"]: o.get("category") for o in result["configOptions"]}
-        assert cats == {"mode": "mode", "model": "model", "approvals": None}
+        assert cats == {"mode": "mode", "model": "model", "approvals": None, "network": None}
 
         resp = await agent.request("session/set_mode", {"sessionId": sid, "modeId": "code"})
         assert resp["result"] == {}

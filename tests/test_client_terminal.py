@@ -18,6 +18,7 @@ from tests.acp_schema import validate_agent_frame
 from tests.inprocess import Client, agent_in_memory
 from tests.stored import tool_results
 from tests.terminal_client import TerminalServer
+from tether.engine.sandbox.detect import detect
 from tether.tools import catalog
 
 pytestmark = [
@@ -76,8 +77,10 @@ async def test_a_command_runs_in_the_client_terminal(home: Path, project: Path) 
         assert await client.prompt(sid, "go") == "end_turn"
     [(method, create)] = server.calls[:1]
     assert method == "terminal/create"
-    # The program and its arguments as they are: never one shell string.
-    assert create["command"] == "printf" and create["args"] == ["a b\\n%s\\n", "two words"]
+    # The program and its arguments as they are, never one shell string, in the sandbox: the
+    # editor's terminal runs tether's one-use sandbox launcher, which runs the program.
+    assert create["command"].endswith("/run/sandboxed-1") and detect().confines
+    assert create["args"] == ["printf", "a b\\n%s\\n", "two words"]
     assert create["cwd"] == str(project) and create["outputByteLimit"] == 24_000
     assert server.methods() == [
         "terminal/create",
@@ -100,7 +103,7 @@ async def test_a_command_runs_in_the_client_terminal(home: Path, project: Path) 
     assert final["content"][0] == {"type": "terminal", "terminalId": terminal_id}
     start = card_updates(client, "c1")[0]
     assert (start["title"], start["kind"]) == ("printf 'a b\\n%s\\n' 'two words'", "execute")
-    assert tool_results(home, sid)[0] == "[approval] user (once)\nexit code 0\na b\ntwo words"
+    assert tool_results(home, sid)[0] == "exit code 0\na b\ntwo words"  # read-only: unasked
 
 
 async def test_a_timeout_kills_then_releases_the_terminal(home: Path, project: Path) -> None:
@@ -165,9 +168,9 @@ async def test_stdin_and_pipes_run_locally(home: Path, project: Path) -> None:
         assert await client.prompt(sid, "go") == "end_turn"
     # ACP terminals take no input and run one program: only the last node used one.
     creates = [p for m, p in server.calls if m == "terminal/create"]
-    assert [(c["command"], c["args"]) for c in creates] == [("echo", ["in", "a", "terminal"])]
+    assert [c["args"] for c in creates] == [["echo", "in", "a", "terminal"]]
     sorted_, batch = tool_results(home, sid)
-    assert sorted_ == "[approval] user (round)\nexit code 0\na\nb"
+    assert sorted_ == "exit code 0\na\nb"  # read-only commands: nobody was asked
     assert "$ printf 'x\\ny\\n' | wc -l\nexit code 0 (pipeline: 0 | 0)\n2" in batch
     assert "$ echo in a terminal\nexit code 0\nin a terminal" in batch
     final = card_updates(client, "c2")[-1]
@@ -175,6 +178,18 @@ async def test_stdin_and_pipes_run_locally(home: Path, project: Path) -> None:
 
 
 async def test_a_client_that_fails_to_start_the_command(home: Path, project: Path) -> None:
+    rounds = [[call("run_argv", "c1", argv=["no-such-program-x"])], [{"text": "ok"}]]
+    async with client_with_terminal(home, rounds) as (client, _, __):
+        sid = await client.start(project, CAPS)
+        assert await client.prompt(sid, "go") == "end_turn"
+    [result] = tool_results(home, sid)
+    assert result.startswith("error [COMMAND_NOT_FOUND]: no-such-program-x: no such program")
+
+
+async def test_a_client_that_fails_to_start_the_command_unconfined(
+    home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TETHER_SANDBOX", "none")  # the editor, not tether, finds no program
     rounds = [[call("run_argv", "c1", argv=["no-such-program-x"])], [{"text": "ok"}]]
     async with client_with_terminal(home, rounds) as (client, _, __):
         sid = await client.start(project, CAPS)

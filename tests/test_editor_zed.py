@@ -256,25 +256,21 @@ def check_command_in_a_zed_terminal(
         if u.get("toolCallId") == "check1" and u["sessionUpdate"] == "tool_call"
     )
     assert announced["kind"] == "execute"
-    assert announced["content"] == [
-        {
-            "type": "content",
-            "content": {"type": "text", "text": "⚠ python3 runs the script check.py"},
-        }
-    ]
+    [note] = announced["content"]
+    assert note["content"]["text"].startswith(
+        "⚠ python3 runs the script check.py\nruns in the sandbox"
+    )
     [create] = [dict(f["params"]) for f in agent.frames if f.get("method") == "terminal/create"]
     assert create.pop("outputByteLimit") > 0
-    # Zed joins command and args through a shell: tether sends the argv as one quoted line.
-    assert create == {
-        "sessionId": sid,
-        "command": "python3 check.py",
-        "args": [],
-        "env": [],
-        "cwd": str(project),
-    }
+    # Zed joins command and args through a shell: tether sends the argv as one quoted line,
+    # the sandbox's one-use launcher first; the environment carries tether's process marker.
+    launcher, rest = create.pop("command").split(" ", 1)
+    assert re.fullmatch(r"/\S+/run/sandboxed-\d+", launcher) and rest == "python3 check.py"
+    assert [e["name"] for e in create.pop("env")] == ["TETHER_OWNER"]
+    assert create == {"sessionId": sid, "args": [], "cwd": str(project)}
     [(tid, terminal)] = zed.released.items()
     assert zed.terminals == {}  # every terminal the agent created was released
-    assert terminal.label == "python3 check.py"
+    assert terminal.label.endswith("python3 check.py")
     assert terminal.text == "Hello, Ada!\n"  # check.py ran after app.py was fixed
     assert terminal.exit_status() == {"exitCode": 0}
 

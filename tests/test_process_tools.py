@@ -13,13 +13,20 @@ import pytest
 from tests import toolctx
 from tether.engine.events import TextOut, ToolContent
 from tether.engine.registry import CallPlan, ToolDef, ToolError, ToolOutput
-from tether.engine.seam import Capabilities, CommandDenylist
+from tether.engine.seam import Capabilities
 from tether.tools.process import MAX_NODES, run_argv, run_argv_batch
 
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.skipif(sys.platform == "win32", reason="POSIX programs"),
 ]
+
+
+def note(p: CallPlan) -> str:
+    """The first text of a call's card: why it asks, and where it runs."""
+    first = p.content[0]
+    assert isinstance(first, TextOut)
+    return first.text
 
 
 def make_ctx(project: Path, tmp_path: Path, **kw: Any) -> Capabilities:
@@ -87,181 +94,34 @@ async def test_plans_show_the_real_command(project: Path, tmp_path: Path) -> Non
     args = {"argv": ["git", "log", "--format=%an <%ae>"], "cwd": "sub", "env": {"A": "1 2"}}
     p = await plan(run_argv, ctx, args, "ask")
     assert p.title == "git log '--format=%an <%ae>'"
-    assert p.kind == "execute" and p.scope == "git" and p.confirm
-    assert p.content == [TextOut("in sub\nwith 'A=1 2'")]
-    # Mode `code` runs read-only commands freely and asks for dangerous ones, saying why.
+    # A known read-only invocation runs unasked in every mode; its grant names it exactly.
+    assert p.kind == "execute" and not p.confirm and p.scope == "git log [read-only]"
+    assert note(p).startswith("in sub\nwith 'A=1 2'\nruns in the sandbox")
     assert not (await plan(run_argv, ctx, {"argv": ["git", "status"]}, "code")).confirm
-    assert not (await plan(run_argv, ctx, {"argv": ["pytest", "-q"]}, "code")).confirm
-    risky = await plan(run_argv, ctx, {"argv": ["python3", "-c", "print(1)"]}, "code")
-    assert risky.confirm and risky.scope == "python3"
-    assert risky.content == [
-        TextOut("⚠ python3 runs inline code (-c)"),
-        TextOut("```\npython3 -c:\nprint(1)\n```"),
-    ]
-    wrapped = await plan(run_argv, ctx, {"argv": ["env", "X=1", "uv", "run", "pytest"]}, "code")
-    assert wrapped.scope == "env uv run pytest" and not wrapped.confirm
+    # Mode `code` runs everything else confined, unasked, saying what it does; `ask` asks.
+    free = await plan(run_argv, ctx, {"argv": ["pytest", "-q"]}, "code")
+    assert not free.confirm and free.waived_by_mode and free.scope == "pytest [writing]"
+    assert (await plan(run_argv, ctx, {"argv": ["pytest", "-q"]}, "ask")).confirm
+    risky = await plan(run_argv, ctx, {"argv": ["python3", "-c", "print(1)"]}, "ask")
+    assert risky.confirm and risky.scope.startswith("python3 -c code#")
+    assert risky.grant_label.endswith("(runs code)")
+    assert note(risky).startswith("⚠ python3 runs inline code (-c)\nruns in the")
+    assert TextOut("```\npython3 -c:\nprint(1)\n```") in risky.content
+    # No sandbox: only read-only invocations run unasked, whatever the mode.
+    bare = make_ctx(project, tmp_path, sandbox=None)
+    assert (await plan(run_argv, bare, {"argv": ["pytest", "-q"]}, "code")).confirm
+    assert not (await plan(run_argv, bare, {"argv": ["git", "status"]}, "code")).confirm
 
 
-async def test_bad_arguments_fail_before_anyone_is_asked(project: Path, tmp_path: Path) -> None:
+async def test_unconfined_always_asks_with_its_reason(project: Path, tmp_path: Path) -> None:
     ctx = make_ctx(project, tmp_path)
-    with pytest.raises(ToolError, match="Expected `array`, got `str` - at `argv`"):
-        run_argv.decode('{"argv": "git status"}')
-    assert (await failure(run_argv, ctx, {"argv": []})).code == "INVALID_ARGS"
-    assert (await failure(run_argv, ctx, {"argv": [""]})).code == "INVALID_ARGS"
-    bad_timeout = await failure(run_argv, ctx, {"argv": ["ls"], "timeout_seconds": 0})
-    assert bad_timeout.message == "timeout_seconds must be a positive number of seconds"
-    assert (await failure(run_argv, ctx, {"argv": ["ls"], "cwd": "nope"})).code == "NOT_A_DIRECTORY"
-    assert (await failure(run_argv, ctx, {"argv": ["ls"], "cwd": "/"})).code == "OUTSIDE_ROOTS"
-    (project / ".git").mkdir()
-    assert (await failure(run_argv, ctx, {"argv": ["ls"], "cwd": ".git"})).code == "PATH_DENIED"
-    env = await failure(run_argv, ctx, {"argv": ["ls"], "env": {"A=B": "1"}})
-    assert env.message == "env: 'A=B' is not a valid variable"
-
-
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["sudo", "ls"],
-        ["env", "FOO=1", "sudo", "ls"],
-        ["nohup", "doas", "id"],
-        ["sh", "-c", "echo ok && sudo rm -rf /tmp/x"],
-        ["ssh", "prod", "rm", "-rf", "/"],
-        ["timeout", "5", "shutdown", "-h", "now"],
-    ],
-)
-async def test_denylisted_commands_are_refused_in_every_mode(
-    project: Path, tmp_path: Path, argv: list[str]
-) -> None:
-    ctx = make_ctx(project, tmp_path)
-    for mode in ("ask", "code"):
-        refused = await failure(run_argv, ctx, {"argv": argv}) if mode == "code" else None
-        with pytest.raises(ToolError) as e:
-            await plan(run_argv, ctx, {"argv": argv}, mode)
-        assert e.value.code == "DENIED" and "denylisted:" in e.value.message
-        assert refused is None or refused.message == e.value.message
-    # Invoked without a plan (nobody should), it still refuses.
-    with pytest.raises(ToolError) as direct:
-        await call(run_argv, ctx, {"argv": argv})
-    assert direct.value.code == "DENIED"
-
-
-async def test_a_configured_denylist_adds_to_the_defaults(project: Path, tmp_path: Path) -> None:
-    ctx = make_ctx(project, tmp_path, command_denylist=CommandDenylist(("git push",)))
-    e = await failure(run_argv, ctx, {"argv": ["git", "push", "origin"]})
-    assert e.code == "DENIED" and "configured" in e.message
-    assert (await plan(run_argv, ctx, {"argv": ["git", "status"]}, "code")).title == "git status"
-    assert (await failure(run_argv, ctx, {"argv": ["sudo", "ls"]})).code == "DENIED"
-    alone = make_ctx(project, tmp_path, command_denylist=CommandDenylist(builtin=False))
-    assert (await plan(run_argv, alone, {"argv": ["sudo", "ls"]}, "code")).title == "sudo ls"
-
-
-def test_the_config_file_sets_the_command_denylist() -> None:
-    from tether.engine.config.errors import ConfigError
-    from tether.engine.config.file import parse_config
-    from tether.engine.config.resolve import resolve
-
-    text = '[workspace]\ncommand_denylist = ["git push", "kubectl delete"]\n'
-    setup = resolve(parse_config(text), env={})
-    assert setup.command_denylist == CommandDenylist(("git push", "kubectl delete"))
-    off = resolve(parse_config("[workspace]\nbuiltin_command_denylist = false\n"), env={})
-    assert off.command_denylist == CommandDenylist(builtin=False)
-    assert resolve(parse_config(""), env={}).command_denylist == CommandDenylist()
-    blank = parse_config('[workspace]\ncommand_denylist = ["git push", "  "]\n')
-    with pytest.raises(ConfigError, match=r":2: workspace.command_denylist: an entry is empty"):
-        resolve(blank, env={})
-
-
-async def test_tether_acp_applies_the_configured_command_denylist(
-    home: Path, project: Path
-) -> None:
-    from tests.harness import configured_turn
-    from tests.stored import tool_results
-
-    argvs = [["git", "push", "origin", "main"], ["sudo", "true"]]
-    calls = [{"name": "run_argv", "arguments": {"argv": argv}} for argv in argvs]
-    config = '[workspace]\ncommand_denylist = ["git push"]\n'
-    sid, frames = await configured_turn(home, project, config, calls)
-    asked = [f for f in frames if f.get("method") == "session/request_permission"]
-    assert asked == []  # refused at plan time: nobody is asked
-    pushed, escalated = tool_results(home, sid)
-    assert pushed.startswith("error [DENIED]: denylisted: git push origin main — configured")
-    assert escalated.startswith("error [DENIED]: denylisted: sudo true — privilege escalation")
-
-
-# --- run_argv_batch --------------------------------------------------------------------------
-
-
-async def test_batch_runs_in_order_with_branches(project: Path, tmp_path: Path) -> None:
-    ctx = make_ctx(project, tmp_path)
-    (project / "a.txt").write_text("x\n")
-    nodes = [
-        {
-            "argv": ["test", "-f", "a.txt"],
-            "then": {"argv": ["cat", "a.txt"]},
-            "else": {"argv": ["echo", "no a"]},
-        },
-        {
-            "argv": ["test", "-f", "b.txt"],
-            "then": [{"argv": ["cat", "b.txt"]}],
-            "else": [{"argv": ["echo", "no b"]}, {"argv": ["echo", "twice"]}],
-        },
-    ]
-    out = await call(run_argv_batch, ctx, {"nodes": nodes})
-    assert out.text == (
-        "5 commands ran: 4 succeeded, 1 failed\n\n"
-        "$ test -f a.txt\nexit code 0\n(no output)\n\n"
-        "(then) $ cat a.txt\nexit code 0\nx\n\n"
-        "$ test -f b.txt\nexit code 1\n(no output)\n\n"
-        "(else) $ echo 'no b'\nexit code 0\nno b\n\n"
-        "(else) $ echo twice\nexit code 0\ntwice"
-    )
-    assert [c["command"] for c in out.raw_output["commands"]][:2] == [
-        "test -f a.txt",
-        "cat a.txt",
-    ]
-
-
-async def test_batch_pipes_and_inheritance(project: Path, tmp_path: Path) -> None:
-    ctx = make_ctx(project, tmp_path)
-    (project / "d").mkdir()
-    (project / "d" / "f.txt").write_text("3\n1\n2\n")
-    nodes = [
-        {
-            "argv": ["cat", "f.txt"],
-            "cwd": "d",
-            "env": {"LC_ALL": "C"},
-            "pipe": [{"argv": ["sort"]}, {"argv": ["head", "-n", "2"]}],
-            "then": {"argv": ["pwd"]},  # inherits cwd d
-        },
-        {
-            "argv": ["printf", "x"],
-            "pipe": {"argv": ["wc", "-c"], "pipe": {"argv": ["tr", "-d", " "]}},
-        },
-        {"argv": ["false"], "pipe": {"argv": ["true"]}, "else": {"argv": ["echo", "unreached"]}},
-    ]
-    out = await call(run_argv_batch, ctx, {"nodes": nodes})
-    blocks = out.text.split("\n\n")
-    assert blocks[0] == "4 commands ran: 4 succeeded"
-    assert blocks[1] == "$ cat f.txt | sort | head -n 2\nexit code 0 (pipeline: 0 | 0 | 0)\n1\n2"
-    assert blocks[2] == f"(then) $ pwd\nexit code 0\n{project / 'd'}"
-    assert blocks[3] == "$ printf x | wc -c | tr -d ' '\nexit code 0 (pipeline: 0 | 0 | 0)\n1"
-    # Only the last step's exit code decides the branch.
-    assert blocks[4] == "$ false | true\nexit code 0 (pipeline: 1 | 0)\n(no output)"
-
-
-async def test_batch_stops_on_error_when_asked(project: Path, tmp_path: Path) -> None:
-    ctx = make_ctx(project, tmp_path)
-    nodes = [
-        {"argv": ["false"]},
-        {"argv": ["ls", "nothing-here"], "stop_on_error": True},
-        {"argv": ["echo", "later"], "then": {"argv": ["echo", "more"]}},
-    ]
-    out = await call(run_argv_batch, ctx, {"nodes": nodes})
-    assert out.text.startswith("2 commands ran: 0 succeeded, 2 failed\n\n$ false\nexit code 1")
-    assert out.text.endswith(
-        "[stopped: `ls nothing-here` failed and has stop_on_error; "
-        "not run: echo later && echo more]"
-    )
+    args = {"argv": ["npm", "install"], "unconfined": True, "reason": "needs ~/.npm"}
+    p = await plan(run_argv, ctx, args, "code")
+    assert p.confirm and not p.grantable and p.scope == "npm install [writing] [unconfined]"
+    assert note(p) == "⚠ runs OUTSIDE the sandbox, with your permissions: needs ~/.npm"
+    with pytest.raises(ToolError) as why:
+        await plan(run_argv, ctx, {"argv": ["npm", "install"], "unconfined": True}, "code")
+    assert why.value.code == "INVALID_ARGS" and "reason" in why.value.message
 
 
 async def test_batch_plan_lists_every_command(project: Path, tmp_path: Path) -> None:
@@ -277,17 +137,18 @@ async def test_batch_plan_lists_every_command(project: Path, tmp_path: Path) -> 
         "ruff check || { ruff format; ls; }"
     )
     assert not p.confirm and p.kind == "execute"
-    assert p.scope == "cat, git, head, ls, make, ruff"
-    assert p.content == [
-        TextOut(
-            "$ make\n  then: $ make test\n  else: $ cat log\n$ git diff | head\n"
-            "$ ruff check\n  else: $ ruff format\n  else: $ ls"
-        )
-    ]
-    risky = await plan(
-        run_argv_batch, ctx, {"nodes": [{"argv": ["ls"], "then": {"argv": ["rm", "x"]}}]}, "code"
+    assert p.scope == (
+        "make [writing], make test [writing], cat [read-only], git diff [read-only], "
+        "head [read-only], ruff [writing], ls [read-only]"
     )
-    assert risky.confirm and TextOut("$ ls\n  then: $ rm x\n⚠ deletes files: x") in risky.content
+    assert note(p).startswith(
+        "$ make\n  then: $ make test\n  else: $ cat log\n$ git diff | head\n"
+        "$ ruff check\n  else: $ ruff format\n  else: $ ls\nruns in the sandbox"
+    )
+    asked = await plan(
+        run_argv_batch, ctx, {"nodes": [{"argv": ["ls"], "then": {"argv": ["rm", "x"]}}]}, "ask"
+    )
+    assert asked.confirm and "⚠ deletes files: x" in note(asked)
 
 
 async def test_batch_denylist_reaches_every_node(project: Path, tmp_path: Path) -> None:

@@ -85,7 +85,7 @@ async def test_read_without_until_returns_when_output_pauses(project: Path, tmp_
 
 async def test_close_stops_the_program_and_its_children(project: Path, tmp_path: Path) -> None:
     host = PtyHost()
-    ctx = make_ctx(project, tmp_path, pty=host)
+    ctx = make_ctx(project, tmp_path, pty=host, sandbox=None)  # pids as this host sees them
     pid_file = project / "pids"
     await call(open_pty, ctx, argv=stubborn_argv(project, pid_file))
     await call(read_pty, ctx, pty_id=1, until="ready", timeout_seconds=30)
@@ -96,7 +96,7 @@ async def test_close_stops_the_program_and_its_children(project: Path, tmp_path:
 
 async def test_cancelling_a_read_stops_the_program(project: Path, tmp_path: Path) -> None:
     host = PtyHost()
-    ctx = make_ctx(project, tmp_path, pty=host)
+    ctx = make_ctx(project, tmp_path, pty=host, sandbox=None)  # pids as this host sees them
     pid_file = project / "pids"
     await call(open_pty, ctx, argv=stubborn_argv(project, pid_file))
     await call(read_pty, ctx, pty_id=1, until="ready", timeout_seconds=30)
@@ -134,7 +134,7 @@ async def test_limits(project: Path, tmp_path: Path) -> None:
 
 async def test_idle_ptys_are_closed(project: Path, tmp_path: Path) -> None:
     host = PtyHost(idle_timeout=0.2)
-    ctx = make_ctx(project, tmp_path, pty=host)
+    ctx = make_ctx(project, tmp_path, pty=host, sandbox=None)  # pids as this host sees them
     pid_file = project / "pids"
     await call(open_pty, ctx, argv=stubborn_argv(project, pid_file))
     await call(read_pty, ctx, pty_id=1, until="ready", timeout_seconds=30)
@@ -166,27 +166,43 @@ async def test_programs_that_cannot_start(project: Path, tmp_path: Path) -> None
 
 
 async def test_pty_plans(project: Path, tmp_path: Path) -> None:
-    ctx = make_ctx(project, tmp_path, pty=PtyHost())
+    host = PtyHost()
+    ctx = make_ctx(project, tmp_path, pty=host)
+    bare = make_ctx(project, tmp_path, pty=host, sandbox=None)
 
-    async def plan(tool: ToolDef, mode: str = "code", **args: Any) -> Any:
-        return await tool.plan(ctx, tool.decode(msgspec.json.encode(args)), mode)
+    async def plan(tool: ToolDef, mode: str = "code", on: Capabilities = ctx, **args: Any) -> Any:
+        return await tool.plan(on, tool.decode(msgspec.json.encode(args)), mode)
 
+    # In the sandbox, `code` mode opens a shell unasked; `ask` mode asks; no sandbox: it asks.
     shell = await plan(open_pty, argv=["bash", "--norc"])
-    assert shell.title == "pty: bash --norc" and shell.confirm and shell.scope == "bash"
-    assert not (await plan(open_pty, argv=["htop"])).confirm
+    assert shell.title == "pty: bash --norc" and not shell.confirm and shell.waived_by_mode
+    assert shell.scope == "bash [runs code]" and shell.grant_label == "`bash` (runs code)"
     assert (await plan(open_pty, "ask", argv=["htop"])).confirm
+    assert (await plan(open_pty, on=bare, argv=["bash", "--norc"])).confirm
+    outside = await plan(open_pty, argv=["bash"], unconfined=True, reason="needs my ssh agent")
+    assert outside.confirm and not outside.grantable
+    assert any("OUTSIDE the sandbox" in c.text for c in outside.content)
     remote = await plan(open_pty, argv=["ssh", "prod"])
     assert any("its input is not checked" in c.text for c in remote.content)
     with pytest.raises(Failed) as denied:
         await plan(open_pty, argv=["sudo", "-i"])
     assert denied.value.code == "DENIED"
-    for tool, args in (
-        (read_pty, {"pty_id": 1}),
-        (write_pty, {"pty_id": 1, "data": "ls\n"}),
-        (write_pty_keys, {"pty_id": 1, "keys": "<c-c>"}),
-        (close_pty, {"pty_id": 1}),
-    ):
-        assert not (await plan(tool, "ask", **args)).confirm  # the program was approved
+    try:
+        await call(open_pty, ctx, argv=["cat"])  # confined: what is typed runs confined too
+        await call(open_pty, ctx, argv=["cat"], unconfined=True, reason="test")
+        calls: tuple[tuple[ToolDef, dict[str, Any]], ...] = (
+            (read_pty, {"pty_id": 1}),
+            (write_pty, {"pty_id": 1, "data": "ls\n"}),
+            (write_pty_keys, {"pty_id": 1, "keys": "<c-c>"}),
+            (close_pty, {"pty_id": 1}),
+        )
+        for tool, args in calls:
+            assert not (await plan(tool, "ask", **args)).confirm
+        typing = await plan(write_pty, "code", pty_id=2, data="rm -rf ~\n")
+        assert typing.confirm and typing.scope == "pty 2 [unconfined input]"
+        assert (await plan(write_pty_keys, "code", pty_id=2, keys="<c-c>")).confirm
+    finally:
+        await host.close_all()
     with pytest.raises(Failed) as unknown:
         await plan(write_pty_keys, pty_id=1, keys="<c-c><hyper-x>")
     assert unknown.value.code == "UNKNOWN_KEY" and "<hyper-x> is not a key" in unknown.value.message

@@ -16,10 +16,14 @@ from tether.engine.local import (
     PolicyApproval,
 )
 from tether.engine.registry import CallPlan, ToolDef, ToolOutput
+from tether.engine.sandbox.detect import detect
+from tether.engine.sandbox.session_sandbox import Sandbox
 from tether.engine.seam import Capabilities, FileSystem
 
 
 def make_ctx(root: Path, spill: Path, fs: FileSystem | None = None, **kw: Any) -> Capabilities:
+    """`sandbox`: this machine's unless given (None: no sandbox)."""
+    kw.setdefault("sandbox", Sandbox(detect(), base=spill.parent))
     return Capabilities(
         session_id="s",
         cwd=root,

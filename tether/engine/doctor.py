@@ -29,6 +29,7 @@ from tether.engine.config.load import catalog_for
 from tether.engine.config.resolve import Provider, Setup, provider_of, resolve
 from tether.engine.doctor_web import WebReport, order_note, web_json, web_report, web_rows
 from tether.engine.providers.base import ModelInfo
+from tether.engine.sandbox.detect import SandboxInfo, detect
 from tether.paths import config_path
 
 PROBE_PROMPT = "Reply with the single word: ready"
@@ -55,6 +56,7 @@ class Report:
     setup: Setup
     catalog: ModelCatalog
     web: WebReport
+    sandbox: SandboxInfo = field(default_factory=lambda: SandboxInfo("none"))
     warnings: list[str] = field(default_factory=list[str])
     probes: list[Probe] = field(default_factory=list[Probe])
     log_file: Path | None = None  # where `tether acp` writes its log
@@ -98,8 +100,14 @@ def check(*, env: Mapping[str, str], model_override: str | None = None) -> Repor
         setup = resolve(None, env=env)
     catalog = catalog_for(setup, model_override=model_override, env=env)
     web = web_report(setup.web, env)
+    sandbox = detect(setup.sandbox.mechanism)
     warnings = [*catalog.warnings, *_key_warnings(setup), *web.warnings()]
-    return Report(path, path.exists(), issues, setup, catalog, web, warnings)
+    if not sandbox.confines:
+        warnings.append(
+            f"no sandbox confines commands ({sandbox.why}): every command but known read-only "
+            "ones asks first, in every mode"
+        )
+    return Report(path, path.exists(), issues, setup, catalog, web, sandbox, warnings)
 
 
 def _key_warnings(setup: Setup) -> list[str]:
@@ -245,7 +253,7 @@ def render_text(r: Report) -> str:
     if r.log_file is not None:
         lines.append(f"log file     {r.log_file}")
     lines += ["", *_provider_lines(r.setup), "", *_model_lines(r.catalog), *_local_hint(r)]
-    lines += ["", *_web_lines(r.web)]
+    lines += ["", *_web_lines(r.web), "", *_sandbox_lines(r)]
     if r.warnings:
         lines += ["", "warnings", *(f"  {w}" for w in r.warnings)]
     if r.probes:
@@ -313,6 +321,17 @@ def _local_hint(r: Report) -> list[str]:
 def _web_lines(web: WebReport) -> list[str]:
     tools = f"  tools: {', '.join(web.tools) or 'none'}"
     return ["web", *_table(web_rows(web)), tools, f"  {order_note(web)}"]
+
+
+def _sandbox_lines(r: Report) -> list[str]:
+    box = r.sandbox
+    network = "allowed" if r.setup.sandbox.network else "off (a session option turns it on)"
+    return [
+        "sandbox (what confines the commands tether runs)",
+        f"  {box.mechanism}: {box.summary}",
+        f"  why: {box.why}",
+        f"  network for commands: {network}",
+    ]
 
 
 def _default_reason(catalog: ModelCatalog) -> str:
@@ -396,6 +415,13 @@ def render_json(r: Report) -> str:
         "default": r.catalog.default,
         "default_reason": _default_reason(r.catalog),
         "web": web_json(r.web),
+        "sandbox": {
+            "mechanism": r.sandbox.mechanism,
+            "program": r.sandbox.program,
+            "summary": r.sandbox.summary,
+            "why": r.sandbox.why,
+            "network": r.setup.sandbox.network,
+        },
         "warnings": r.warnings,
         "probes": [asdict(p) for p in r.probes],
         "listed": r.listed,

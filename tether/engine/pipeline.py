@@ -168,7 +168,7 @@ class Batch:
         ask: list[_Call] = []
         for c in pending:
             assert c.plan is not None
-            grant = self._grants.match(c.call.name, c.plan.scope)
+            grant = self._grants.match(c.call.name, c.plan.scope) if c.plan.grantable else None
             if grant is None:
                 ask.append(c)
             elif grant.verdict == "allow":
@@ -180,10 +180,11 @@ class Batch:
         decisions = await self._decide([_request(c) for c in ask])
         for c, d in zip(ask, decisions, strict=True):
             assert c.plan is not None
-            if d.remember and d.verdict in ("allow", "reject"):
+            if d.remember and d.verdict in ("allow", "reject") and c.plan.grantable:
                 self._grants.add(Grant(c.call.name, c.plan.scope, d.verdict))
             if d.verdict == "allow":
-                c.approved_by = d.by
+                # Nothing was recorded for a call that asks every time: it was allowed once.
+                c.approved_by = d.by if c.plan.grantable else _once(d.by)
             elif d.verdict == "reject":
                 await self._fail(c, "REJECTED", "policy" if d.by == "policy" else "user declined")
             else:
@@ -286,6 +287,10 @@ class Batch:
         )
 
 
+def _once(by: str) -> str:
+    return "user (once)" if by == "user (always)" else by
+
+
 def _raw(call: ToolCall) -> object:
     try:
         return msgspec.json.decode(call.arguments or "{}")
@@ -305,4 +310,6 @@ def _request(c: _Call) -> ConfirmRequest:
         content=c.plan.content,
         locations=c.plan.locations,
         target=c.plan.target,
+        grant_label=c.plan.grant_label,
+        grantable=c.plan.grantable,
     )

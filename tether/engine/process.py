@@ -15,6 +15,8 @@ from pathlib import Path
 import anyio
 import anyio.abc
 
+from tether.engine import reaper
+from tether.engine.sandbox.confinement import PROVIDER_KEYS
 from tether.engine.seam import CommandProgress, CommandResult, SeamError, Stage
 from tether.engine.terminal_text import sanitize
 
@@ -75,6 +77,14 @@ def exit_status(returncode: int | None) -> tuple[int | None, str | None]:
         return None, signal.Signals(-returncode).name
     except ValueError:
         return None, f"signal {-returncode}"
+
+
+def command_environment() -> dict[str, str]:
+    """The environment every command starts from: tether's, without its provider keys, with
+    the marker that lets tether find everything it started (see reaper.py)."""
+    env = {k: v for k, v in os.environ.items() if k not in PROVIDER_KEYS}
+    env[reaper.MARKER] = reaper.OWNER
+    return env
 
 
 # --- stopping a process and everything it started ------------------------------------------
@@ -289,7 +299,7 @@ async def _spawn(stage: Stage, *, stdin: int, stdout: int, stderr: int) -> anyio
             stdout=stdout,
             stderr=stderr,
             cwd=stage.cwd,
-            env={**os.environ, **stage.env},
+            env={**command_environment(), **stage.env},
             start_new_session=_POSIX,
             creationflags=getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0),
         )

@@ -21,7 +21,13 @@ from typing import Any, Protocol
 
 import anyio
 
-from tether.engine.process import exit_status, omitted_marker, signal_session, stop_sessions
+from tether.engine.process import (
+    command_environment,
+    exit_status,
+    omitted_marker,
+    signal_session,
+    stop_sessions,
+)
 from tether.engine.seam import PtyRead, SeamError
 from tether.engine.terminal_text import sanitize
 
@@ -70,6 +76,7 @@ class _Pty:
         default_factory=lambda: codecs.getincrementaldecoder("utf-8")("replace")
     )
     produced: int = 0
+    confined: bool = False  # runs in the sandbox
     timer: asyncio.TimerHandle | None = None
     ended: PtyRead | None = None  # set once the program is gone and its terminal released
 
@@ -101,7 +108,9 @@ class PtyHost:
 
     # --- the seam ------------------------------------------------------------------------
 
-    async def open(self, argv: list[str], *, cwd: Path, env: dict[str, str]) -> tuple[int, int]:
+    async def open(
+        self, argv: list[str], *, cwd: Path, env: dict[str, str], confined: bool = False
+    ) -> tuple[int, int]:
         live = [p.id for p in self._ptys.values() if p.ended is None]
         if len(live) >= self.limit:
             raise SeamError(
@@ -109,14 +118,17 @@ class PtyHost:
                 f"this session already has {len(live)} PTYs open (ids "
                 f"{', '.join(map(str, live))}), the most it may; close one with close_pty",
             )
-        full_env = {**os.environ, "TERM": "xterm-256color", **env}
+        full_env = {**command_environment(), "TERM": "xterm-256color", **env}
         backend = await _spawn(argv, cwd, full_env)
-        pty = _Pty(self._next, list(argv), backend)
+        pty = _Pty(self._next, list(argv), backend, confined=confined)
         self._next += 1
         self._ptys[pty.id] = pty
         _LIVE.add(pty)
         self._touch(pty)
         return pty.id, backend.pid
+
+    def confined(self, pty_id: int) -> bool:
+        return self._get(pty_id).confined
 
     async def read(
         self, pty_id: int, *, until: str | None, timeout: float, max_chars: int

@@ -60,6 +60,10 @@ class CallPlan:
     # The call would ask, but the session's mode lets it run (`code` mode creating a file): its
     # result then says `[approval] mode (code)`.
     waived_by_mode: bool = False
+    # How the card names what "always" covers (default: the tool and its scope); a call that
+    # is not `grantable` asks every time, whatever was answered before.
+    grant_label: str = ""
+    grantable: bool = True
 
 
 Planner = Callable[[Capabilities, Any, str], Awaitable[CallPlan]]

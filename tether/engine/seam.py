@@ -15,6 +15,7 @@ from typing import Any, Literal, Protocol
 from tether.engine.events import Location, ToolContent
 from tether.engine.providers.base import LLM
 from tether.engine.reads import ReadLedger
+from tether.engine.sandbox.session_sandbox import Sandbox
 from tether.engine.web.types import FetchResult as FetchResult
 from tether.engine.web.types import HttpRequest as HttpRequest
 from tether.engine.web.types import HttpResponse as HttpResponse
@@ -195,9 +196,17 @@ class PtyRead:
 class Ptys(Protocol):
     """A session's interactive programs on pseudo-terminals (`open_pty` and friends)."""
 
-    async def open(self, argv: list[str], *, cwd: Path, env: dict[str, str]) -> tuple[int, int]:
-        """Start the program; returns (pty id, pid). SeamError when it cannot start or the
-        session has as many PTYs open as it may."""
+    async def open(
+        self, argv: list[str], *, cwd: Path, env: dict[str, str], confined: bool = False
+    ) -> tuple[int, int]:
+        """Start the program (`argv` already wrapped by the sandbox when `confined`); returns
+        (pty id, pid). SeamError when it cannot start or the session has as many PTYs open as
+        it may."""
+        ...
+
+    def confined(self, pty_id: int) -> bool:
+        """Whether the PTY's program runs in the sandbox (its input then needs no consent).
+        SeamError PTY_NOT_FOUND for an unknown id."""
         ...
 
     async def read(
@@ -226,6 +235,10 @@ class ConfirmRequest:
     content: list[ToolContent] = field(default_factory=list[ToolContent])
     locations: list[Location] = field(default_factory=list[Location])
     target: str = ""  # the short object of the call for a round's title: a path, a command
+    # What an "always" answer covers, as the card names it (default: "TOOL in SCOPE"); a
+    # call that is not `grantable` (a command run outside the sandbox) asks every time.
+    grant_label: str = ""
+    grantable: bool = True
 
 
 @dataclass(frozen=True)
@@ -353,6 +366,8 @@ class Capabilities:
     # The path policy; built from `roots` with the default denylist when not given.
     workspace: Workspace | None = None
     reads: ReadLedger = field(default_factory=ReadLedger)  # per turn: see engine/reads.py
+    # What confines the session's commands (engine/sandbox/); None: nothing does.
+    sandbox: Sandbox | None = None
 
     def __post_init__(self) -> None:
         if self.workspace is None:

@@ -15,11 +15,14 @@ from tether.engine.history import Message
 from tether.engine.undo import TurnChanges
 
 MODES: dict[str, tuple[str, str]] = {
-    "ask": ("Ask", "Ask before every change to files and before running anything"),
+    "ask": (
+        "Ask",
+        "Ask before every change to files and before running anything but read-only commands",
+    ),
     "code": (
         "Code",
-        "Create new files and run harmless commands freely; ask before replacing files or "
-        "running anything risky",
+        "Create new files and run commands in the sandbox freely; ask before replacing files, "
+        "and before commands no sandbox confines",
     ),
     "read-only": ("Read-only", "Read and search only: nothing is changed and nothing is run"),
 }
@@ -31,6 +34,11 @@ APPROVALS: dict[str, tuple[str, str]] = {
     "call": ("One per call", "Ask about each call on its own (a checkbox form where offered)"),
 }
 DEFAULT_APPROVALS = "round"
+# Whether the commands the sandbox confines may use the network.
+NETWORK: dict[str, tuple[str, str]] = {
+    "off": ("Off", "Confined commands open no network connection"),
+    "on": ("On", "Confined commands may use the network (they still write only in the project)"),
+}
 
 
 class AccessGrant(msgspec.Struct, frozen=True):
@@ -59,6 +67,8 @@ class SessionState(msgspec.Struct):
     dir_grants: list[AccessGrant] = []  # request_directory_access answers
     # Per turn that changed files, their content before it: what /undo restores (newest last).
     undo: list[TurnChanges] = []
+    # Whether confined commands may use the network (None: the config file's `[sandbox]`).
+    network: bool | None = None
 
 
 def now_iso() -> str:

@@ -29,10 +29,13 @@ from tether.engine.providers.base import LLM
 from tether.engine.pty_host import PtyHost
 from tether.engine.registry import Registry, ToolDef
 from tether.engine.rendering import Replay
+from tether.engine.sandbox.detect import detect
+from tether.engine.sandbox.session_sandbox import Sandbox
 from tether.engine.seam import BUILTIN_COMMAND_DENYLIST, Capabilities, CommandDenylist, Web
 from tether.engine.session import (
     APPROVALS,
     MODES,
+    NETWORK,
     Session,
     SessionState,
     now_iso,
@@ -41,6 +44,7 @@ from tether.engine.store import SessionRow, Store
 from tether.engine.system_prompt import PERSONA, project_context, system_prompt
 from tether.engine.turn import Turn, TurnConfig
 from tether.engine.workspace import DEFAULT_DENYLIST
+from tether.schemas.config import SandboxConfig
 
 if TYPE_CHECKING:
     from tether.engine.discovery import Discovery
@@ -86,6 +90,7 @@ class EngineDeps:
     command_denylist: CommandDenylist = BUILTIN_COMMAND_DENYLIST  # unless the config says more
     web: Web | None = None  # ctx.web for every session; None: built from the environment
     mcp_servers: tuple[ServerSpec, ...] = ()  # the config file's, for every session
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)  # the config's [sandbox]
 
 
 @dataclass
@@ -96,6 +101,7 @@ class _Runtime:
     model: LLM | None = None
     closers: list[Closer] = field(default_factory=list[Closer])
     ptys: PtyHost | None = None
+    sandbox: Sandbox | None = None
     registry: Registry | None = None
     mcp: McpHost | None = None
 
@@ -231,6 +237,34 @@ class SessionManager:
             runtime.ptys = PtyHost()
             runtime.closers.append(runtime.ptys.close_all)
         return runtime.ptys
+
+    def sandbox(self, s: Session) -> Sandbox:
+        """What confines the session's commands; its private temp directory goes with it."""
+        runtime = self._runtime[s.id]
+        if runtime.sandbox is None:
+            sandbox = Sandbox(detect(self.deps.sandbox.mechanism), hidden=tether_places())
+            runtime.sandbox = sandbox
+
+            async def close() -> None:
+                await anyio.to_thread.run_sync(sandbox.close)
+
+            runtime.closers.append(close)
+        runtime.sandbox.network = self.network(s)
+        return runtime.sandbox
+
+    def network(self, s: Session) -> bool:
+        """Whether the session's confined commands may use the network."""
+        chosen = s.state.network
+        return self.deps.sandbox.network if chosen is None else chosen
+
+    async def set_network(self, s: Session, value: str) -> None:
+        _one_of(value, NETWORK, "network value")
+        s.state.network = value == "on"
+        await self.persist(s)
+
+    async def prepare_sandbox(self) -> None:
+        """Find the machine's sandbox off the event loop (it starts a probe process, once)."""
+        await anyio.to_thread.run_sync(detect, self.deps.sandbox.mechanism)
 
     def on_close(self, s: Session, closer: Closer) -> None:
         """Run `closer` when the session closes (its processes, PTYs, servers)."""
@@ -376,6 +410,7 @@ class SessionManager:
             s.title = text.splitlines()[0][:80]
             await self.emit(s, ev.TitleChanged(s.title))
         model = self.model(s)
+        await self.prepare_sandbox()
         turn = Turn(
             s,
             model=model,
@@ -412,6 +447,18 @@ class SessionManager:
             text = "\n".join(warnings)
             await self.emit(s, ev.Notice("warning", "tether's configuration has problems", text))
             warnings.clear()
+
+
+def tether_places() -> list[Path]:
+    """tether's own files (sessions of every project, the config with its keys, the logs):
+    no command tether runs may read them."""
+    import platformdirs
+
+    from tether.logs import log_dir
+    from tether.paths import config_path, data_dir
+
+    config_dir = Path(platformdirs.user_config_dir("tether", appauthor=False))
+    return [data_dir(), config_path(), config_dir, log_dir()]
 
 
 def prompt_text(parts: list[UserPart]) -> str:

@@ -33,9 +33,12 @@ not repeat it unchanged; adapt, or ask the user what they want instead.
 - `write_file` creates files; replacing an existing file needs `overwrite: true` (and the user \
 sees the diff). Read a file before you replace it.
 - Commands run without a shell: `run_argv` takes the program and each argument as a list. \
-Run the command itself, not `bash -c` / `python -c` (an interpreter always asks the user \
-first); use `run_argv_batch` for ordered steps and pipes, `open_pty` for interactive programs. \
-Some commands (sudo, rm -rf /, shutdown, ...) are refused outright: do not look for a way around.
+Run the command itself, not `bash -c` / `python -c`; use `run_argv_batch` for ordered steps \
+and pipes, `open_pty` for interactive programs. Commands run in a sandbox where there is one: \
+they write only in the project (never its uncommitted files or .git) and a private /tmp, and \
+reach no network unless the session allows it. When the sandbox is what stops a command, call \
+it again with `unconfined: true` and a `reason` (the user decides). Some commands (sudo, \
+rm -rf /, dd, shutdown, ...) are refused outright: do not look for a way around.
 - For work with several steps, keep a task list with `todo_write`: the user sees it as your plan.
 - A tool result that was too long is cut; it says where the full text was saved (read it with \
 `read_file` when you need more)."""

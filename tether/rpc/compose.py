@@ -70,6 +70,7 @@ def compose(
         web=web,
         command_denylist=setup.command_denylist,
         mcp_servers=setup.mcp_servers,
+        sandbox=setup.sandbox,
     )
     days = float(env.get("TETHER_SPILL_DAYS") or setup.spill_days or SPILL_DAYS)
     return Composed(deps, web, days)

@@ -82,6 +82,17 @@ class WorkspaceConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     builtin_command_denylist: bool = True
 
 
+SandboxMechanism = Literal["auto", "bubblewrap", "landlock", "none"]
+
+
+class SandboxConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    # What confines commands: auto (bubblewrap, else Landlock; Seatbelt on macOS) or one of
+    # them; "none" runs every command unconfined (and so asks for all but read-only ones).
+    mechanism: SandboxMechanism = "auto"
+    # Whether confined commands may use the network in new sessions (a session option too).
+    network: bool = False
+
+
 class McpServerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """`[mcp_servers.NAME]`: a command to run (stdio) or a URL (streamable HTTP), exactly one
     of them (checked when the file is read). Strings may name `${VAR}` of tether's
@@ -103,3 +114,4 @@ class ConfigFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     workspace: WorkspaceConfig = msgspec.field(default_factory=WorkspaceConfig)
     web: WebConfig = msgspec.field(default_factory=WebConfig)
     mcp_servers: dict[str, McpServerConfig] = {}
+    sandbox: SandboxConfig = msgspec.field(default_factory=SandboxConfig)

@@ -8,14 +8,17 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from tether.engine.sandbox.programs import program_files, same_program
+from tether.tools.command_resolve import resolve_program
 from tether.tools.command_scan import (
+    GIT_OPTIONS,
     REMOTE_CLIENTS,
     SHELLS,
     Invocation,
     Scan,
-    Spec,
     parse_options,
     scan,
     shell_join,
@@ -140,11 +143,13 @@ class DenyHit:
     rule: DenyRule
     invocation: Invocation
     command: tuple[str, ...]  # the whole command line the model asked for
+    alias: str | None = None  # the name it was run by, when that is a link or copy
 
     def message(self) -> str:
         inv = self.invocation
         where = f" on {inv.remote!r}" if inv.remote else ""
         behind = f" (behind {', '.join(inv.via)})" if inv.via else ""
+        behind += f" (run as {self.alias}, the same program)" if self.alias else ""
         return (
             f"denylisted: {shell_join(inv.argv)}{where}{behind} — {self.rule.category} "
             f"(`{self.rule.entry}`). tether refuses it in every mode without asking; do the "
@@ -166,16 +171,48 @@ class Denylist:
         configured = [DenyRule.parse(e) for e in entries if e.strip()]
         return cls([*(cls.default().rules if builtin else ()), *configured])
 
-    def check(self, argv: Sequence[str]) -> DenyHit | None:
-        """The first program of the command line (wrappers, shells and hops included) that
-        the list refuses."""
-        return self.check_scan(scan(argv), tuple(argv))
+    def check(
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> DenyHit | None:
+        """The first program of the command line (wrappers, shells, hops and git aliases
+        included) that the list refuses. With `cwd`, each program is also known by the file
+        it runs, so `./zap` linked or copied from `dd` is `dd`."""
+        found = scan(argv, env)
+        return self.check_scan(found, tuple(argv)) or (
+            self._by_file(found, tuple(argv), cwd) if cwd is not None else None
+        )
 
     def check_scan(self, found: Scan, command: tuple[str, ...]) -> DenyHit | None:
         for inv in found.invocations:
             for rule in self.rules:
                 if rule.matches(inv):
                     return DenyHit(rule, inv, command)
+        return None
+
+    def whole_programs(self) -> tuple[str, ...]:
+        """The programs refused whatever their arguments (`dd`, `mkfs*`): a sandbox makes
+        their files unrunnable."""
+        return tuple(dict.fromkeys(r.program for r in self.rules if not r.flags and not r.words))
+
+    def _by_file(self, found: Scan, command: tuple[str, ...], cwd: Path) -> DenyHit | None:
+        whole = self.whole_programs()
+        files = program_files(whole)
+        if not files:
+            return None
+        for inv in found.invocations:
+            if inv.remote is not None or not inv.argv:
+                continue
+            real = resolve_program(inv.argv[0], cwd, found.env)
+            same = same_program(real, files) if real is not None else None
+            if same is None:
+                continue
+            for rule in self.rules:
+                renamed = Invocation((same.name, *inv.args), inv.via, None)
+                if rule.program in whole and rule.matches(renamed):
+                    return DenyHit(rule, renamed, command, alias=inv.argv[0])
         return None
 
 
@@ -468,19 +505,8 @@ def _perms(inv: Invocation) -> str:
     return f"changes file ownership or permissions: {_listed(_operands(inv))}"
 
 
-_GIT_OPTIONS = Spec(
-    flags="pP",
-    values="Cc",
-    long_flags=frozenset(
-        {"--no-pager", "--paginate", "--bare", "--no-replace-objects", "--literal-pathspecs"}
-    ),
-    long_values=frozenset({"--git-dir", "--work-tree", "--namespace", "--config-env"}),
-    long_optional=frozenset({"--exec-path"}),
-)
-
-
 def _git(inv: Invocation) -> str | None:
-    parsed = parse_options(_GIT_OPTIONS, inv.args)
+    parsed = parse_options(GIT_OPTIONS, inv.args)
     rest = list(inv.args[parsed.rest :])
     if parsed.unknown or not rest:
         return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -48,6 +48,10 @@ class Finding:
 class Scan:
     invocations: list[Invocation] = field(default_factory=list[Invocation])
     findings: list[Finding] = field(default_factory=list[Finding])
+    # The environment the programs may see: the caller's, plus every assignment the command
+    # line makes (`env NAME=VALUE`, `NAME=VALUE cmd` in a script). Over-approximated on
+    # purpose: it decides what a `git` alias may expand to.
+    env: dict[str, str] = field(default_factory=dict[str, str])
 
 
 def program_name(word: str) -> str:
@@ -64,8 +68,10 @@ def shell_join(argv: Sequence[str]) -> str:
     return shlex.join(argv)
 
 
-def scan(argv: Sequence[str]) -> Scan:
-    out = Scan()
+def scan(argv: Sequence[str], env: Mapping[str, str] | None = None) -> Scan:
+    """`env`: the variables the command is given (`run_argv`'s `env`), which may configure
+    the programs it runs (`GIT_CONFIG_*`)."""
+    out = Scan(env=dict(env or {}))
     _scan_argv(tuple(argv), (), None, 0, out)
     return out
 
@@ -361,7 +367,7 @@ def _scan_argv(
             Finding(f"the program is chosen at run time ({argv[0]}); it cannot be checked")
         )
         return
-    key = _wrapper_key(argv)
+    key = wrapper_key(argv)
     if key is not None:
         _unwrap(argv, key, via, remote, depth, out)
     elif prog in SHELLS:
@@ -373,9 +379,11 @@ def _scan_argv(
         _scan_script(text, (*via, prog), remote, depth + 1, out)
     elif prog == "find":
         _find_exec(argv, via, remote, depth, out)
+    elif prog == "git":
+        _git_config(argv, via, remote, depth, out)
 
 
-def _wrapper_key(argv: tuple[str, ...]) -> str | None:
+def wrapper_key(argv: tuple[str, ...]) -> str | None:
     prog = program_name(argv[0])
     if prog in _LAUNCHERS:
         words = [prog, *[w for w in argv[1:3]]]
@@ -396,6 +404,7 @@ class Unwrapped:
     inner: tuple[str, ...] | None = None
     script: str | None = None
     findings: list[Finding] = field(default_factory=list[Finding])
+    env: dict[str, str] = field(default_factory=dict[str, str])  # NAME=VALUE it sets
 
 
 def unwrap(argv: tuple[str, ...], key: str) -> Unwrapped:
@@ -447,7 +456,8 @@ def unwrap(argv: tuple[str, ...], key: str) -> Unwrapped:
         return out
     if spec.assignments:
         while rest and _ASSIGNMENT.match(rest[0]):
-            rest.pop(0)
+            name, _, value = rest.pop(0).partition("=")
+            out.env[name.rstrip("+")] = value
     if names & spec.module and rest:
         rest = ["python", "-m", *rest]
     out.inner = tuple(rest) or spec.default
@@ -464,6 +474,7 @@ def _unwrap(
 ) -> None:
     found = unwrap(argv, key)
     out.findings.extend(found.findings)
+    out.env.update(found.env)
     inner_via = (*via, found.label)
     if found.script is not None:
         _scan_script(found.script, inner_via, remote, depth + 1, out)
@@ -479,7 +490,7 @@ def command_scope(argv: Sequence[str]) -> str:
     for _ in range(MAX_DEPTH):
         if not current or not current[0]:
             break
-        key = _wrapper_key(current)
+        key = wrapper_key(current)
         if key is None:
             parts.append(program_name(current[0]))
             if program_name(current[0]) in REMOTE_CLIENTS:
@@ -588,6 +599,87 @@ def _find_exec(
         i += 1
 
 
+# --- git: aliases and configuration that run programs ----------------------------------------
+
+GIT_OPTIONS = Spec(
+    flags="pP",
+    values="Cc",
+    long_flags=frozenset(
+        {"--no-pager", "--paginate", "--bare", "--no-replace-objects", "--literal-pathspecs"}
+    ),
+    long_values=frozenset({"--git-dir", "--work-tree", "--namespace", "--config-env"}),
+    long_optional=frozenset({"--exec-path"}),
+)
+# Configuration keys whose value git runs as a command (`core.pager`, `diff.x.textconv`, ...).
+_GIT_RUNS = re.compile(
+    r"(^core\.(pager|editor|sshcommand|fsmonitor|gitproxy|askpass|hookspath)$)|"
+    r"(^(sequence\.editor|diff\.external|gpg\.program|gpg\.\w+\.program|credential\.helper)$)|"
+    r"(\.(textconv|command|driver|clean|smudge|process|helper|cmd|tool|program|path)$)"
+)
+
+
+def git_config(argv: Sequence[str], env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The (key, value) settings a git command line gives itself: `-c key=value`,
+    `--config-env=key=VAR`, `GIT_CONFIG_COUNT` / `GIT_CONFIG_KEY_n` / `GIT_CONFIG_VALUE_n`
+    and `GIT_CONFIG_PARAMETERS` from its environment. Keys in lower case."""
+    found: list[tuple[str, str]] = []
+    parsed = parse_options(GIT_OPTIONS, list(argv[1:]))
+    for name, value in parsed.seen:
+        if name == "-c" and value is not None:
+            key, _, val = value.partition("=")
+            found.append((key.lower(), val))
+        elif name == "--config-env" and value is not None:
+            key, _, var = value.partition("=")
+            found.append((key.lower(), env.get(var, "")))
+    try:
+        count = int(env.get("GIT_CONFIG_COUNT", "0") or 0)
+    except ValueError:
+        count = 0
+    for i in range(min(count, 100)):
+        found.append(
+            (env.get(f"GIT_CONFIG_KEY_{i}", "").lower(), env.get(f"GIT_CONFIG_VALUE_{i}", ""))
+        )
+    params = env.get("GIT_CONFIG_PARAMETERS", "")
+    for item in re.findall(r"'([^']*)'(?:=\s*'([^']*)')?", params):
+        key, _, val = item[0].partition("=")
+        found.append((key.lower(), item[1] or val))
+    return found
+
+
+def _git_config(
+    argv: tuple[str, ...], via: tuple[str, ...], remote: str | None, depth: int, out: Scan
+) -> None:
+    """What git runs because of its own settings: an alias (`git -c alias.p='push -f' p`,
+    `!...` a shell command) and configured programs (`-c core.pager=...`)."""
+    settings = git_config(argv, out.env)
+    if not settings:
+        return
+    parsed = parse_options(GIT_OPTIONS, list(argv[1:]))
+    rest = list(argv[1 + parsed.rest :])
+    here = (*via, "git")
+    for key, value in settings:
+        if _GIT_RUNS.search(key) and value:
+            out.findings.append(Finding(f"git -c {key} runs a command", f"git {key}: {value}"))
+            _scan_script(value.lstrip("!"), here, remote, depth + 1, out)
+    if not rest or parsed.unknown is not None:
+        return
+    aliases = {k.removeprefix("alias."): v for k, v in settings if k.startswith("alias.")}
+    alias = aliases.get(rest[0].lower())
+    if alias is None:
+        return
+    out.findings.append(Finding(f"git {rest[0]} is an alias", f"git alias {rest[0]}: {alias}"))
+    if alias.startswith("!"):
+        _scan_script(f"{alias[1:]} {shlex.join(rest[1:])}", here, remote, depth + 1, out)
+        return
+    try:
+        words = shlex.split(alias)
+    except ValueError:
+        out.findings.append(Finding(f"git alias {rest[0]}: its words cannot be parsed"))
+        return
+    head = argv[: 1 + parsed.rest]
+    _scan_argv((*head, *words, *rest[1:]), via, remote, depth + 1, out)
+
+
 # --- shell scripts -------------------------------------------------------------------------
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
@@ -669,6 +761,8 @@ def _scan_script(
         out.findings.append(Finding("the shell code's quoting does not parse; it was not checked"))
         # Still look at every word run, so a denylisted program cannot hide behind a quote.
         commands = [_simple(part.split()) for part in re.split(r"[;&|()\n`]+", script)]
+    for name, value in re.findall(r"(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=(\S*)", script):
+        out.env[name] = value.strip("'\"")
     for words in commands:
         for word in words:
             for inner in substitutions(word):

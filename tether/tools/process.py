@@ -4,9 +4,7 @@ offers one, else a local process; the card streams the output while they run."""
 
 from __future__ import annotations
 
-import functools
-import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -16,10 +14,17 @@ import msgspec
 
 from tether.engine.events import TerminalOut, TextOut, ToolContent
 from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
-from tether.engine.seam import Capabilities, CommandDenylist, CommandResult, Stage
-from tether.tools.command_policy import DangerReason, Denylist, classify_danger
-from tether.tools.command_scan import command_scope, shell_join
+from tether.engine.seam import Capabilities, CommandResult, Stage
+from tether.tools.command_gate import (
+    Command,
+    confine,
+    plan_commands,
+    refuse_denylisted,
+    sandbox_note,
+)
+from tether.tools.command_scan import shell_join
 from tether.tools.paths import display, resolve
+from tether.tools.text import fence
 
 T = TypeVar("T")
 
@@ -77,41 +82,6 @@ def command_cwd(ctx: Capabilities, cwd: str | None, where: str = "cwd") -> Path:
     if not full.is_dir():
         raise ToolError("NOT_A_DIRECTORY", f"{where} {cwd!r} is not a directory")
     return full
-
-
-@functools.lru_cache(maxsize=8)
-def _denylist(configured: CommandDenylist) -> Denylist:
-    return Denylist.from_config(configured.entries, builtin=configured.builtin)
-
-
-def refuse_denylisted(ctx: Capabilities, argvs: Sequence[Sequence[str]]) -> None:
-    """Raise DENIED for a command the denylist refuses: at plan time, so nobody is asked."""
-    denylist = _denylist(ctx.command_denylist)
-    for argv in argvs:
-        hit = denylist.check(argv)
-        if hit is not None:
-            raise ToolError("DENIED", hit.message())
-
-
-def plan_notes(danger: DangerReason | None, notes: Sequence[str] = ()) -> list[ToolContent]:
-    """The permission card's explanation: why it asks, the code it would run, where."""
-    lines = [*notes]
-    if danger is not None:
-        lines += [f"⚠ {r}" for r in danger.reasons]
-    content: list[ToolContent] = [TextOut("\n".join(lines))] if lines else []
-    content += [TextOut(fence(p)) for p in (danger.previews if danger else ())]
-    return content
-
-
-def fence(text: str) -> str:
-    """Text in a Markdown code block whose fence no line of it can close."""
-    longest = max((len(run) for run in _backtick_runs(text)), default=0)
-    bar = "`" * max(3, longest + 1)
-    return f"{bar}\n{text.rstrip(chr(10))}\n{bar}"
-
-
-def _backtick_runs(text: str) -> list[str]:
-    return re.findall(r"`+", text)
 
 
 class CardProgress:
@@ -227,6 +197,8 @@ async def run_argv(
     stdin: str | None = None,
     env: dict[str, str] | None = None,
     timeout_seconds: float = DEFAULT_TIMEOUT,
+    unconfined: bool = False,
+    reason: str | None = None,
 ) -> ToolOutput:
     """Run one program with its arguments; returns its exit code and its output (stdout and
     stderr as they arrived; long output keeps its head and tail).
@@ -238,6 +210,11 @@ async def run_argv(
     interpreter always asks the user first, and a dedicated tool (read_file, ...) is better
     when one does the job. Denylisted commands (sudo, rm -rf /, shutdown, ...) are refused.
 
+    Commands run in a sandbox where the machine has one: they may write only in the project
+    (not its uncommitted work or .git) and a private /tmp, and reach no network unless the
+    session allows it. When the sandbox is what stops a command, call again with
+    `unconfined: true` and a `reason`; that always asks the user.
+
     Args:
         argv: The program and its arguments, one string each, e.g. ["pytest", "-q", "tests"].
         cwd: Working directory, relative to the project directory (the default).
@@ -245,15 +222,18 @@ async def run_argv(
             it the program reads an empty input.
         env: Extra environment variables, e.g. {"RUST_LOG": "debug"}.
         timeout_seconds: Seconds before the program, and everything it started, is killed.
+        unconfined: Run outside the sandbox (asks the user every time; give `reason`).
+        reason: Why the command must run unconfined: what the sandbox stops it from doing.
     """
     cmd = await anyio.to_thread.run_sync(
         _command, ctx, _Args(argv, cwd, stdin, env, timeout_seconds)
     )
-    refuse_denylisted(ctx, [cmd.argv])
+    refuse_denylisted(ctx, [Command(cmd.argv, cmd.cwd, cmd.env)])
+    started = await confine(ctx, cmd.argv, cmd.cwd, cmd.env, unconfined=unconfined)
     progress = CardProgress(ctx.report)
     result = await progress.around(
         lambda: ctx.terminal.run(
-            cmd.argv,
+            started,
             cwd=cmd.cwd,
             env=cmd.env,
             timeout=cmd.timeout,
@@ -263,6 +243,8 @@ async def run_argv(
         )
     )
     text = result_text(result, cmd.timeout)
+    note = sandbox_note(ctx, result, unconfined=unconfined)
+    text = f"{text}\n{note}" if note else text
     return ToolOutput(text, _card(result, text), raw_output=raw_result(result))
 
 
@@ -284,17 +266,16 @@ def _card(result: CommandResult, text: str) -> list[ToolContent]:
 @run_argv.planned_by
 async def _plan_run(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
     cmd = await anyio.to_thread.run_sync(_command, ctx, args)
-    refuse_denylisted(ctx, [cmd.argv])
-    danger = classify_danger("run_argv", {"argv": cmd.argv})
-    return CallPlan(
-        title=shell_join(cmd.argv),
-        kind="execute",
-        content=plan_notes(danger, _where(ctx, cmd.cwd, cmd.env, cmd.stdin)),
-        confirm=mode != "code" or danger is not None,
-        scope=command_scope(cmd.argv),
-        target=shell_join(cmd.argv),
-        waived_by_mode=mode == "code" and danger is None,
+    plan = await plan_commands(
+        ctx,
+        [Command(cmd.argv, cmd.cwd, cmd.env)],
+        mode,
+        unconfined=args.unconfined,
+        reason=args.reason,
+        notes=_where(ctx, cmd.cwd, cmd.env, cmd.stdin),
     )
+    plan.title = plan.target = shell_join(cmd.argv)
+    return plan
 
 
 @run_argv.described_by
@@ -521,7 +502,12 @@ def _elide(text: str, width: int) -> str:
 
 
 @tool(kind="execute", timeout=BATCH_TIMEOUT + 60)
-async def run_argv_batch(ctx: Capabilities, nodes: list[BatchNode]) -> ToolOutput:
+async def run_argv_batch(
+    ctx: Capabilities,
+    nodes: list[BatchNode],
+    unconfined: bool = False,
+    reason: str | None = None,
+) -> ToolOutput:
     """Run programs in order, with branches and pipes, in one call; returns each command's
     exit code and output, in the order they ran.
 
@@ -536,10 +522,12 @@ async def run_argv_batch(ctx: Capabilities, nodes: list[BatchNode]) -> ToolOutpu
         nodes: The nodes to run in order, e.g. [{"argv": ["ruff", "check", "."], "then":
             {"argv": ["pytest", "-q"]}}, {"argv": ["git", "diff", "--stat"], "pipe":
             {"argv": ["tail", "-n", "1"]}}].
+        unconfined: Run every node outside the sandbox (asks every time; give `reason`).
+        reason: Why the commands must run unconfined: what the sandbox stops them doing.
     """
     tree = await anyio.to_thread.run_sync(_batch, ctx, nodes)
-    refuse_denylisted(ctx, [s.argv for n in _walk(tree) for s in n.steps])
-    run = _BatchRun(ctx, len(_walk(tree)))
+    refuse_denylisted(ctx, _commands(tree))
+    run = _BatchRun(ctx, len(_walk(tree)), unconfined)
     await run.progress.around(lambda: run.run_list(tree, ""))
     text = run.text()
     content: list[ToolContent] = [TerminalOut(t) for t in run.progress.terminals]
@@ -547,9 +535,14 @@ async def run_argv_batch(ctx: Capabilities, nodes: list[BatchNode]) -> ToolOutpu
     return ToolOutput(text, content, raw_output={"commands": run.raw})
 
 
+def _commands(tree: list[_Node]) -> list[Command]:
+    return [Command(s.argv, s.cwd, s.env) for n in _walk(tree) for s in n.steps]
+
+
 class _BatchRun:
-    def __init__(self, ctx: Capabilities, total: int) -> None:
+    def __init__(self, ctx: Capabilities, total: int, unconfined: bool) -> None:
         self.ctx = ctx
+        self.unconfined = unconfined
         self.limit = max(2_000, OUTPUT_LIMIT // total)
         self.deadline = anyio.current_time() + BATCH_TIMEOUT
         self.blocks: list[str] = []
@@ -577,14 +570,17 @@ class _BatchRun:
         result = await self._execute(node, timeout)
         ok = result.exit_code == 0 and not result.timed_out
         self.failed += not ok
-        self.blocks.append(f"{label}$ {node.line}\n{result_text(result, timeout)}")
+        text = result_text(result, timeout)
+        note = sandbox_note(self.ctx, result, unconfined=self.unconfined)
+        self.blocks.append(f"{label}$ {node.line}\n{text}" + (f"\n{note}" if note else ""))
         self.raw.append({"command": node.line, **raw_result(result)})
         return ok
 
     async def _execute(self, node: _Node, timeout: float) -> CommandResult:
         terminal = self.ctx.terminal
-        if len(node.steps) == 1:
-            step = node.steps[0]
+        steps = [await self._confined(s) for s in node.steps]
+        if len(steps) == 1:
+            step = steps[0]
             return await terminal.run(
                 step.argv,
                 cwd=step.cwd,
@@ -595,12 +591,16 @@ class _BatchRun:
                 progress=self.progress,
             )
         return await terminal.run_pipeline(
-            node.steps,
+            steps,
             stdin=node.stdin,
             timeout=timeout,
             output_limit=self.limit,
             progress=self.progress,
         )
+
+    async def _confined(self, step: Stage) -> Stage:
+        argv = await confine(self.ctx, step.argv, step.cwd, step.env, unconfined=self.unconfined)
+        return Stage(argv, step.cwd, step.env, step.mix_stderr)
 
     def text(self) -> str:
         ran = len(self.blocks)
@@ -616,20 +616,13 @@ class _BatchRun:
 @run_argv_batch.planned_by
 async def _plan_batch(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
     tree = await anyio.to_thread.run_sync(_batch, ctx, args.nodes)
-    argvs = [s.argv for n in _walk(tree) for s in n.steps]
-    refuse_denylisted(ctx, argvs)
-    danger = classify_danger("run_argv_batch", msgspec.to_builtins(args))
-    listing = _listing(tree) if len(argvs) > 1 else []
-    title = _elide("; ".join(_render(n) for n in tree), 200)
-    return CallPlan(
-        title=title,
-        kind="execute",
-        content=plan_notes(danger, listing),
-        confirm=mode != "code" or danger is not None,
-        scope=", ".join(sorted({command_scope(a) for a in argvs})),
-        target=title,
-        waived_by_mode=mode == "code" and danger is None,
+    commands = _commands(tree)
+    listing = _listing(tree) if len(commands) > 1 else []
+    plan = await plan_commands(
+        ctx, commands, mode, unconfined=args.unconfined, reason=args.reason, notes=listing
     )
+    plan.title = plan.target = _elide("; ".join(_render(n) for n in tree), 200)
+    return plan
 
 
 @run_argv_batch.described_by

@@ -9,19 +9,12 @@ import anyio
 
 from tether.engine.events import TextOut
 from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
-from tether.engine.seam import Capabilities, PtyRead, Ptys
-from tether.tools.command_policy import classify_danger
-from tether.tools.command_scan import command_scope, shell_join
-from tether.tools.process import (
-    check_argv,
-    check_env,
-    check_timeout,
-    command_cwd,
-    fence,
-    plan_notes,
-    refuse_denylisted,
-)
+from tether.engine.seam import Capabilities, PtyRead, Ptys, SeamError
+from tether.tools.command_gate import Command, confine, plan_commands, refuse_denylisted
+from tether.tools.command_scan import shell_join
+from tether.tools.process import check_argv, check_env, check_timeout, command_cwd
 from tether.tools.pty_keys import UnknownKey, encode_keys
+from tether.tools.text import fence
 
 READ_LIMIT = 16_000  # characters one read returns (head and tail)
 READ_TIMEOUT_UNTIL = 10.0
@@ -37,23 +30,33 @@ def _host(ctx: Capabilities) -> Ptys:
 
 @tool(kind="execute")
 async def open_pty(
-    ctx: Capabilities, argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None
+    ctx: Capabilities,
+    argv: list[str],
+    cwd: str | None = None,
+    env: dict[str, str] | None = None,
+    unconfined: bool = False,
+    reason: str | None = None,
 ) -> ToolOutput:
     """Start an interactive program on a pseudo-terminal (a REPL, a debugger, a TUI, a
     server you want to watch) and return its pty_id; then read_pty, write_pty /
     write_pty_keys, and close_pty when done. For a command that just runs and exits, use
-    run_argv. Opening a shell or an interpreter asks the user first, because what is typed
-    into it later is not checked.
+    run_argv. The program runs in the sandbox like run_argv's commands; `unconfined`
+    (with a `reason`) asks the user, and then everything typed into it asks too.
 
     Args:
         argv: The program and its arguments, one string each, e.g. ["python3", "-q"].
         cwd: Working directory, relative to the project directory (the default).
         env: Extra environment variables.
+        unconfined: Run outside the sandbox (asks the user; give `reason`).
+        reason: Why the program must run unconfined: what the sandbox stops it from doing.
     """
     argv = check_argv(argv)
     here = await anyio.to_thread.run_sync(command_cwd, ctx, cwd)
-    refuse_denylisted(ctx, [argv])
-    pty_id, pid = await _host(ctx).open(argv, cwd=here, env=check_env(env))
+    extra = check_env(env)
+    refuse_denylisted(ctx, [Command(argv, here, extra)])
+    started = await confine(ctx, argv, here, extra, unconfined=unconfined, tty=True)
+    confined = started is not argv
+    pty_id, pid = await _host(ctx).open(started, cwd=here, env=extra, confined=confined)
     text = (
         f"pty {pty_id} started: {shell_join(argv)} (pid {pid}). Read its output with "
         f"read_pty(pty_id={pty_id}); type with write_pty or write_pty_keys; "
@@ -65,19 +68,18 @@ async def open_pty(
 @open_pty.planned_by
 async def _plan_open(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
     argv = check_argv(args.argv)
-    await anyio.to_thread.run_sync(command_cwd, ctx, args.cwd)
-    check_env(args.env)
-    refuse_denylisted(ctx, [argv])
-    danger = classify_danger("open_pty", {"argv": argv})
-    return CallPlan(
-        title=f"pty: {shell_join(argv)}",
-        kind="execute",
-        content=plan_notes(danger, ["an interactive program on a pseudo-terminal"]),
-        confirm=mode != "code" or danger is not None,
-        scope=command_scope(argv),
-        target=f"pty: {shell_join(argv)}",
-        waived_by_mode=mode == "code" and danger is None,
+    here = await anyio.to_thread.run_sync(command_cwd, ctx, args.cwd)
+    plan = await plan_commands(
+        ctx,
+        [Command(argv, here, check_env(args.env))],
+        mode,
+        unconfined=args.unconfined,
+        reason=args.reason,
+        notes=["an interactive program on a pseudo-terminal"],
+        tty=True,
     )
+    plan.title = plan.target = f"pty: {shell_join(argv)}"
+    return plan
 
 
 @open_pty.described_by
@@ -161,11 +163,28 @@ async def write_pty(ctx: Capabilities, pty_id: int, data: str) -> ToolOutput:
 @write_pty.planned_by
 async def _plan_write(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
     shown = args.data if len(args.data) <= 60 else args.data[:59] + "…"
-    return CallPlan(
+    plan = CallPlan(
         title=f"Type into pty {args.pty_id}: {shown!r}",
         kind="execute",
         content=[TextOut(fence(args.data))] if "\n" in args.data.rstrip("\n") else [],
     )
+    return _input_consent(ctx, args.pty_id, plan)
+
+
+def _input_consent(ctx: Capabilities, pty_id: int, plan: CallPlan) -> CallPlan:
+    """Input to a program outside the sandbox is a command nobody has checked: it asks (an
+    "always" answer covers this PTY only). A confined program's input runs confined."""
+    host = _host(ctx)
+    try:
+        confined = host.confined(pty_id)
+    except SeamError as exc:
+        raise ToolError(exc.code, exc.message) from None
+    if not confined:
+        plan.confirm = True
+        plan.scope = f"pty {pty_id} [unconfined input]"
+        plan.grant_label = f"typing into pty {pty_id}"
+        plan.content = [TextOut("⚠ the program runs outside the sandbox"), *plan.content]
+    return plan
 
 
 @tool(kind="execute")
@@ -196,7 +215,7 @@ def _encode(keys: str) -> bytes:
 @write_pty_keys.planned_by
 async def _plan_keys(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
     _encode(args.keys)  # an unknown marker fails here, before anything is shown or typed
-    return _describe_keys(ctx, args)
+    return _input_consent(ctx, args.pty_id, _describe_keys(ctx, args))
 
 
 @write_pty_keys.described_by

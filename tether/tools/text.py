@@ -3,6 +3,7 @@ editor when the file is small, streamed from disk when it is not), and whole tex
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -198,3 +199,10 @@ def _keep(win: Window, raw: bytearray, length: int) -> int:
     # A line kept whole has its length in chars; one cut while reading only in bytes.
     win.full_lengths.append(len(line) if len(raw) >= length else length)
     return min(len(cut), LINE_MAX_CHARS) + 1
+
+
+def fence(text: str) -> str:
+    """Text in a Markdown code block whose fence no line of it can close."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    bar = "`" * max(3, longest + 1)
+    return f"{bar}\n{text.rstrip(chr(10))}\n{bar}"

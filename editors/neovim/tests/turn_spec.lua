@@ -59,7 +59,7 @@ H.run({
       H.eq("tether asks: python3 check.py", selects[2].prompt, "the command's picker")
       H.shows("▶ Approved (" .. H.option_of_kind("allow_once")(selects[2].items).name .. "): python3 check.py")
       H.shows("▶ python3 check.py  [execute] done")
-      H.shows("    $ python3 check.py   (:Tether terminal term_1)\n    Hello, Ada!\n    exited with code 0\n    exit code 0")
+      H.shows("    $ python3 check.py  (sandboxed)   (:Tether terminal term_1)\n    Hello, Ada!\n    exited with code 0\n    exit code 0")
       H.shows("Done: `greet()` now returns `Hello, NAME!`")
 
       -- The status said what was happening at every step, approval included.
@@ -98,7 +98,7 @@ H.run({
     function()
       local snap = terminal.snapshot("term_1")
       H.truthy(snap, "term_1 is known")
-      H.eq("python3 check.py", snap.command, "the command")
+      H.eq("python3 check.py  (sandboxed)", snap.command, "the command, run in tether's sandbox")
       H.eq({ "Hello, Ada!" }, snap.lines, "what it printed, after app.py was fixed")
       H.eq("exited with code 0", snap.state, "its state")
       H.truthy(terminal.released.term_1, "the agent released it")

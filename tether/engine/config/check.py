@@ -20,13 +20,14 @@ from tether.schemas.config import (
     McpServerConfig,
     ModelConfig,
     ProviderConfig,
+    SandboxConfig,
     WorkspaceConfig,
 )
 from tether.schemas.web import WebConfig
 
 _T = TypeVar("_T", bound=msgspec.Struct)
 
-SECTIONS = ("providers", "models", "defaults", "workspace", "web", "mcp_servers")
+SECTIONS = ("providers", "models", "defaults", "workspace", "web", "mcp_servers", "sandbox")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -54,6 +55,7 @@ class Checker:
         defaults = self._section(doc, "defaults", Defaults)
         workspace = self._section(doc, "workspace", WorkspaceConfig)
         web = self._section(doc, "web", WebConfig, self._web_rules)
+        sandbox = self._section(doc, "sandbox", SandboxConfig)
         servers = {
             n: m
             for n, t in self._tables(doc, "mcp_servers")
@@ -66,6 +68,7 @@ class Checker:
             workspace=workspace,
             web=web,
             mcp_servers=servers,
+            sandbox=sandbox,
         )
 
     def _section(

@@ -23,7 +23,7 @@ from tether.engine.config.mcp_servers import configured_servers
 from tether.engine.mcp.spec import ServerSpec
 from tether.engine.providers.base import ModelInfo
 from tether.engine.seam import BUILTIN_COMMAND_DENYLIST, CommandDenylist
-from tether.schemas.config import ConfigFile, ModelConfig, ProviderConfig, Timeout
+from tether.schemas.config import ConfigFile, ModelConfig, ProviderConfig, SandboxConfig, Timeout
 from tether.schemas.web import WebConfig
 
 
@@ -51,6 +51,7 @@ class Setup(msgspec.Struct):
     spill_days: float | None = None  # [workspace]; None: the default
     command_denylist: CommandDenylist = BUILTIN_COMMAND_DENYLIST  # [workspace]
     mcp_servers: tuple[ServerSpec, ...] = ()  # [mcp_servers], the enabled ones
+    sandbox: SandboxConfig = msgspec.field(default_factory=SandboxConfig)  # [sandbox]
     warnings: list[str] = msgspec.field(default_factory=list[str])  # e.g. a file left out
 
 
@@ -105,7 +106,15 @@ def resolve(config: Config | None, *, env: Mapping[str, str]) -> Setup:
     )
     servers = configured_servers(config, env)
     return Setup(
-        providers, models, default, file.web, denied, workspace.spill_days, commands, servers
+        providers,
+        models,
+        default,
+        file.web,
+        denied,
+        workspace.spill_days,
+        commands,
+        servers,
+        sandbox=file.sandbox,
     )
 
 

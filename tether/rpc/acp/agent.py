@@ -109,6 +109,7 @@ class AcpAgent:
             denylist,
             self.manager.pty_host(session),
             self.deps.command_denylist,
+            self.manager.sandbox(session),
         )
 
     async def send(self, session_id: str, update: acp.SessionUpdate) -> None:
@@ -117,7 +118,7 @@ class AcpAgent:
         )
 
     async def send_options(self, s: Session) -> None:
-        opts = options.config_options(s, self.deps.catalog)
+        opts = options.config_options(s, self.deps.catalog, self.manager.network(s))
         await self.send(s.id, acp.ConfigOptionUpdate(config_options=opts))
 
     # --- helpers ---------------------------------------------------------------------------
@@ -134,7 +135,7 @@ class AcpAgent:
     def _state(self, s: Session) -> dict[str, Any]:
         return {
             "modes": options.mode_state(s),
-            "config_options": options.config_options(s, self.deps.catalog),
+            "config_options": options.config_options(s, self.deps.catalog, self.manager.network(s)),
         }
 
     def _after_open(
@@ -271,6 +272,7 @@ class AcpAgent:
             "mode": self.manager.set_mode,
             "model": self.manager.set_model,
             "approvals": self.manager.set_approvals,
+            "network": self.manager.set_network,
         }.get(params.config_id)
         if params.config_id == "reasoning" and options.has_reasoning(s, self.deps.catalog):
             setter = self.manager.set_reasoning
@@ -279,7 +281,7 @@ class AcpAgent:
         with _rpc_errors():
             await setter(s, params.value)
         result = acp.SetConfigOptionResponse(
-            config_options=options.config_options(s, self.deps.catalog)
+            config_options=options.config_options(s, self.deps.catalog, self.manager.network(s))
         )
 
         async def sync() -> None:

@@ -82,21 +82,28 @@ class AcpApproval:
 
     async def _one(self, req: ConfirmRequest) -> ConfirmDecision:
         scope = _scope(req)
-        options = [
-            acp.PermissionOption(option_id=ALLOW_ONCE, name="Allow", kind="allow_once"),
-            acp.PermissionOption(
-                option_id=ALLOW_ALWAYS, name=f"Always allow {scope}", kind="allow_always"
-            ),
-            acp.PermissionOption(option_id=REJECT_ONCE, name="Reject", kind="reject_once"),
-            acp.PermissionOption(
-                option_id=REJECT_ALWAYS, name=f"Always reject {scope}", kind="reject_always"
-            ),
-        ]
+        options = [acp.PermissionOption(option_id=ALLOW_ONCE, name="Allow", kind="allow_once")]
+        if req.grantable:
+            options.append(
+                acp.PermissionOption(
+                    option_id=ALLOW_ALWAYS, name=f"Always allow {scope}", kind="allow_always"
+                )
+            )
+        options.append(
+            acp.PermissionOption(option_id=REJECT_ONCE, name="Reject", kind="reject_once")
+        )
+        if req.grantable:
+            options.append(
+                acp.PermissionOption(
+                    option_id=REJECT_ALWAYS, name=f"Always reject {scope}", kind="reject_always"
+                )
+            )
         card = acp.ToolCallFields(tool_call_id=req.call_id, title=req.title)
         return _decision(await self._ask(card, options), "user (once)")
 
     async def _round(self, batch: list[ConfirmRequest], card: RoundCard) -> list[ConfirmDecision]:
         n = len(batch)
+        always = any(r.grantable for r in batch)  # "always" records grants for those only
         options = [
             acp.PermissionOption(option_id=ALLOW_ONCE, name=f"Allow all {n}", kind="allow_once"),
             acp.PermissionOption(
@@ -107,6 +114,8 @@ class AcpApproval:
                 option_id=REJECT_ALWAYS, name="Always reject these", kind="reject_always"
             ),
         ]
+        if not always:
+            options = [o for o in options if o.kind in ("allow_once", "reject_once")]
         fields = acp.ToolCallFields(
             tool_call_id=card.id,
             title=card.title,
@@ -167,4 +176,6 @@ def _decision(choice: str | None, who: DecidedBy) -> ConfirmDecision:
 
 
 def _scope(req: ConfirmRequest) -> str:
+    if req.grant_label:
+        return req.grant_label
     return f"{req.tool} in {req.scope}" if req.scope else req.tool

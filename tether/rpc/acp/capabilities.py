@@ -9,6 +9,7 @@ from pathlib import Path
 from tether.engine.local import LocalSpill, LocalTerminal
 from tether.engine.providers.base import LLM
 from tether.engine.reads import ReadLedger
+from tether.engine.sandbox.session_sandbox import Sandbox
 from tether.engine.seam import BUILTIN_COMMAND_DENYLIST, Capabilities, CommandDenylist, Ptys, Web
 from tether.engine.session import AccessGrant, Session
 from tether.engine.workspace import DirGrant, Workspace
@@ -31,6 +32,7 @@ def acp_capabilities(
     denylist: tuple[str, ...],
     pty: Ptys | None = None,
     commands: CommandDenylist = BUILTIN_COMMAND_DENYLIST,
+    sandbox: Sandbox | None = None,
 ) -> Capabilities:
     """Built per turn: the read ledger (what `edit_lineno` may change) is this turn's."""
     caps = handshake.client or acp.ClientCapabilities()
@@ -65,6 +67,7 @@ def acp_capabilities(
         reads=ReadLedger(),
         pty=pty,
         command_denylist=commands,
+        sandbox=sandbox,
     )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 
+from tether.engine import reaper
 from tether.engine.process import LocalTerminal
 from tether.engine.seam import CommandProgress, CommandResult, SeamError, Stage
 from tether.engine.terminal_text import sanitize
@@ -109,7 +110,10 @@ class ClientTerminal:
             session_id=self._session,
             command=command,
             args=args,
-            env=[acp.EnvVariable(name=k, value=v) for k, v in env.items()],
+            env=[
+                acp.EnvVariable(name=k, value=v)
+                for k, v in {**env, reaper.MARKER: reaper.OWNER}.items()
+            ],
             cwd=str(cwd),
             output_byte_limit=output_limit,
         )

@@ -35,6 +35,9 @@ COMMANDS = [
         description="Rename this session",
         input=acp.CommandInput(hint="new title"),
     ),
+    acp.AvailableCommand(
+        name="status", description="Show the model, the mode and what confines commands"
+    ),
     acp.AvailableCommand(name="help", description="List tether's commands, modes and tools"),
 ]
 
@@ -61,6 +64,8 @@ async def run(agent: AcpAgent, s: Session, name: str, arg: str) -> None:
     elif name == "title":
         await manager.set_title(s, arg)
         reply = f"Session renamed: **{s.title}**." if s.title else "Session title cleared."
+    elif name == "status":
+        reply = _status(agent, s)
     else:
         reply = _help(agent, s)
     await manager.emit(s, ev.TextDelta(uuid.uuid4().hex, reply))
@@ -85,6 +90,19 @@ async def _model(agent: AcpAgent, s: Session, arg: str) -> str:
     await agent.manager.set_model(s, arg)
     await agent.send_options(s)
     return f"Model is now **{s.state.model}**."
+
+
+def _status(agent: AcpAgent, s: Session) -> str:
+    box = agent.manager.sandbox(s).info
+    network = "on" if agent.manager.network(s) else "off"
+    return "\n".join(
+        [
+            f"- Model: **{s.state.model}**",
+            f"- Mode: **{s.state.mode}**: {MODES[s.state.mode][1]}",
+            f"- Sandbox: **{box.mechanism}**: {box.summary} ({box.why})",
+            f"- Network for confined commands: **{network}** (the Command network option)",
+        ]
+    )
 
 
 def _help(agent: AcpAgent, s: Session) -> str:

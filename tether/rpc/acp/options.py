@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tether.engine.config.catalog import ModelCatalog
-from tether.engine.session import APPROVALS, MODES, Session
+from tether.engine.session import APPROVALS, MODES, NETWORK, Session
 from tether.schemas import acp
 
 
@@ -16,8 +16,25 @@ def mode_state(session: Session) -> acp.SessionModeState:
     )
 
 
-def config_options(session: Session, catalog: ModelCatalog) -> list[acp.SelectConfigOption]:
-    return [*_base_options(session, catalog), *_reasoning_option(session, catalog)]
+def config_options(
+    session: Session, catalog: ModelCatalog, network: bool = False
+) -> list[acp.SelectConfigOption]:
+    """`network`: whether the session's confined commands may use the network."""
+    return [
+        *_base_options(session, catalog),
+        _network_option(network),
+        *_reasoning_option(session, catalog),
+    ]
+
+
+def _network_option(network: bool) -> acp.SelectConfigOption:
+    return acp.SelectConfigOption(
+        id="network",
+        name="Command network",
+        description="Whether commands run in the sandbox may use the network",
+        current_value="on" if network else "off",
+        options=[acp.SelectOption(value=k, name=n, description=d) for k, (n, d) in NETWORK.items()],
+    )
 
 
 def _reasoning_option(session: Session, catalog: ModelCatalog) -> list[acp.SelectConfigOption]:

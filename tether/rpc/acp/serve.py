@@ -187,9 +187,11 @@ async def _serve_async(
     options: ServeOptions,
     prepared: list[Prepared],
 ) -> int:
+    from tether.engine import reaper
     from tether.transports.stdio import StdioStream
     from tether.transports.streams import FramedStream
 
+    reaper.install()  # what tether started ends with it, whatever ends tether
     stream = FramedStream(StdioStream(in_fd, out_fd), framer)
     stream.push_frames(frames)
     await serve_stream(stream, handshake, options, prepared)

@@ -77,10 +77,14 @@ class LspApproval:
         return decisions
 
     async def _one(self, req: ConfirmRequest) -> ConfirmDecision:
-        scope = f"{req.tool} in {req.scope}" if req.scope else req.tool
-        message = f"tether asks to {_call_line(req)}\n({ALWAYS}: {scope}, for this session)"
+        scope = req.grant_label or (f"{req.tool} in {req.scope}" if req.scope else req.tool)
+        message = f"tether asks to {_call_line(req)}"
+        if req.grantable:
+            message += f"\n({ALWAYS}: {scope}, for this session)"
         self._status(f"Waiting for your approval: {req.title}")
-        choice = await self._ask(message, [ALLOW, ALWAYS, REJECT])
+        choice = await self._ask(
+            message, [ALLOW, ALWAYS, REJECT] if req.grantable else [ALLOW, REJECT]
+        )
         if choice == ALLOW:
             return ConfirmDecision("allow", by="user (once)")
         if choice == ALWAYS:

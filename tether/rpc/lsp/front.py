@@ -171,6 +171,7 @@ class LspFront:
             reads=ReadLedger(),
             pty=self.manager.pty_host(session),
             command_denylist=self.deps.command_denylist,
+            sandbox=self.manager.sandbox(session),
         )
 
     def _report(self, message: str) -> None:
@@ -303,14 +304,16 @@ class LspFront:
         return self._session
 
     async def _apply_options(self, s: Session, options: object) -> None:
-        """`initializationOptions` `{"mode", "model", "approvals"}`: the session's settings
-        (clients that cannot send slash commands or show menus set them in their config)."""
+        """`initializationOptions` `{"mode", "model", "approvals", "network"}`: the session's
+        settings (clients that cannot send slash commands or show menus set them in their
+        config)."""
         if not isinstance(options, dict):
             return
         setters = {
             "mode": self.manager.set_mode,
             "model": self.manager.set_model,
             "approvals": self.manager.set_approvals,
+            "network": self.manager.set_network,
         }
         for key, setter in setters.items():
             value = options.get(key)

@@ -84,6 +84,15 @@ local function lookup(params)
   return t
 end
 
+--- The command line as the chat shows it: tether's sandbox launcher (`.../sandboxed-N`) is
+--- named by what it is, `(sandboxed)`, instead of by its path.
+function M.shown(cmd)
+  if cmd[1]:match("/sandboxed%-%d+$") and #cmd > 1 then
+    return table.concat(vim.list_slice(cmd, 2), " ") .. "  (sandboxed)"
+  end
+  return table.concat(cmd, " ")
+end
+
 function M.create(params, reply)
   if type(params.command) ~= "string" or params.command == "" then
     return reply.error(-32602, "command is required")
@@ -95,7 +104,7 @@ function M.create(params, reply)
   local t = {
     id = id,
     session = params.sessionId,
-    command = table.concat(cmd, " "),
+    command = M.shown(cmd),
     output = "",
     all = "",
     truncated = false,

@@ -1,0 +1,30 @@
+"""What one confined command may do: the data every mechanism (bubblewrap, Landlock, Seatbelt)
+turns into its own terms."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# tether's own provider credentials: no command it runs sees them (it could print them).
+PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DEEPSEEK_API_KEY")
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """`writable`: the trees a command may change (the session's roots, directories granted for
+    writing). `protected`: paths inside them it may read but not change (uncommitted work,
+    `.git`). `hidden`: paths it may neither read nor run (secrets, denylisted programs, tether's
+    own home). `tmp`: its private temporary directory (its `/tmp` where the mechanism can remap
+    paths, else `TMPDIR`). `network`: whether it may open network connections. `tty`: it runs
+    on a pseudo-terminal (job-control signals must reach it, not the sandbox around it)."""
+
+    writable: tuple[Path, ...]
+    tmp: Path
+    protected: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
+    network: bool = False
+    tty: bool = False
+    # Where the mechanism finds an unreadable empty file and directory to mask hidden paths.
+    masks: tuple[Path, Path] | None = None
+    unset_env: tuple[str, ...] = field(default=())  # variables the command must not see

@@ -1,0 +1,194 @@
+"""A session's sandbox: the mechanism found for this machine, the session's private temporary
+directory, and each command's confinement, computed when it starts (what is uncommitted changes
+as the session works)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+
+from tether.engine.sandbox import protect
+from tether.engine.sandbox.bwrap import bwrap_argv
+from tether.engine.sandbox.confinement import PROVIDER_KEYS, Confinement
+from tether.engine.sandbox.detect import LAUNCHER, SandboxInfo
+from tether.engine.sandbox.programs import program_files
+from tether.engine.sandbox.seatbelt import seatbelt_argv
+
+SECRETS_FRESH = 10.0  # seconds a secrets scan is reused
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where one command may work: the trees it may write (roots, write grants), the path
+    denylist, the denylisted program names, and whether it runs on a PTY."""
+
+    writable: tuple[Path, ...]
+    path_denylist: tuple[str, ...]
+    programs: tuple[str, ...] = ()
+    tty: bool = False
+
+
+class Sandbox:
+    def __init__(
+        self,
+        info: SandboxInfo,
+        *,
+        hidden: Sequence[Path] = (),
+        network: bool = False,
+        base: Path | None = None,
+    ) -> None:
+        """`hidden`: paths no command may read (tether's home and config); `base`: where the
+        private directory is made (default: the system's temporary directory)."""
+        self.info = info
+        self._base = base
+        self.network = network  # the session allows commands to use the network
+        self._hidden = tuple(hidden)
+        self._dir: Path | None = None
+        self._numbers = itertools.count(1)  # names of launchers and policies (thread-safe)
+        self._secrets: tuple[float, tuple[Path, ...], list[Path]] | None = None
+
+    @property
+    def confines(self) -> bool:
+        return self.info.confines
+
+    @property
+    def tmp(self) -> Path:
+        return self._private() / "tmp"
+
+    async def problem(self, scope: Scope) -> str | None:
+        """Why commands in `scope` cannot run confined as promised (None: they can): no
+        sandbox, or uncommitted work too large to protect (they then run confined without
+        that protection, and ask first)."""
+        if not self.confines:
+            return f"no sandbox on this machine ({self.info.why})"
+        for tree in scope.writable:
+            work = await anyio.to_thread.run_sync(protect.uncommitted_work, tree)
+            if work.problem is not None:
+                return f"uncommitted work cannot be protected: {work.problem}"
+        return None
+
+    async def wrap(self, argv: list[str], *, cwd: Path, scope: Scope) -> list[str]:
+        """`argv` as the sandbox runs it: `[launcher, *argv]`, the launcher a one-use script
+        in the private directory that starts the mechanism (so an editor's terminal shows a
+        short command line). SandboxUnavailable when it cannot be confined."""
+        confinement = await anyio.to_thread.run_sync(self._confinement, scope)
+        prefix = await anyio.to_thread.run_sync(self._prefix, confinement, cwd)
+        launcher = await anyio.to_thread.run_sync(self._launcher, prefix)
+        return [str(launcher), *argv]
+
+    def _prefix(self, c: Confinement, cwd: Path) -> list[str]:
+        """The mechanism's command line up to the program."""
+        mechanism = self.info.mechanism
+        if mechanism == "bubblewrap":
+            assert self.info.program is not None
+            return bwrap_argv(self.info.program, c, [], cwd, tty_signals=self.info.tty_signals)
+        if mechanism == "landlock":
+            return [sys.executable, "-I", "-S", str(LAUNCHER), str(self._policy_file(c)), "--"]
+        if mechanism == "seatbelt":
+            return seatbelt_argv(c, [])
+        raise SandboxUnavailable(f"no sandbox on this machine ({self.info.why})")
+
+    def _launcher(self, prefix: list[str]) -> Path:
+        """`#!/bin/sh` that removes itself and becomes the sandbox around its arguments."""
+        path = self._private() / "run" / f"sandboxed-{next(self._numbers)}"
+        script = f'#!/bin/sh\nrm -f -- "$0"\nexec {shlex.join(prefix)} "$@"\n'
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(script)
+        return path
+
+    def close(self) -> None:
+        """Remove the private directory (its temp files go with the session)."""
+        if self._dir is not None:
+            _make_removable(self._dir)
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    # --- building a confinement, on a worker thread -------------------------------------
+
+    def _confinement(self, scope: Scope) -> Confinement:
+        protected: list[Path] = []
+        for tree in scope.writable:
+            protected += protect.uncommitted_work(tree).paths  # all of it, or the repository
+        hidden = [*self._hidden, *self._secrets_of(scope), *program_files(scope.programs)]
+        # A mask over a writable tree (or above it) would hide the project itself; one inside
+        # another mask is hidden already.
+        hidden = [h for h in hidden if not any(_holds(h, tree) for tree in scope.writable)]
+        hidden = [h for h in hidden if not any(o != h and _holds(o, h) for o in hidden)]
+        private = self._private()
+        return Confinement(
+            writable=scope.writable,
+            tmp=private / "tmp",
+            protected=tuple(dict.fromkeys(protected)),
+            hidden=tuple(dict.fromkeys(hidden)),
+            network=self.network,
+            tty=scope.tty,
+            masks=(private / "deny-file", private / "deny-dir"),
+            unset_env=PROVIDER_KEYS,
+        )
+
+    def _secrets_of(self, scope: Scope) -> list[Path]:
+        now = time.monotonic()
+        cached = self._secrets
+        if cached is not None and cached[1] == scope.writable and now - cached[0] < SECRETS_FRESH:
+            return cached[2]
+        home = Path(os.path.expanduser("~"))
+        found = protect.secrets(scope.writable, scope.path_denylist, home)
+        self._secrets = (now, scope.writable, found)
+        return found
+
+    def _private(self) -> Path:
+        if self._dir is None:
+            base = Path(tempfile.mkdtemp(prefix="tether-sandbox-", dir=self._base))
+            (base / "tmp").mkdir(mode=0o700)
+            (base / "policies").mkdir(mode=0o700)
+            (base / "run").mkdir(mode=0o700)
+            deny_file, deny_dir = base / "deny-file", base / "deny-dir"
+            deny_file.touch(mode=0o000)
+            deny_dir.mkdir(mode=0o000)
+            os.chmod(deny_file, 0o000)
+            os.chmod(deny_dir, 0o000)
+            self._dir = base
+        return self._dir
+
+    def _policy_file(self, c: Confinement) -> Path:
+        path = self._private() / "policies" / f"{next(self._numbers)}.json"
+        policy = {
+            "writable": [str(p) for p in (*c.writable, c.tmp)],
+            "protected": [str(p) for p in c.protected],
+            "hidden": [str(p) for p in c.hidden],
+            "tmp": str(c.tmp),
+            "network": c.network,
+            "unset_env": list(c.unset_env),
+        }
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(policy, f)
+        return path
+
+
+class SandboxUnavailable(Exception):
+    """A command cannot be confined as promised; it must not run confined-but-leaky."""
+
+
+def _holds(outer: Path, inner: Path) -> bool:
+    return inner == outer or inner.is_relative_to(outer)
+
+
+def _make_removable(base: Path) -> None:
+    for name in ("deny-file", "deny-dir"):
+        try:
+            os.chmod(base / name, 0o700)
+        except OSError:
+            pass

@@ -1,0 +1,230 @@
+"""Whether a command asks, and how it runs: the one decision `run_argv`, `run_argv_batch` and
+`open_pty` share.
+
+In every mode a denylisted program is refused (by name, behind wrappers and aliases, and by
+the file it runs). A known read-only invocation (`command_allowlist`) runs without asking. In
+`code` mode, everything else runs without asking when the sandbox confines it; without a
+sandbox, or in `ask` mode, the user is asked. A call may ask to run `unconfined` with a reason:
+that always asks and is never covered by a grant. Whatever was decided, a command runs inside
+the sandbox when there is one, unless it was allowed to run unconfined.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tether.engine.events import TextOut, ToolContent
+from tether.engine.registry import CallPlan, ToolError
+from tether.engine.sandbox.protect import HOME_SECRETS
+from tether.engine.sandbox.session_sandbox import SandboxUnavailable, Scope
+from tether.engine.seam import Capabilities, CommandDenylist, CommandResult
+from tether.tools.command_allowlist import read_only
+from tether.tools.command_grants import command_grant
+from tether.tools.command_policy import Denylist, command_danger
+from tether.tools.command_resolve import resolve_program
+from tether.tools.command_scan import shell_join
+from tether.tools.text import fence
+
+
+@dataclass(frozen=True)
+class Command:
+    """One program line of a call, with what it is given."""
+
+    argv: list[str]
+    cwd: Path
+    env: dict[str, str] = field(default_factory=dict[str, str])
+
+
+@functools.lru_cache(maxsize=8)
+def denylist(configured: CommandDenylist) -> Denylist:
+    return Denylist.from_config(configured.entries, builtin=configured.builtin)
+
+
+def refuse_denylisted(ctx: Capabilities, commands: Sequence[Command]) -> None:
+    """DENIED for a command the denylist refuses, at plan time (nobody is asked) and again
+    when it runs."""
+    found = denylist(ctx.command_denylist)
+    for c in commands:
+        hit = found.check(c.argv, c.env, c.cwd)
+        if hit is not None:
+            raise ToolError("DENIED", hit.message())
+
+
+def is_read_only(ctx: Capabilities, c: Command) -> bool:
+    """A known read-only invocation of a program installed outside the session's
+    directories (a `ls` the project or an `env PATH` put first is not `ls`)."""
+    program = resolve_program(c.argv[0], c.cwd, c.env) if c.argv else None
+    if program is None or _writable_place(ctx, program):
+        return False
+    return read_only(c.argv, lambda word: _readable(ctx, c.cwd, word))
+
+
+def _writable_place(ctx: Capabilities, path: Path) -> bool:
+    policy = ctx.policy
+    places = [*policy.roots, *(g.path for g in policy.grants if g.access == "write")]
+    places.append(Path(os.path.realpath("/tmp")))
+    return any(path == p or path.is_relative_to(p) for p in places)
+
+
+def _readable(ctx: Capabilities, cwd: Path, word: str) -> bool:
+    if not word or word.startswith("-"):
+        return bool(word)
+    lexical = Path(os.path.normpath(cwd / os.path.expanduser(word)))
+    try:
+        real = lexical.resolve()
+    except (OSError, RuntimeError):
+        return False
+    home = Path(os.path.expanduser("~"))
+    secrets = [home / s for s in HOME_SECRETS]
+    for p in (lexical, real):
+        if ctx.policy.denied_anywhere(p) is not None:
+            return False
+        if any(p == s or p.is_relative_to(s) for s in secrets):
+            return False
+    return True
+
+
+def scope_of(ctx: Capabilities, *, tty: bool = False) -> Scope:
+    """Where the session's commands may write, and what they must not read or run."""
+    policy = ctx.policy
+    writable = [*policy.roots, *(g.path for g in policy.grants if g.access == "write")]
+    return Scope(
+        writable=tuple(dict.fromkeys(writable)),
+        path_denylist=tuple(policy.denylist),
+        programs=denylist(ctx.command_denylist).whole_programs(),
+        tty=tty,
+    )
+
+
+async def plan_commands(
+    ctx: Capabilities,
+    commands: Sequence[Command],
+    mode: str,
+    *,
+    unconfined: bool,
+    reason: str | None,
+    notes: Sequence[str] = (),
+    tty: bool = False,
+) -> CallPlan:
+    """The card, consent and grant of a call running `commands` (title and target are the
+    caller's)."""
+    refuse_denylisted(ctx, commands)
+    if unconfined and not (reason or "").strip():
+        raise ToolError(
+            "INVALID_ARGS", "unconfined needs a reason: say what the sandbox prevents and why"
+        )
+    readonly = all(is_read_only(ctx, c) for c in commands)
+    problem = await _sandbox_problem(ctx, tty)
+    found = list(dict.fromkeys(p for c in commands for p in command_danger(c.argv)))
+    network = ctx.sandbox is not None and ctx.sandbox.network
+    lines = [*notes, *(f"⚠ {r}" for r, _ in found)]
+    lines += _where_it_runs(unconfined, reason, problem, network)
+    content: list[ToolContent] = [TextOut("\n".join(lines))] if lines else []
+    content += [TextOut(fence(p)) for _, p in found if p]
+    confined = not unconfined and problem is None  # fully: uncommitted work protected too
+    free = not unconfined and (readonly or (mode == "code" and confined))
+    grants = [command_grant(c.argv, _class(ctx, c)) for c in commands]
+    return CallPlan(
+        title="",
+        kind="execute",
+        content=content,
+        confirm=not free,
+        scope=", ".join(dict.fromkeys(g.scope for g in grants))
+        + (" [unconfined]" if unconfined else ""),
+        grant_label=", ".join(dict.fromkeys(g.label for g in grants)),
+        grantable=not unconfined,
+        waived_by_mode=free and not readonly,
+    )
+
+
+async def _sandbox_problem(ctx: Capabilities, tty: bool) -> str | None:
+    if ctx.sandbox is None:
+        return "no sandbox in this session"
+    return await ctx.sandbox.problem(scope_of(ctx, tty=tty))
+
+
+def _where_it_runs(
+    unconfined: bool, reason: str | None, problem: str | None, network: bool
+) -> list[str]:
+    if unconfined:
+        return [f"⚠ runs OUTSIDE the sandbox, with your permissions: {reason}"]
+    if problem is not None and problem.startswith("uncommitted work"):
+        return [f"⚠ runs in the sandbox, but {problem}"]
+    if problem is not None:
+        return [f"⚠ runs unconfined, with your permissions ({problem})"]
+    net = "with network" if network else "no network"
+    return [f"runs in the sandbox: writes only in the project (not uncommitted work); {net}"]
+
+
+def _class(ctx: Capabilities, c: Command) -> str:
+    """What a grant for this command line covers: reading, writing, or running code."""
+    if is_read_only(ctx, c):
+        return "read-only"
+    found = command_danger(c.argv)
+    return "runs code" if any("runs " in r or "interpreter" in r for r, _ in found) else "writing"
+
+
+async def confine(
+    ctx: Capabilities,
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    *,
+    unconfined: bool,
+    tty: bool = False,
+) -> list[str]:
+    """The argv to start: inside the sandbox unless the call was allowed to run unconfined
+    (or the machine has no sandbox, in which case the plan asked)."""
+    if unconfined or ctx.sandbox is None or not ctx.sandbox.confines:
+        return argv
+    if resolve_program(argv[0], cwd, env) is None:  # said here, not by the sandbox's exec
+        raise ToolError(
+            "COMMAND_NOT_FOUND", f"{argv[0]}: no such program (looked in PATH and {cwd})"
+        )
+    try:
+        return await ctx.sandbox.wrap(argv, cwd=cwd, scope=scope_of(ctx, tty=tty))
+    except SandboxUnavailable as exc:
+        raise ToolError(
+            "SANDBOX_UNAVAILABLE",
+            f"{exc}; the command did not run. Ask to run it with unconfined=true and a reason "
+            "(the user is asked).",
+        ) from None
+
+
+_REFUSALS = re.compile(
+    r"Read-only file system|Permission denied|Operation not permitted|EROFS|EACCES"
+)
+# Without network, a connection fails these ways (loopback included: the sandbox has its own).
+_NO_NETWORK = re.compile(
+    r"Network is unreachable|Connection refused|Temporary failure in name resolution|"
+    r"Could not resolve host|Name or service not known|getaddrinfo|ENETUNREACH|ECONNREFUSED"
+)
+
+
+def sandbox_note(ctx: Capabilities, result: CommandResult, *, unconfined: bool) -> str:
+    """A line for a failed confined command whose output looks like the sandbox refused it."""
+    if unconfined or ctx.sandbox is None or not ctx.sandbox.confines:
+        return ""
+    if result.exit_code == 0 and not result.signal:
+        return ""
+    seen = _REFUSALS.search(result.output)
+    if seen is None and not ctx.sandbox.network:
+        seen = _NO_NETWORK.search(result.output)
+    if seen is None:
+        return ""
+    net = "" if ctx.sandbox.network else " and opens no network connection"
+    return (
+        f"[sandbox] this command ran confined: it may write only in the project (not its "
+        f"uncommitted work or .git) and the private /tmp{net}; {seen.group(0)!r} above may be "
+        "the sandbox refusing it. If it must do this, call again with unconfined=true and a "
+        "reason (the user is asked)."
+    )
+
+
+def command_line(commands: Sequence[Command]) -> str:
+    return "; ".join(shell_join(c.argv) for c in commands)
