@@ -33,6 +33,7 @@ WRITE = (
     WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_DIR | MAKE_REG | MAKE_SOCK | MAKE_FIFO | MAKE_SYM
 )
 DEVICE = WRITE_FILE | READ_FILE | IOCTL_DEV  # the few devices a command writes (tty, null)
+FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV  # what a file rule may hold
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/shm")
 
 _SYS_CREATE, _SYS_ADD_RULE, _SYS_RESTRICT = 444, 445, 446  # the same on every architecture
@@ -81,14 +82,17 @@ def grant_around(base: str, rights: int, holes: Iterable[str]) -> list[tuple[str
         return []
     rules: list[tuple[str, int]] = [(base, rights & READ_DIR)] if rights & READ_DIR else []
     try:
-        names = sorted(os.listdir(base))
+        with os.scandir(base) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
     except OSError:
         return rules
-    for name in names:
-        path = os.path.join(base, name)
-        if os.path.islink(path):
+    for entry in entries:
+        if entry.is_symlink():
             continue  # a rule on a link would grant its target; the target is reached anyway
-        rules += grant_around(path, rights, inside)
+        if entry.is_dir(follow_symlinks=False):
+            rules += grant_around(entry.path, rights, inside)
+        elif not any(h == entry.path for h in inside):
+            rules.append((entry.path, rights & FILE_RIGHTS))  # a file takes a file's rights
     return rules
 
 
@@ -146,10 +150,10 @@ def _add(ruleset: int, path: str, rights: int) -> None:
     except OSError:
         return  # gone since it was listed: nothing there to grant
     try:
-        if not os.path.isdir(path):
-            rights &= EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV  # a file's rights
         if not rights:
             return
+        if rights & ~FILE_RIGHTS and not os.path.isdir(path):
+            rights &= FILE_RIGHTS  # a whole tree's rights, given at a file
         rule = _PathBeneath(rights, fd)
         done = _syscall(
             _SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),

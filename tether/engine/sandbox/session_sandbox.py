@@ -26,6 +26,8 @@ from tether.engine.sandbox.programs import program_files
 from tether.engine.sandbox.seatbelt import seatbelt_argv
 
 SECRETS_FRESH = 10.0  # seconds a secrets scan is reused
+# Seconds a `git status` is reused: the plan's look serves the run that follows it at once.
+WORK_FRESH = 1.0
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,7 @@ class Sandbox:
         self._dir: Path | None = None
         self._numbers = itertools.count(1)  # names of launchers and policies (thread-safe)
         self._secrets: tuple[float, tuple[Path, ...], list[Path]] | None = None
+        self._works: dict[Path, tuple[float, protect.Work]] = {}
 
     @property
     def confines(self) -> bool:
@@ -73,7 +76,7 @@ class Sandbox:
         if not self.confines:
             return f"no sandbox on this machine ({self.info.why})"
         for tree in scope.writable:
-            work = await anyio.to_thread.run_sync(protect.uncommitted_work, tree)
+            work = await anyio.to_thread.run_sync(self._work, tree)
             if work.problem is not None:
                 return f"uncommitted work cannot be protected: {work.problem}"
         return None
@@ -82,10 +85,11 @@ class Sandbox:
         """`argv` as the sandbox runs it: `[launcher, *argv]`, the launcher a one-use script
         in the private directory that starts the mechanism (so an editor's terminal shows a
         short command line). SandboxUnavailable when it cannot be confined."""
-        confinement = await anyio.to_thread.run_sync(self._confinement, scope)
-        prefix = await anyio.to_thread.run_sync(self._prefix, confinement, cwd)
-        launcher = await anyio.to_thread.run_sync(self._launcher, prefix)
+        launcher = await anyio.to_thread.run_sync(self._prepare, scope, cwd)
         return [str(launcher), *argv]
+
+    def _prepare(self, scope: Scope, cwd: Path) -> Path:
+        return self._launcher(self._prefix(self._confinement(scope), cwd))
 
     def _prefix(self, c: Confinement, cwd: Path) -> list[str]:
         """The mechanism's command line up to the program."""
@@ -120,7 +124,7 @@ class Sandbox:
     def _confinement(self, scope: Scope) -> Confinement:
         protected: list[Path] = []
         for tree in scope.writable:
-            protected += protect.uncommitted_work(tree).paths  # all of it, or the repository
+            protected += self._work(tree).paths  # all of it, or the repository
         hidden = [*self._hidden, *self._secrets_of(scope), *program_files(scope.programs)]
         # A mask over a writable tree (or above it) would hide the project itself; one inside
         # another mask is hidden already.
@@ -137,6 +141,15 @@ class Sandbox:
             masks=(private / "deny-file", private / "deny-dir"),
             unset_env=PROVIDER_KEYS,
         )
+
+    def _work(self, tree: Path) -> protect.Work:
+        now = time.monotonic()
+        cached = self._works.get(tree)
+        if cached is not None and now - cached[0] < WORK_FRESH:
+            return cached[1]
+        work = protect.uncommitted_work(tree)
+        self._works[tree] = (now, work)
+        return work
 
     def _secrets_of(self, scope: Scope) -> list[Path]:
         now = time.monotonic()
