@@ -1,7 +1,7 @@
 """A small world for attacks on the sandbox: a project with uncommitted work and a secret, a
-home directory, a directory outside everything and a bare remote, all under /var/tmp (a
-confined command's /tmp is its own, so a world under /tmp would hide writes instead of
-refusing them). `snapshot` records every file of it, so a test judges by what changed."""
+home directory, a directory outside everything and a bare remote, all under /var/tmp (apart
+from pytest's directories and the sandbox's own TMPDIR in /tmp). `snapshot` records every file
+of it, so a test judges by what changed."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ sees the diff). Read a file before you replace it.
 - Commands run without a shell: `run_argv` takes the program and each argument as a list. \
 Run the command itself, not `bash -c` / `python -c`; use `run_argv_batch` for ordered steps \
 and pipes, `open_pty` for interactive programs. Commands run in a sandbox where there is one: \
-they write only in the project (never its uncommitted files or .git) and a private /tmp, and \
+they write only in the project (never its uncommitted files or .git) and a private $TMPDIR, and \
 reach no network unless the session allows it. When the sandbox is what stops a command, call \
 it again with `unconfined: true` and a `reason` (the user decides). Some commands (sudo, \
 rm -rf /, dd, shutdown, ...) are refused outright: do not look for a way around.

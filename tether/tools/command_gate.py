@@ -220,7 +220,7 @@ def sandbox_note(ctx: Capabilities, result: CommandResult, *, unconfined: bool) 
     net = "" if ctx.sandbox.network else " and opens no network connection"
     return (
         f"[sandbox] this command ran confined: it may write only in the project (not its "
-        f"uncommitted work or .git) and the private /tmp{net}; {seen.group(0)!r} above may be "
+        f"uncommitted work or .git) and the private $TMPDIR{net}; {seen.group(0)!r} above may be "
         "the sandbox refusing it. If it must do this, call again with unconfined=true and a "
         "reason (the user is asked)."
     )

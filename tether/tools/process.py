@@ -211,7 +211,7 @@ async def run_argv(
     when one does the job. Denylisted commands (sudo, rm -rf /, shutdown, ...) are refused.
 
     Commands run in a sandbox where the machine has one: they may write only in the project
-    (not its uncommitted work or .git) and a private /tmp, and reach no network unless the
+    (not its uncommitted work or .git) and a private $TMPDIR, and reach no network unless the
     session allows it. When the sandbox is what stops a command, call again with
     `unconfined: true` and a `reason`; that always asks the user.
 

@@ -2,9 +2,9 @@
 
 The whole file system is mounted read-only, then the writable trees are bound read-write over
 it, then protected paths read-only again and hidden ones masked (an unreadable empty file or
-directory bound over each). `/tmp` is the session's private directory; `/dev` a minimal one
-(no disks); `/run` an empty tmpfs when the network is off (no daemon sockets: a Docker socket
-is root). New PID, IPC and (without network) network namespaces; no capability, even for root;
+directory bound over each). The session's private directory is TMPDIR (the rest of `/tmp`
+stays read-only); `/dev` is a minimal one (no disks); `/run` an empty tmpfs when the network
+is off (no daemon sockets: a Docker socket is root). New PID, IPC and (without network) network namespaces; no capability, even for root;
 the sandbox dies with its parent, and with it every process inside, detached or not.
 """
 
@@ -28,7 +28,9 @@ def bwrap_argv(
     # instead of ending the sandbox; the program gets them back as they were.
     args = ["env", "--ignore-signal=INT,QUIT,TSTP"] if shim else []
     args += [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    args += ["--tmpfs", "/dev/shm", "--bind", str(c.tmp), "/tmp"]
+    # /tmp stays the host's, read-only (a program or a project may live there); the session's
+    # private directory is TMPDIR, the one place outside the project a command may write.
+    args += ["--tmpfs", "/dev/shm", "--bind", str(c.tmp), str(c.tmp)]
     if not c.network:
         args += ["--tmpfs", "/run"]
     for tree in c.writable:
@@ -44,7 +46,7 @@ def bwrap_argv(
         args.append("--new-session")  # no terminal to push keystrokes into (TIOCSTI)
     for name in c.unset_env:
         args += ["--unsetenv", name]
-    args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(cwd), "--"]
+    args += ["--setenv", "TMPDIR", str(c.tmp), "--chdir", str(cwd), "--"]
     if shim:
         args += ["env", "--default-signal=INT,QUIT,TSTP"]
     return args + argv
@@ -59,7 +61,7 @@ def _masks(c: Confinement) -> list[str]:
     for path in (*c.hidden, *sockets):
         path = Path(os.path.realpath(path))  # a mount lands on what a link points at
         if _replaced(path, c) or not _mountable(path):
-            continue  # under a mount of its own (/tmp, /run, /dev, /proc): not there anyway
+            continue  # under a mount of its own (/run, /dev, /proc): not there anyway
         out += ["--ro-bind", str(empty_dir if path.is_dir() else empty_file), str(path)]
     return out
 
@@ -76,7 +78,7 @@ def _mountable(path: Path) -> bool:
 def _replaced(path: Path, c: Confinement) -> bool:
     """Whether `path` lies under a place the sandbox mounts afresh (and outside every
     writable tree, which is bound over it again)."""
-    fresh = ["/tmp", "/dev", "/proc", *([] if c.network else ["/run"])]
+    fresh = ["/dev", "/proc", *([] if c.network else ["/run"])]
     if any(path == t or path.is_relative_to(t) for t in c.writable):
         return False
     return any(path == Path(f) or path.is_relative_to(f) for f in fresh)

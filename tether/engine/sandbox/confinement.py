@@ -15,9 +15,9 @@ class Confinement:
     """`writable`: the trees a command may change (the session's roots, directories granted for
     writing). `protected`: paths inside them it may read but not change (uncommitted work,
     `.git`). `hidden`: paths it may neither read nor run (secrets, denylisted programs, tether's
-    own home). `tmp`: its private temporary directory (its `/tmp` where the mechanism can remap
-    paths, else `TMPDIR`). `network`: whether it may open network connections. `tty`: it runs
-    on a pseudo-terminal (job-control signals must reach it, not the sandbox around it)."""
+    own home). `tmp`: its private temporary directory, its `TMPDIR` (the rest of `/tmp` is
+    read-only). `network`: whether it may open network connections. `tty`: it runs on a
+    pseudo-terminal (job-control signals must reach it, not the sandbox around it)."""
 
     writable: tuple[Path, ...]
     tmp: Path

