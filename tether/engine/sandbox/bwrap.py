@@ -4,8 +4,9 @@ The whole file system is mounted read-only, then the writable trees are bound re
 it, then protected paths read-only again and hidden ones masked (an unreadable empty file or
 directory bound over each). The session's private directory is TMPDIR (the rest of `/tmp`
 stays read-only); `/dev` is a minimal one (no disks); `/run` an empty tmpfs when the network
-is off (no daemon sockets: a Docker socket is root). New PID, IPC and (without network) network namespaces; no capability, even for root;
-the sandbox dies with its parent, and with it every process inside, detached or not.
+is off (no daemon sockets: a Docker socket is root). New PID, IPC and (without network)
+network namespaces; no capability, even for root; the sandbox dies with its parent, and with
+it every process inside, detached or not.
 """
 
 from __future__ import annotations
