@@ -268,7 +268,7 @@ def test_env_providers_with_default_urls_and_models() -> None:
         "openai:gpt-5.4",
         "openai:gpt-5.4-mini",
         "anthropic:claude-sonnet-5-5",
-        "deepseek:deepseek-v4-flash",
+        "deepseek:deepseek-flash",
         "deepseek:deepseek-v4-pro",
     ):
         assert expected in ids
@@ -354,7 +354,7 @@ def test_with_nothing_chosen_a_configured_provider_is_the_default() -> None:
     assert catalog_of(listed, OPENAI_API_KEY="o").default == "local:qwen"
     # a provider offering no model is passed over; none at all leaves the demo
     empty = '[providers.bare]\nkind = "openai"\nbuiltin_models = false\n'
-    assert catalog_of(empty, DEEPSEEK_API_KEY="d").default == "deepseek:deepseek-v4-flash"
+    assert catalog_of(empty, DEEPSEEK_API_KEY="d").default == "deepseek:deepseek-flash"
     assert catalog_of(empty).default == "demo"
     # an unusable choice falls back to the provider, with a warning
     fallback = catalog_of(None, OPENAI_API_KEY="o", TETHER_MODEL="nobody:x")

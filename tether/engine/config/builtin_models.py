@@ -8,7 +8,9 @@ tokens) are as the vendors' model and pricing pages state them, checked on 2026-
 - Anthropic: platform.claude.com/docs models overview and each model's page. Claude 4.6 and later
   think adaptively, with `output_config.effort`; Opus 5.5 cannot turn thinking off.
 - DeepSeek: api-docs.deepseek.com/quick_start/pricing and the thinking-mode guide. deepseek-chat and
-  deepseek-reasoner were retired on 2026-07-24; thinking is on by default, effort is high or max.
+  deepseek-reasoner were retired on 2026-07-24, and the pricing page now names `deepseek-flash`
+  (image input; `deepseek-v4-flash` still answers but is retired); thinking is on by default,
+  effort low, high or max.
 
 They drift: a `[models."provider:model"]` entry in the config file overrides any field, and the
 models a provider's `/models` endpoint lists are offered too (`tether.engine.discovery`).
@@ -22,8 +24,8 @@ from tether.schemas.config import ModelConfig, ReasoningLevel
 _OPENAI_LEVELS: list[ReasoningLevel] = ["none", "low", "medium", "high", "xhigh"]
 # Claude's effort levels (the API's default differs per model).
 _CLAUDE_LEVELS: list[ReasoningLevel] = ["low", "medium", "high", "xhigh", "max"]
-# DeepSeek maps low/medium to high and xhigh to max; "none" turns thinking off.
-_DEEPSEEK_LEVELS: list[ReasoningLevel] = ["none", "high", "max"]
+# DeepSeek's thinking guide: effort low, high or max; "none" turns thinking off.
+_DEEPSEEK_LEVELS: list[ReasoningLevel] = ["none", "low", "high", "max"]
 
 
 def _gpt(window: int, input_price: float, cached: float, output: float) -> ModelConfig:
@@ -56,10 +58,11 @@ def _claude(
     )
 
 
-def _deepseek(input_price: float, cached: float, output: float) -> ModelConfig:
+def _deepseek(input_price: float, cached: float, output: float, images: bool) -> ModelConfig:
     return ModelConfig(
         context_window=1_000_000,
         max_output_tokens=384_000,
+        images=images,
         reasoning=list(_DEEPSEEK_LEVELS),
         default_reasoning="high",
         input_price=input_price,
@@ -81,6 +84,6 @@ ANTHROPIC: dict[str, ModelConfig] = {
     "claude-haiku-5-5": _claude(0.1, 0.01, 0.5, "medium"),
 }
 DEEPSEEK: dict[str, ModelConfig] = {
-    "deepseek-v4-flash": _deepseek(0.14, 0.0028, 0.28),
-    "deepseek-v4-pro": _deepseek(0.435, 0.003625, 0.87),
+    "deepseek-flash": _deepseek(0.14, 0.0028, 0.28, images=True),
+    "deepseek-v4-pro": _deepseek(0.435, 0.003625, 0.87, images=False),
 }
