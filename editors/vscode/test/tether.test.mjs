@@ -123,7 +123,8 @@ describe("against the real tether acp", () => {
     assert.equal(check.call.title, "python3 check.py");
     assert.equal(check.call.kind, "execute");
     assert.equal(page.status().text, "Waiting for your approval: python3 check.py");
-    assert.deepEqual(check.call.content, [{ type: "content", content: { type: "text", text: "⚠ python3 runs the script check.py" } }]);
+    const [note] = check.call.content;
+    assert.match(note.content.text, /^⚠ python3 runs the script check\.py\nruns in the sandbox: /);
     assert.deepEqual(vscode.__test.recorded.terminals, [], "nothing runs before it is allowed");
     ext.send({ type: "permission", key: command.key, optionId: optionOfKind(command, "allow_once").optionId });
 
@@ -143,11 +144,11 @@ describe("against the real tether acp", () => {
     const view = page.state.terminals[ran.content[0].terminalId];
     assert.deepEqual(
       { command: view.command, output: view.output, truncated: view.truncated, exitStatus: view.exitStatus },
-      { command: "python3 check.py", output: "Hello, Ada!\n", truncated: false, exitStatus: { exitCode: 0, signal: null } },
+      { command: "python3 check.py  (sandboxed)", output: "Hello, Ada!\n", truncated: false, exitStatus: { exitCode: 0, signal: null } },
     );
     const [terminal] = vscode.__test.recorded.terminals;
-    assert.equal(terminal.name, "tether: python3 check.py");
-    assert.equal(terminal.written, "$ python3 check.py\r\nHello, Ada!\r\n\r\n[exited with 0]\r\n");
+    assert.equal(terminal.name, "tether: python3 check.py  (sandboxed)");
+    assert.equal(terminal.written, "$ python3 check.py  (sandboxed)\r\nHello, Ada!\r\n\r\n[exited with 0]\r\n");
     ext.send({ type: "showTerminal", terminalId: view.terminalId });
     await until(() => terminal.shown > 0);
     assert.match(lastOf(page, "agent").text, /^Done: `greet\(\)` now returns/);

@@ -17,9 +17,15 @@ export function trimToBytes(text: string, limit: number): { text: string; trunca
   return { text: bytes.subarray(start).toString("utf8"), truncated: true };
 }
 
+// tether starts a confined command through a one-use launcher (`.../run/sandboxed-N`): the
+// terminal names what runs, and that it runs in the sandbox, rather than the launcher's path.
+const LAUNCHER = /\/sandboxed-\d+$/;
+
 function display(p: acp.CreateTerminalRequest): string {
   const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
-  return [p.command, ...(p.args ?? []).map(quote)].join(" ");
+  const args = (p.args ?? []).map(quote);
+  if (LAUNCHER.test(p.command) && args.length > 0) return `${args.join(" ")}  (sandboxed)`;
+  return [p.command, ...args].join(" ");
 }
 
 class RunningCommand {
