@@ -146,14 +146,20 @@ async def test_list_sessions_filters_by_cwd_and_pages(
     async with spawn_agent(home) as agent:
         await agent.initialize()
         mine = {await agent.new_session(project) for _ in range(3)}
-        await agent.new_session(other)
+        for sid in mine:
+            await agent.prompt(sid, "hello")
+        await agent.new_session(project)  # opened, never prompted: nobody's conversation
+        untitled = await agent.new_session(other)  # prompted with blank text: no title
+        await agent.prompt(untitled, "   ")
         resp = await agent.request("session/list", {"cwd": str(project)})
         listed = resp["result"]["sessions"]
         assert {s["sessionId"] for s in listed} == mine
-        assert all(s["cwd"] == str(project) for s in listed)
+        assert all(s["cwd"] == str(project) and s["title"] == "hello" for s in listed)
         assert "nextCursor" not in resp["result"]
         everything = await agent.request("session/list", {})
         assert len(everything["result"]["sessions"]) == 4
+        [bare] = [s for s in everything["result"]["sessions"] if s["sessionId"] == untitled]
+        assert "title" not in bare  # never `null`: clients read it as a string
         bad = await agent.request("session/list", {"cursor": "%%%"})
         assert bad["error"]["code"] == -32602
 

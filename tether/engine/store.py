@@ -301,11 +301,16 @@ class Store:
     async def list(
         self, cwd: str | None, after: tuple[str, str] | None, limit: int
     ) -> list[SessionRow]:
-        """Sessions newest first; `after` is the (updated_at, id) of the last row already seen."""
+        """Sessions that were prompted (a session only opened, as editors do at every start, is
+        nobody's conversation), newest first; `after` is the (updated_at, id) of the last row
+        already seen."""
         return await self._run(self._list, cwd, after, limit)
 
     def _list(self, cwd: str | None, after: tuple[str, str] | None, limit: int) -> list[SessionRow]:
-        sql = "SELECT id, cwd, title, updated_at FROM sessions WHERE 1=1"
+        sql = (
+            "SELECT id, cwd, title, updated_at FROM sessions s WHERE EXISTS "
+            "(SELECT 1 FROM messages m WHERE m.session_id = s.id)"
+        )
         args: list[Any] = []
         if cwd is not None:
             sql += " AND cwd=?"

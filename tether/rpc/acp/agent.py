@@ -232,7 +232,12 @@ class AcpAgent:
         with _rpc_errors():
             rows, next_cursor = await self.manager.list(cwd, cursor, PAGE_SIZE)
         sessions = [
-            acp.SessionInfo(session_id=r.id, cwd=r.cwd, title=r.title, updated_at=r.updated_at)
+            acp.SessionInfo(
+                session_id=r.id,
+                cwd=r.cwd,
+                title=r.title if r.title is not None else UNSET,  # `null` crashes clients
+                updated_at=r.updated_at,
+            )
             for r in rows
         ]
         return acp.ListSessionsResponse(
