@@ -35,3 +35,15 @@ async def test_the_first_answer_of_a_session_says_it_is_the_demo(home: Path, pro
         assert INTRODUCTION not in again and again.startswith("Let me look around")
         other = await agent.new_session(project)
         assert (await turn_text(agent, other, "hi")).startswith(INTRODUCTION)
+
+
+async def test_tool_call_ids_are_unique_within_the_session(home: Path, project: Path) -> None:
+    """ACP: a toolCallId is unique within its session (VS Code's panel overwrote one turn's
+    cards with the next's when the demo reused them)."""
+    async with spawn_agent(home) as agent:
+        await agent.initialize()
+        sid = await agent.new_session(project)
+        await turn_text(agent, sid, "one")
+        await turn_text(agent, sid, "two")
+        ids = [u["toolCallId"] for u in agent.updates(sid) if u["sessionUpdate"] == "tool_call"]
+    assert len(ids) >= 4 and len(set(ids)) == len(ids), ids

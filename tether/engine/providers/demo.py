@@ -58,8 +58,12 @@ class DemoModel:
         else:
             steps = _start(first=not any(isinstance(m, AssistantMessage) for m in request.messages))
         called = False
+        # Ids unique within the session, as ACP asks: numbered after every earlier call.
+        made = sum(len(m.tool_calls) for m in request.messages if isinstance(m, AssistantMessage))
         for item in steps:
-            called = called or isinstance(item, llm.ToolCallDelta)
+            if isinstance(item, llm.ToolCallDelta):
+                called, made = True, made + 1
+                item = llm.ToolCallDelta(f"demo_{item.name}_{made}", item.name, item.arguments)
             yield item
         yield llm.Usage(_estimate(request), 60, estimated=True)
         yield llm.Finish("tool_calls" if called else "stop")
@@ -69,8 +73,9 @@ def _words(text: str) -> list[llm.StreamEvent]:
     return [llm.TextDelta(w) for w in text.replace(" ", " \0").split("\0")]
 
 
-def _call(name: str, args: dict[str, object], n: int) -> llm.ToolCallDelta:
-    return llm.ToolCallDelta(f"demo_{name}_{n}", name, msgspec.json.encode(args).decode())
+def _call(name: str, args: dict[str, object]) -> llm.ToolCallDelta:
+    """A call; its id is given as it streams (see `stream`)."""
+    return llm.ToolCallDelta("", name, msgspec.json.encode(args).decode())
 
 
 def _start(*, first: bool) -> list[llm.StreamEvent]:
@@ -78,7 +83,7 @@ def _start(*, first: bool) -> list[llm.StreamEvent]:
         llm.ThoughtDelta("The user wants to see what I can do. I'll look at the project first."),
         *([llm.TextDelta(INTRODUCTION + "\n\n")] if first else []),
         *_words("Let me look around the project."),
-        _call("list_dir", {"path": "."}, 1),
+        _call("list_dir", {"path": "."}),
     ]
 
 
@@ -89,13 +94,13 @@ def _after_tool(last: ToolResultMessage, request: llm.ChatRequest) -> list[llm.S
             return _words(
                 "This project has no text file I could read, so there is nothing to edit."
             )
-        return [*_words(f" I'll read `{target}`."), _call("read_file", {"path": target}, 2)]
+        return [*_words(f" I'll read `{target}`."), _call("read_file", {"path": target})]
     if last.name == "read_file" and not last.is_error:
         path = _read_path(request)
         new = _toggle(path, _strip_label(last.content))
         return [
             *_words(f" I propose a small edit to `{path}`: it needs your approval."),
-            _call("write_file", {"path": path, "content": new, "overwrite": True}, 3),
+            _call("write_file", {"path": path, "content": new, "overwrite": True}),
         ]
     if last.name == "write_file":
         if last.is_error:
