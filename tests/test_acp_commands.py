@@ -145,7 +145,8 @@ async def test_a_grant_for_one_program_does_not_cover_another(
     assert asked == ["c1", "c3", "c4"]
     [always] = [f for f in agent.frames if f.get("method") == "session/request_permission"][:1]
     names = [o["name"] for o in always["params"]["options"]]
-    assert "Always allow `git add` (writing)" in names
+    assert "Always allow `git add` (writing)" in names  # the command, not "run_argv in git"
+    assert always["params"]["toolCall"]["kind"] == "execute"  # a single call's card has a kind
     results = tool_results(home, sid)
     assert results[1].startswith("[approval] grant (session)\n")
     assert results[2].startswith("[approval] user (always)\n")

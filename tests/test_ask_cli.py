@@ -206,3 +206,19 @@ def test_run_by_hand_on_a_terminal_ctrl_c_stops_the_agent(home: Path) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
         os.close(master)
     assert b"Traceback" not in screen, screen
+
+
+def test_a_round_prints_what_happened_to_every_call(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    def write(n: int, name: str) -> dict[str, object]:
+        args = {"path": name, "content": f"{n}\n"}
+        return {"tool_call": {"id": f"w{n}", "name": "write_file", "arguments": args}}
+
+    path = script(tmp_path / "two.json", [[write(1, "a.md"), write(2, "b.md")], [{"text": "ok"}]])
+    cmd = [*ASK, "--yes", "--script", str(path), "--cwd", str(project), "write two"]
+    done = subprocess.run(
+        cmd, capture_output=True, text=True, env=_env(home), timeout=60, stdin=subprocess.DEVNULL
+    )
+    assert done.returncode == 0, done.stderr
+    assert "      allowed: Create a.md\n      allowed: Create b.md\n" in done.stdout, done.stdout

@@ -19,6 +19,7 @@ from tether.engine.history import ToolCall, ToolResultMessage
 from tether.engine.local import LocalFileSystem, LocalSpill, LocalTerminal, NoAsk, NoWeb
 from tether.engine.pipeline import Batch
 from tether.engine.registry import Registry
+from tether.engine.round_card import round_title
 from tether.engine.seam import Capabilities, ConfirmDecision, ConfirmRequest, RoundCard, Web
 from tether.engine.web.build import build_web
 from tether.schemas.web import LocalFetchConfig, WebConfig
@@ -209,6 +210,15 @@ async def test_fetch_result_shape_and_consent_for_loopback(
     [asked] = h.user.asked
     assert asked.title == f"Fetch {site.url('/doc')} (loopback host {site.host_port})"
     assert asked.scope == site.host_port and asked.kind == "fetch"
+
+
+async def test_a_round_of_fetches_is_titled_once(tmp_path: Path, site: PageServer) -> None:
+    for name in ("/a", "/b"):
+        site.route(name, Page(b"page", type="text/plain"))
+    h = harness(tmp_path, site)
+    await h.run(("web_fetch", {"url": site.url("/a")}), ("web_fetch", {"url": site.url("/b")}))
+    requests = h.user.asked
+    assert round_title(requests, "fetch") == f"Fetch {site.url('/a')}, {site.url('/b')}"
 
 
 async def test_a_non_2xx_fetch_is_a_result(tmp_path: Path, site: PageServer) -> None:

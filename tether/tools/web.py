@@ -255,6 +255,7 @@ def _fetch_tool(timeout: float) -> ToolDef:
             kind="fetch",
             confirm=True,
             scope=target.host_port,
+            target=url,  # a round of fetches is titled "Fetch a, b", not "Fetch Fetch a"
         )
 
     return _planned(web_fetch)
@@ -320,6 +321,7 @@ def _fetch_local_tool(timeout: float) -> ToolDef:
             kind="fetch",
             confirm=bool(reasons) or method != "GET",
             scope=scope,
+            target=title,
         )
 
     return _planned(fetch_local)

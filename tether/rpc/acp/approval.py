@@ -98,7 +98,9 @@ class AcpApproval:
                     option_id=REJECT_ALWAYS, name=f"Always reject {scope}", kind="reject_always"
                 )
             )
-        card = acp.ToolCallFields(tool_call_id=req.call_id, title=req.title)
+        card = acp.ToolCallFields(
+            tool_call_id=req.call_id, title=req.title, kind=tool_kind(req.kind)
+        )  # the kind too: clients print a card's kind (acpx: "[other]" without it)
         return _decision(await self._ask(card, options), "user (once)")
 
     async def _round(self, batch: list[ConfirmRequest], card: RoundCard) -> list[ConfirmDecision]:

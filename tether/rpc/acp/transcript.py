@@ -44,6 +44,7 @@ class Transcript:
         self.prompting = False
         self._titles: dict[str, str] = {}  # tool call id -> title, for permission lines
         self._labels: dict[str, str] = {}  # tool call id -> "write_file notes.md"
+        self._rounds: set[str] = set()  # cards that stand for several calls
 
     def _w(self, text: str) -> None:
         if self.out is not None:
@@ -63,6 +64,8 @@ class Transcript:
             self._line(f"  (thinking) {u.content.text.strip()}")
         elif isinstance(u, acp.ToolCallStart):
             self._titles[u.tool_call_id] = u.title
+            if not isinstance(u.name, str) or not u.name:
+                self._rounds.add(u.tool_call_id)  # a round's card: no tool of its own
             self._labels[u.tool_call_id] = self._label(u)
             self._line(f"▸ {u.title}  [{u.kind or 'other'}]")
             self._contents(u.content or [])
@@ -73,9 +76,12 @@ class Transcript:
                 for c in (u.content or [])
                 if isinstance(c, acp.ContentToolContent) and isinstance(c.content, acp.TextContent)
             ]
-            detail = texts[0].splitlines()[0] if texts and texts[0] else ""
+            lines = texts[0].splitlines() if texts and texts[0] else []
             label = self._labels.get(u.tool_call_id, u.tool_call_id)
-            self._line(f"  {mark} {label}{' — ' + detail if detail else ''}")
+            if u.tool_call_id in self._rounds and len(lines) > 1:  # every call's outcome
+                self._line(f"  {mark} {label}\n" + "\n".join(f"      {line}" for line in lines))
+            else:
+                self._line(f"  {mark} {label}{' — ' + lines[0] if lines else ''}")
         elif isinstance(u, acp.PlanUpdate):
             self._line("plan:\n" + "\n".join(f"  [{e.status}] {e.content}" for e in u.entries))
         elif isinstance(u, acp.NoticeUpdate):
