@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -230,3 +231,35 @@ async def test_tether_ask_runs_the_demo_headlessly(home: Path, project: Path) ->
     assert (
         "reviewed by the tether demo" in (project / "README.md").read_text()
     )  # rejected: unchanged
+
+
+async def test_commands_follow_new_and_load_even_when_the_input_ends_at_once(
+    home: Path, project: Path
+) -> None:
+    """Editors offer slash commands from `available_commands_update`: it must come right after
+    `session/new` (the first start, and the next one answered from the cache) and
+    `session/load`, without waiting for a prompt, even when the client sent its requests back to
+    back and closed its input."""
+
+    async def commands_after(method: str, params: dict[str, Any]) -> list[str]:
+        async with spawn_agent(home) as agent:
+            await agent.send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                              "params": {"protocolVersion": 1, "clientCapabilities": {}}})  # fmt: skip
+            await agent.send({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+            await agent.close_input()
+            await agent.drain()
+            frames = agent.frames
+        answered = next(i for i, f in enumerate(frames) if f.get("id") == 1)
+        assert "result" in frames[answered], frames[answered]
+        updates = [f["params"]["update"] for f in frames[answered + 1 :] if "method" in f]
+        return [u["sessionUpdate"] for u in updates]
+
+    new = {"cwd": str(project), "mcpServers": []}
+    assert "available_commands_update" in await commands_after("session/new", new)
+    assert "available_commands_update" in await commands_after("session/new", new)  # cached
+    async with spawn_agent(home) as agent:
+        await agent.initialize()
+        sid = await agent.new_session(project)
+        await agent.prompt(sid, "hello")
+    load = {"sessionId": sid, "cwd": str(project), "mcpServers": []}
+    assert "available_commands_update" in await commands_after("session/load", load)
