@@ -226,6 +226,38 @@ async def test_a_refused_exchange_is_shown_and_then_left_out(home: Path, project
     assert [m["type"] for m in stored] == ["user", "assistant", "user", "assistant"]
 
 
+async def test_a_paused_anthropic_turn_goes_on(home: Path, project: Path) -> None:
+    """`pause_turn`: Anthropic paused a long turn; the response goes back as it is and the
+    model continues it (the turn does not end there)."""
+    paused = [
+        wire.anthropic_start(),
+        *wire.anthropic_text_block(0, ["Searching the docs. "]),
+        *wire.anthropic_end("pause_turn"),
+    ]
+    with MockLLMServer() as server:
+        server.script(
+            "/v1/messages",
+            Reply(chunks=paused),
+            Reply(chunks=wire.anthropic_text(["Found it."])),
+        )
+        async with spawn_agent(
+            home, env=anthropic_env(server, "anthropic:claude-sonnet-5-5")
+        ) as agent:
+            await agent.initialize()
+            sid = await agent.new_session(project)
+            resp = await agent.prompt(sid, "look it up")
+            shown = texts(agent, sid)
+        bodies = [r.json() for r in server.posts]
+    assert resp["result"] == {"stopReason": "end_turn"}
+    assert shown == "Searching the docs. Found it."
+    assert len(bodies) == 2
+    last = bodies[1]["messages"][-1]
+    assert last["role"] == "assistant"  # sent back as it is: no new user message
+    assert [b.get("text") for b in last["content"] if b["type"] == "text"] == [
+        "Searching the docs. "
+    ]
+
+
 # --- 4. Anthropic prompt caching --------------------------------------------------------------
 
 

@@ -271,6 +271,7 @@ async def test_second_round_sends_blocks_back_in_order(
         ("tool_use", "tool_calls"),
         ("max_tokens", "length"),
         ("refusal", "refusal"),
+        ("pause_turn", "pause"),
     ],
 )
 async def test_stop_reasons(

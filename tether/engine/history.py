@@ -67,6 +67,8 @@ class ToolResultMessage(msgspec.Struct, tag="tool", frozen=True, omit_defaults=T
 
 Message = UserMessage | AssistantMessage | ToolResultMessage
 
-FinishReason = Literal["stop", "tool_calls", "length", "refusal"]
+# "pause": the provider paused a long turn (Anthropic's `pause_turn`); sent back as it is, the
+# round goes on.
+FinishReason = Literal["stop", "tool_calls", "length", "refusal", "pause"]
 
 history_encoder = msgspec.json.Encoder()

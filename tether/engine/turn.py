@@ -116,6 +116,8 @@ class Turn:
             if rnd.message.tool_calls:
                 await self._run_tools(rnd.message.tool_calls)
                 continue
+            if rnd.finish == "pause":
+                continue  # the paused response goes back as it is, and the model goes on
             if rnd.finish == "length":
                 if continuations >= self.config.max_continuations:
                     return "max_tokens"

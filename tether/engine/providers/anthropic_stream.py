@@ -39,6 +39,7 @@ _FINISH: dict[str, FinishReason] = {
     "max_tokens": "length",
     "model_context_window_exceeded": "length",
     "refusal": "refusal",
+    "pause_turn": "pause",  # a long turn paused: the next request continues it
 }
 _RETRYABLE_ERRORS = frozenset(
     {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
