@@ -11,7 +11,7 @@ import anyio
 import msgspec
 import pytest
 
-from tests.processes import alive, pids, stubborn_argv
+from tests.processes import alive, carrying, pids, stubborn_argv
 from tests.test_process_tools import make_ctx
 from tether.engine.pty_host import PtyHost
 from tether.engine.registry import ToolDef, ToolError, ToolOutput
@@ -235,3 +235,28 @@ def test_key_markers(keys: str, data: bytes) -> None:
 def test_unknown_markers_are_errors(keys: str) -> None:
     with pytest.raises(UnknownKey):
         encode_keys(keys)
+
+
+async def test_the_limit_holds_for_opens_of_one_round(project: Path, tmp_path: Path) -> None:
+    """Twenty opens at once (one round's calls run in parallel): eight programs run."""
+    host = PtyHost()
+    ctx = make_ctx(project, tmp_path, pty=host, sandbox=None)
+    token = f"tether-pty-limit-{tmp_path.name}"
+    outcomes: list[str] = []
+
+    async def one() -> None:
+        try:
+            await call(open_pty, ctx, argv=[PY, "-c", "import time; time.sleep(60)", token])
+            outcomes.append("opened")
+        except Failed as exc:
+            outcomes.append(exc.code)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            for _ in range(20):
+                tg.start_soon(one)
+        assert sorted(outcomes) == ["PTY_LIMIT"] * 12 + ["opened"] * 8
+        assert len(carrying(token)) == 8
+    finally:
+        await host.close_all()
+    assert carrying(token) == []

@@ -104,6 +104,7 @@ class PtyHost:
         self.idle_timeout = idle_timeout
         self.output_budget = output_budget
         self._ptys: dict[int, _Pty] = {}
+        self._opening = 0  # opens started, not yet registered
         self._next = 1
 
     # --- the seam ------------------------------------------------------------------------
@@ -112,14 +113,19 @@ class PtyHost:
         self, argv: list[str], *, cwd: Path, env: dict[str, str], confined: bool = False
     ) -> tuple[int, int]:
         live = [p.id for p in self._ptys.values() if p.ended is None]
-        if len(live) >= self.limit:
+        if len(live) + self._opening >= self.limit:  # the calls of one round open at once
             raise SeamError(
                 "PTY_LIMIT",
-                f"this session already has {len(live)} PTYs open (ids "
-                f"{', '.join(map(str, live))}), the most it may; close one with close_pty",
+                f"this session already has {len(live) + self._opening} PTYs open or opening "
+                f"(ids {', '.join(map(str, live)) or 'none yet'}), the most it may; close one "
+                "with close_pty",
             )
         full_env = {**command_environment(), "TERM": "xterm-256color", **env}
-        backend = await _spawn(argv, cwd, full_env)
+        self._opening += 1  # taken before the first await, so a concurrent open sees it
+        try:
+            backend = await _spawn(argv, cwd, full_env)
+        finally:
+            self._opening -= 1
         pty = _Pty(self._next, list(argv), backend, confined=confined)
         self._next += 1
         self._ptys[pty.id] = pty
