@@ -62,20 +62,25 @@ async def test_denylisted_and_too_broad_places_are_never_granted(
 ) -> None:
     secrets = tmp_path / ".ssh"
     secrets.mkdir()
+    user = tmp_path / "users" / "me"
+    user.mkdir(parents=True)
     rounds = [
         [
             _call("a", "request_directory_access", path=str(secrets)),
             _call("b", "request_directory_access", path="/"),
             _call("c", "request_directory_access", path=str(tmp_path / "missing")),
+            _call("d", "request_directory_access", path=str(user.parent)),
         ],
         [{"text": "ok"}],
     ]
-    async with spawn_agent(home, "--script", str(script(tmp_path / "s.json", rounds))) as agent:
+    path = script(tmp_path / "s.json", rounds)
+    async with spawn_agent(home, "--script", str(path), env={"HOME": str(user)}) as agent:
         await agent.initialize()
         sid = await agent.new_session(project)
         await agent.prompt(sid, "go")
         assert not [f for f in agent.frames if f.get("method") == "session/request_permission"]
-    a, b, c = tool_results(home, sid)
+    a, b, c, d = tool_results(home, sid)
     assert a.startswith("error [PATH_DENIED]") and ".ssh" in a
     assert b.startswith("error [TOO_BROAD]")
     assert c.startswith("error [NOT_A_DIRECTORY]")
+    assert d.startswith("error [TOO_BROAD]")  # the home directory's parent holds it

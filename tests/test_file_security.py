@@ -178,10 +178,9 @@ async def test_writes_never_go_through_a_hard_link(
     ctx: Capabilities, project: Path, outside: Path
 ) -> None:
     os.link(outside / "secret.txt", project / "alias.txt")
-    with pytest.raises(ToolError) as e:
+    with pytest.raises((ToolError, SeamError)) as e:
         await plan(ctx, write_file, path="alias.txt", content="pwned", overwrite=True)
-    assert e.value.code == "HARD_LINK"
-    assert e.value.message.startswith("alias.txt has 2 hard links: writing it would change")
+    assert e.value.code == "HARD_LINK" and "has 2 hard links" in e.value.message
     assert await _code(ctx, edit_replace, path="alias.txt", old="outside", new="pwned") == (
         "HARD_LINK"
     )
@@ -189,8 +188,36 @@ async def test_writes_never_go_through_a_hard_link(
         await ctx.fs.write_text(project / "alias.txt", "pwned")
     assert e2.value.code == "HARD_LINK"
     assert (outside / "secret.txt").read_text() == "outside secret\n"
-    # Reading it is fine: nothing outside changes.
-    assert (await text(ctx, read_file, path="alias.txt")).endswith("outside secret")
+
+
+async def test_a_hard_link_is_neither_read_nor_copied(
+    ctx: Capabilities, project: Path, outside: Path
+) -> None:
+    """A second name of `.env`, or of a file outside the roots, passes every check a name can;
+    so a file with several names is not read, copied or searched."""
+    (project / ".env").write_text("API_KEY=secret\n")
+    os.link(project / ".env", project / "innocent.txt")
+    os.link(outside / "secret.txt", project / "alias.txt")
+    (project / "dir").mkdir()
+    os.link(outside / "secret.txt", project / "dir" / "inner.txt")
+    for path in ("innocent.txt", "alias.txt"):
+        assert await _code(ctx, read_file, path=path) == "HARD_LINK"
+        assert await _code(ctx, copy_path, src=path, dst=f"copy-{path}") == "HARD_LINK"
+        assert not (project / f"copy-{path}").exists()
+    assert await _code(ctx, copy_path, src="dir", dst="dir2") == "HARD_LINK"
+    assert not (project / "dir2").exists()  # refused before anything was copied
+    found = await text(ctx, regex_files, pattern="secret")
+    assert "API_KEY" not in found and "outside secret" not in found
+
+
+async def test_the_denylist_matches_every_unicode_spelling(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    ctx = make_ctx(root, tmp_path / "spill", workspace=Workspace([root], denylist=["geheim-ü*"]))
+    decomposed = "geheim-u\u0308.txt"  # the NFD spelling (as macOS stores names)
+    (root / decomposed).write_text("x")
+    assert await _code(ctx, read_file, path=decomposed) == "PATH_DENIED"
+    assert await _code(ctx, read_file, path="GEHEIM-\u00dc.txt") == "PATH_DENIED"  # case too
 
 
 async def test_a_huge_file_is_read_in_bounded_memory(ctx: Capabilities, project: Path) -> None:

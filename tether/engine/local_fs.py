@@ -76,6 +76,15 @@ def not_regular(path: Path, mode: int) -> SeamError:
     )
 
 
+def linked_read(path: Path, links: int) -> SeamError:
+    return SeamError(
+        "HARD_LINK",
+        f"{path} has {links} hard links: it is also another file under another name, which may "
+        "lie outside the project or be one tether may not read (a `.env`), so it is not read "
+        "or copied. Ask the user for its content if you need it.",
+    )
+
+
 def hard_linked(path: Path, links: int) -> SeamError:
     return SeamError(
         "HARD_LINK",
@@ -84,7 +93,9 @@ def hard_linked(path: Path, links: int) -> SeamError:
     )
 
 
-def _open_regular(path: Path, flags: int) -> tuple[int, os.stat_result]:
+def _open_regular(path: Path, flags: int, *, single: bool = False) -> tuple[int, os.stat_result]:
+    """`single`: refuse a file with several hard links (a read or a copy: its other name may
+    be outside the project or denylisted, and a name is all the policy can check)."""
     before = os.lstat(path)
     if not stat.S_ISREG(before.st_mode):
         raise not_regular(path, before.st_mode)
@@ -93,6 +104,8 @@ def _open_regular(path: Path, flags: int) -> tuple[int, os.stat_result]:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):  # swapped between lstat and open
             raise not_regular(path, st.st_mode)
+        if single and st.st_nlink > 1:
+            raise linked_read(path, st.st_nlink)
     except BaseException:
         os.close(fd)
         raise
@@ -163,7 +176,7 @@ class LocalFileSystem:
         return FileStat(kind_of(st.st_mode), st.st_size, st.st_mtime_ns, st.st_nlink)
 
     def _read_whole(self, path: Path, max_bytes: int) -> bytes:
-        fd, st = _open_regular(path, _READ)
+        fd, st = _open_regular(path, _READ, single=True)
         try:
             if st.st_size > max_bytes:
                 raise _too_large(path, st.st_size, max_bytes)
@@ -175,14 +188,14 @@ class LocalFileSystem:
         return data
 
     def _read_bytes(self, path: Path, offset: int, max_bytes: int) -> bytes:
-        fd, _ = _open_regular(path, _READ)
+        fd, _ = _open_regular(path, _READ, single=True)
         try:
             return _read_at(fd, offset, max_bytes)
         finally:
             os.close(fd)
 
     def _check_readable(self, path: Path, max_bytes: int) -> None:
-        fd, st = _open_regular(path, _READ)
+        fd, st = _open_regular(path, _READ, single=True)
         os.close(fd)
         if st.st_size > max_bytes:
             raise _too_large(path, st.st_size, max_bytes)
@@ -295,12 +308,17 @@ def _open_regular_at(parent: int, name: str, path: Path, flags: int) -> tuple[in
 
 
 def _refuse_special(root: Path) -> None:
-    """A tree to copy holds only directories, regular files and symlinks (copied as links)."""
+    """A tree to copy holds only directories, regular files with one name each and symlinks
+    (copied as links): checked before anything is copied."""
     for folder, dirs, files in os.walk(root):
         for name in [*dirs, *files]:
-            mode = os.lstat(os.path.join(folder, name)).st_mode
-            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
-                raise not_regular(Path(folder, name), mode)
+            st = os.lstat(os.path.join(folder, name))
+            if not (
+                stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode) or stat.S_ISLNK(st.st_mode)
+            ):
+                raise not_regular(Path(folder, name), st.st_mode)
+            if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                raise linked_read(Path(folder, name), st.st_nlink)
 
 
 def decode_text(path: Path, data: bytes) -> str:
@@ -334,8 +352,9 @@ def _target_kind(path: str) -> FileKind | None:
 
 
 def _copy_file(src: str, dst: str) -> str:
-    """Copy one regular file (never a FIFO or device: reading those could block or never end)."""
-    fd, st = _open_regular(Path(src), _READ)
+    """Copy one regular file (never a FIFO or device: reading those could block or never end;
+    never one with several hard links, whose other name the policy never saw)."""
+    fd, st = _open_regular(Path(src), _READ, single=True)
     try:
         out = os.open(dst, _CREATE, stat.S_IMODE(st.st_mode) | 0o200)
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,7 +65,7 @@ class Workspace:
 
     def __post_init__(self) -> None:
         self.roots = [_real(r) for r in self.roots]
-        self._patterns = [p.strip().strip("/").lower() for p in self.denylist if p.strip("/ ")]
+        self._patterns = [comparable(p.strip().strip("/")) for p in self.denylist if p.strip("/ ")]
 
     def resolve(
         self,
@@ -109,7 +110,7 @@ class Workspace:
         asked for: a denylisted place is never granted, wherever it is)."""
         for part in path.parts[1:]:
             for pattern in self._patterns:
-                if fnmatch.fnmatchcase(part.lower(), pattern):
+                if fnmatch.fnmatchcase(comparable(part), pattern):
                     return pattern
         return None
 
@@ -123,7 +124,7 @@ class Workspace:
         except ValueError:
             return None
         for part in parts:
-            name = part.lower()
+            name = comparable(part)
             for pattern in self._patterns:
                 if fnmatch.fnmatchcase(name, pattern):
                     return pattern
@@ -142,6 +143,12 @@ class Workspace:
         if access == "write" and self._base(full, "read", []) is not None:
             return f"{path} is in a directory granted for reading only"
         return f"{path} is outside the session's directories ({dirs})"
+
+
+def comparable(name: str) -> str:
+    """A name as the denylist compares it: one Unicode spelling (NFC: `é` typed or decomposed,
+    as macOS stores it), case folded."""
+    return unicodedata.normalize("NFC", name).casefold()
 
 
 def _covers(grant: DirGrant, access: Access) -> bool:

@@ -43,7 +43,9 @@ async def _target(ctx: Capabilities, path: str) -> Path:
     stat = await ctx.fs.stat(full)
     if stat is None or stat.kind != "dir":
         raise ToolError("NOT_A_DIRECTORY", f"{full} is not a directory")
-    if full == Path(full.anchor) or full == Path.home().resolve():
+    home = Path.home().resolve()
+    if full == Path(full.anchor) or home == full or home.is_relative_to(full):
+        # The home directory's parent holds the home directory: it is as broad.
         raise ToolError(
             "TOO_BROAD", f"{full} is too broad to grant; ask for the directory you need"
         )

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tether.engine.workspace import comparable
+
 MAX_PROTECTED = 2_000  # paths made read-only per command; more cannot be protected one by one
 MAX_SECRET_SCAN = 20_000  # entries looked at per root for secrets
 GIT_TIMEOUT = 20.0
@@ -117,7 +119,7 @@ def secrets(roots: Iterable[Path], patterns: Sequence[str], home: Path | None) -
     """Paths a confined command must not read: the denylist's matches below each root (VCS
     directories aside: git must work; they are protected instead), and the home directory's
     credential stores."""
-    names = [p.strip().strip("/").lower() for p in patterns if p.strip("/ ")]
+    names = [comparable(p.strip().strip("/")) for p in patterns if p.strip("/ ")]
     names = [p for p in names if not fnmatch.fnmatchcase(".git", p)]
     found: list[Path] = []
     for root in roots:
@@ -134,7 +136,7 @@ def _matches(root: Path, patterns: list[str]) -> list[Path]:
         kept: list[str] = []
         for name in [*dirs, *files]:
             seen += 1
-            if any(fnmatch.fnmatchcase(name.lower(), p) for p in patterns):
+            if any(fnmatch.fnmatchcase(comparable(name), p) for p in patterns):
                 found.append(Path(folder, name))
             elif name in dirs and name not in SKIP_DIRS:
                 kept.append(name)
