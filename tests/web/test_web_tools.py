@@ -212,6 +212,27 @@ async def test_fetch_result_shape_and_consent_for_loopback(
     assert asked.scope == site.host_port and asked.kind == "fetch"
 
 
+async def test_odd_spellings_of_hosts_and_charsets_get_clear_errors(
+    tmp_path: Path, site: PageServer
+) -> None:
+    """`localhost.` is `localhost` (asked, then fetched); an IPv4 address in octal or hex is
+    refused in words; a charset naming one of Python's transform codecs is not used."""
+    site.route("/doc", Page(b"plain words", type="text/plain"))
+    port = site.host_port.rsplit(":", 1)[1]
+    h = harness(tmp_path, site)
+    dotted = await h.one("web_fetch", url=f"http://localhost.:{port}/doc")
+    assert dotted.startswith("[approval] user (once)\nFetched") and "plain words" in dotted
+    for odd in ("0177.0.0.1", "0x7f.0.0.1", "2130706433", "127.1"):
+        refused = await h.one("web_fetch", url=f"http://{odd}:{port}/doc")
+        assert refused.startswith(
+            f"Error: WEB_INVALID_URL: {odd} is an address written in a form"
+        ), refused
+    for charset in ("rot13", "zlib", "idna", "base64"):
+        site.route(f"/{charset}", Page(b"caf\xc3\xa9 ok", type=f"text/plain; charset={charset}"))
+        text = await h.one("web_fetch", url=site.url(f"/{charset}"))
+        assert "café ok" in text, text  # the body's own UTF-8, not a Python exception
+
+
 async def test_a_round_of_fetches_is_titled_once(tmp_path: Path, site: PageServer) -> None:
     for name in ("/a", "/b"):
         site.route(name, Page(b"page", type="text/plain"))

@@ -20,6 +20,7 @@ _ALIASES = {"iso-8859-1": "cp1252", "latin1": "cp1252", "us-ascii": "cp1252", "a
 _META = re.compile(rb"<meta[^>]+?charset\s*=\s*[\"']?\s*([A-Za-z0-9_:.\-]+)", re.IGNORECASE)
 _XML_DECL = re.compile(rb"^\s*<\?xml[^>]+encoding\s*=\s*[\"']([A-Za-z0-9_.\-]+)[\"']")
 _PRESCAN_BYTES = 4096
+_NOT_CHARSETS = frozenset({"idna", "punycode", "raw-unicode-escape", "unicode-escape", "undefined"})
 
 
 def decode(body: bytes, *, header_charset: str | None, markup: bool) -> str:
@@ -46,9 +47,14 @@ def _codec(label: str | None) -> str | None:
     label = label.strip().strip("\"'").lower()
     label = _ALIASES.get(label, label)
     try:
-        return codecs.lookup(label).name
+        info = codecs.lookup(label)
     except LookupError:
         return None
+    # Python also calls transforms codecs (rot13, zlib, base64) and host-name encodings (idna,
+    # punycode): no page is written in those; a label naming one is skipped like an unknown one.
+    if not getattr(info, "_is_text_encoding", True) or info.name in _NOT_CHARSETS:
+        return None
+    return info.name
 
 
 def _detect(body: bytes) -> str:

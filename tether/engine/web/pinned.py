@@ -42,7 +42,8 @@ class PinnedBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> AsyncNetworkStream:
-        target = self._targets.get((host.lower(), port))
+        # `localhost.` is `localhost`: the check saw the name without its root dot.
+        target = self._targets.get((host.lower().rstrip("."), port))
         if target is None:
             raise UncheckedDestination(f"{host}:{port} was not checked")
         failure: Exception | None = None

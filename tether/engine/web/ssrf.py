@@ -6,6 +6,7 @@ else, refused outright). The resolver is a parameter: it is the boundary tests s
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -39,6 +40,9 @@ _METADATA_HOSTS = frozenset(
     {"metadata", "metadata.google.internal", "metadata.goog", "instance-data"}
 )
 _CGNAT = ipaddress.ip_network("100.64.0.0/10")
+# A host of digits, dots and hex only (`0177.0.0.1`, `0x7f.1`, `2130706433`): an IPv4 address
+# unless it is one in the canonical form, which `ipaddress` accepts.
+_NUMERIC_HOST = re.compile(r"^(0x[0-9a-f]*|[0-9]+)(\.(0x[0-9a-f]*|[0-9]+))*\.?$")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
@@ -72,7 +76,14 @@ def parse_url(url: str, *, max_length: int) -> ParsedUrl:
         raise WebError("WEB_BLOCKED_URL", "URLs with a user name or password are not fetched")
     if not parts.hostname:
         raise WebError("WEB_INVALID_URL", f"the URL {url!r} has no host")
-    return ParsedUrl(url, scheme, _ascii_host(parts.hostname), port or _default_port(scheme))
+    host = _ascii_host(parts.hostname)
+    if _NUMERIC_HOST.match(host) and _ip(host) is None:
+        raise WebError(
+            "WEB_INVALID_URL",
+            f"{host} is an address written in a form (octal, hex, or short) that resolvers and "
+            "browsers read differently; write it as four decimal numbers, e.g. 127.0.0.1",
+        )
+    return ParsedUrl(url, scheme, host, port or _default_port(scheme))
 
 
 def _ascii_host(host: str) -> str:
