@@ -89,6 +89,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     doctor.add_argument("--json", action="store_true", help="print the report as JSON")
     doctor.add_argument("--model", help="the default model to assume (as `tether acp --model`)")
+    doctor.add_argument(
+        "--move-damaged-store",
+        action="store_true",
+        help="move a damaged session database aside (kept, renamed) so a new one is made",
+    )
     return p
 
 
@@ -141,12 +146,31 @@ def _lsp(found: dict[str, str]) -> int:
     return serve_stdio(options)
 
 
+def _bad_script(script: str | None) -> bool:
+    """A `--script` file that cannot be a scripted model is said in one line (no traceback)."""
+    if script is None:
+        return False
+    from pathlib import Path
+
+    from tether.engine.providers.base import ProviderError
+    from tether.engine.providers.scripted import load_script
+
+    try:
+        load_script(Path(script))
+    except ProviderError as exc:
+        print(f"tether: {exc}", file=sys.stderr)
+        return True
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     lsp = _fast_lsp_args(argv)
     if lsp is not None:
-        return _lsp(lsp)
+        return 2 if _bad_script(lsp.get("script")) else _lsp(lsp)
     fast = _fast_acp_args(argv)
+    if fast is not None and _bad_script(fast.get("script")):
+        return 2
     if fast is not None:
         from tether.rpc.acp.serve import ServeOptions, serve_stdio
 
@@ -156,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
         opts.log_level = fast.get("log_level", opts.log_level)
         return serve_stdio(opts)
     args = _parser().parse_args(argv)
+    if _bad_script(getattr(args, "script", None)):
+        return 2
     if args.command == "acp":
         from tether.rpc.acp.serve import ServeOptions, serve_stdio
 
@@ -184,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
             model_override=args.model,
             log_file=log_path(),
             out=sys.stdout,
+            move_damaged_store=args.move_damaged_store,
         )
     return _ask(args)
 

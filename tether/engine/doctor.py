@@ -30,7 +30,8 @@ from tether.engine.config.resolve import Provider, Setup, provider_of, resolve
 from tether.engine.doctor_web import WebReport, order_note, web_json, web_report, web_rows
 from tether.engine.providers.base import ModelInfo
 from tether.engine.sandbox.detect import SandboxInfo, detect
-from tether.paths import config_path
+from tether.engine.store_check import StoreHealth, check_store, move_aside
+from tether.paths import config_path, data_dir
 
 PROBE_PROMPT = "Reply with the single word: ready"
 PROBE_TOKENS = 16  # small, and no lower than any API's floor (Responses refuses < 16)
@@ -57,6 +58,7 @@ class Report:
     catalog: ModelCatalog
     web: WebReport
     sandbox: SandboxInfo = field(default_factory=lambda: SandboxInfo("none"))
+    store: StoreHealth = field(default_factory=lambda: StoreHealth(Path("tether.db"), "absent"))
     warnings: list[str] = field(default_factory=list[str])
     probes: list[Probe] = field(default_factory=list[Probe])
     log_file: Path | None = None  # where `tether acp` writes its log
@@ -65,7 +67,8 @@ class Report:
 
     @property
     def healthy(self) -> bool:
-        return not self.issues and all(p.status != "error" for p in self.probes)
+        probes_ok = all(p.status != "error" for p in self.probes)
+        return not self.issues and probes_ok and self.store.state != "damaged"
 
 
 def run_doctor(
@@ -76,10 +79,15 @@ def run_doctor(
     env: Mapping[str, str] | None = None,
     log_file: Path | None = None,
     out: TextIO,
+    move_damaged_store: bool = False,
 ) -> int:
-    """Print the report; 1 when the config file has errors or a probe failed."""
+    """Print the report; 1 when the config file has errors, a probe failed or the session
+    database is damaged (and was not moved aside)."""
     report = check(env=os.environ if env is None else env, model_override=model_override)
     report.log_file = log_file
+    if move_damaged_store and report.store.state == "damaged":
+        moved = move_aside(report.store.path)
+        report.store = StoreHealth(report.store.path, "moved", f"moved aside to {moved}")
     if probe:
         import anyio
 
@@ -107,7 +115,8 @@ def check(*, env: Mapping[str, str], model_override: str | None = None) -> Repor
             f"no sandbox confines commands ({sandbox.why}): every command but known read-only "
             "ones asks first, in every mode"
         )
-    return Report(path, path.exists(), issues, setup, catalog, web, sandbox, warnings)
+    store = check_store(data_dir(env) / "tether.db")
+    return Report(path, path.exists(), issues, setup, catalog, web, sandbox, store, warnings)
 
 
 def _key_warnings(setup: Setup) -> list[str]:
@@ -253,7 +262,7 @@ def render_text(r: Report) -> str:
     if r.log_file is not None:
         lines.append(f"log file     {r.log_file}")
     lines += ["", *_provider_lines(r.setup), "", *_model_lines(r.catalog), *_local_hint(r)]
-    lines += ["", *_web_lines(r.web), "", *_sandbox_lines(r)]
+    lines += ["", *_web_lines(r.web), "", *_sandbox_lines(r), "", *_store_lines(r.store)]
     if r.warnings:
         lines += ["", "warnings", *(f"  {w}" for w in r.warnings)]
     if r.probes:
@@ -321,6 +330,18 @@ def _local_hint(r: Report) -> list[str]:
 def _web_lines(web: WebReport) -> list[str]:
     tools = f"  tools: {', '.join(web.tools) or 'none'}"
     return ["web", *_table(web_rows(web)), tools, f"  {order_note(web)}"]
+
+
+def _store_lines(store: StoreHealth) -> list[str]:
+    lines = [
+        f"sessions     {store.path}: {store.state}" + (f" ({store.detail})" if store.detail else "")
+    ]
+    if store.state == "damaged":
+        lines.append(
+            "  tether keeps this run's sessions in memory until it is fixed; "
+            "`tether doctor --move-damaged-store` moves it aside (kept) for a new one"
+        )
+    return lines
 
 
 def _sandbox_lines(r: Report) -> list[str]:
@@ -422,6 +443,7 @@ def render_json(r: Report) -> str:
             "why": r.sandbox.why,
             "network": r.setup.sandbox.network,
         },
+        "store": {"path": str(r.store.path), "state": r.store.state, "detail": r.store.detail},
         "warnings": r.warnings,
         "probes": [asdict(p) for p in r.probes],
         "listed": r.listed,

@@ -120,6 +120,7 @@ class SessionManager:
         self._input_ended = False  # prompts accepted after the end still answer `cancelled`
         self._discovery: Discovery | None = None
         self._discovering: set[anyio.CancelScope] = set()  # waits on the model lists
+        self._told_damage = False
 
     # --- events -------------------------------------------------------------------------
 
@@ -441,12 +442,22 @@ class SessionManager:
         return dataclasses.replace(base, system=system)
 
     async def _tell_config_problems(self, s: Session) -> None:
-        """Configuration problems found at startup, shown once, in the first turn."""
+        """Configuration problems found at startup, and a damaged session database, shown
+        once, in the first turn."""
         warnings = self.deps.catalog.warnings
         if warnings:
             text = "\n".join(warnings)
             await self.emit(s, ev.Notice("warning", "tether's configuration has problems", text))
             warnings.clear()
+        store = self.deps.store
+        if store.damaged is not None and not self._told_damage:
+            self._told_damage = True
+            text = (
+                f"{store.damaged}. This run keeps its sessions in memory only (earlier ones "
+                "cannot be loaded). `tether doctor --move-damaged-store` moves the file aside, "
+                "keeping it, so the next start makes a new one."
+            )
+            await self.emit(s, ev.Notice("error", "tether's session database is damaged", text))
 
 
 def tether_places() -> list[Path]:

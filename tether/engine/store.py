@@ -6,6 +6,7 @@ blocks on disk. A turn commits the user message at once and each finished tool b
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ from tether.engine.history import Message, UserMessage, UserPart
 from tether.engine.private import private_dir, private_file
 from tether.engine.rendering import Renderer, Replay
 from tether.engine.session import Session, SessionState
+
+log = logging.getLogger("tether.store")
 
 _MIGRATIONS = [
     """
@@ -77,28 +80,68 @@ class Store:
         self._renderer_id: int | None = None
         self._limiter = anyio.CapacityLimiter(1)
         self._db: Any = None
+        # Why the file could not be used (it is damaged, or no database): this run then keeps
+        # its sessions in memory, and says so once (see SessionManager).
+        self.damaged: str | None = None
 
     async def _run(self, fn: Any, *args: Any) -> Any:
-        return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
+        try:
+            return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
+        except Exception as exc:
+            if self.damaged is not None or not is_damage(exc):
+                raise
+            await anyio.to_thread.run_sync(self._fall_back, exc, limiter=self._limiter)
+            return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
 
     def _conn(self) -> Any:
         if self._db is None:
-            import apsw
+            try:
+                self._db = self._open()
+            except Exception as exc:
+                if not is_damage(exc):
+                    raise
+                self._fall_back(exc)
+        return self._db
 
-            private_dir(self.path.parent)
-            private_file(self.path)  # prompts and file contents live here: owner only
-            db = apsw.Connection(str(self.path))
+    def _open(self) -> Any:
+        import apsw
+
+        private_dir(self.path.parent)
+        private_file(self.path)  # prompts and file contents live here: owner only
+        db = apsw.Connection(str(self.path))
+        try:
             db.setbusytimeout(5000)
             db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON")
             _migrate(db)
-            for suffix in ("-wal", "-shm"):  # SQLite made them; an old one may be looser
-                side = self.path.with_name(self.path.name + suffix)
-                if side.exists():
-                    os.chmod(side, 0o600)
-            if self.renderer is not None:
-                self._renderer_id = _renderer_id(db, self.renderer.tag)
-            self._db = db
-        return self._db
+        except BaseException:
+            db.close()
+            raise
+        for suffix in ("-wal", "-shm"):  # SQLite made them; an old one may be looser
+            side = self.path.with_name(self.path.name + suffix)
+            if side.exists():
+                os.chmod(side, 0o600)
+        if self.renderer is not None:
+            self._renderer_id = _renderer_id(db, self.renderer.tag)
+        return db
+
+    def _fall_back(self, exc: BaseException) -> None:
+        """The file is unusable: the rest of this run keeps sessions in memory (new ones work;
+        earlier ones cannot be loaded) and the user is told what to do."""
+        import apsw
+
+        self.damaged = f"{self.path}: {exc}"
+        log.error("the session database is unusable (%s); keeping sessions in memory", exc)
+        if self._db is not None:
+            try:
+                self._db.close()
+            except Exception:
+                pass
+        db = apsw.Connection(":memory:")
+        db.execute("PRAGMA foreign_keys=ON")
+        _migrate(db)
+        if self.renderer is not None:
+            self._renderer_id = _renderer_id(db, self.renderer.tag)
+        self._db = db
 
     async def save(self, session: Session) -> None:
         """Write the session row and any history entries not yet stored."""
@@ -338,6 +381,13 @@ class Store:
         if self._db is not None:
             await self._run(self._db.close)
             self._db = None
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether SQLite says the file is damaged or is no database at all."""
+    import apsw
+
+    return isinstance(exc, apsw.CorruptError | apsw.NotADBError)
 
 
 def _renderer_id(db: Any, tag: str) -> int:
