@@ -24,6 +24,7 @@ from typing import Any, Union, cast
 import anyio
 import cattrs
 from lsprotocol import types
+from pygls.exceptions import JsonRpcMethodNotFound
 from pygls.io_ import run_async
 from pygls.lsp.client import LanguageClient
 from pygls.protocol import default_converter
@@ -57,7 +58,15 @@ FULL_CAPS = types.ClientCapabilities(
 
 
 def first_action(params: types.ShowMessageRequestParams) -> str | None:
+    """What a bare RET picks in a client that pre-selects the first action (eglot)."""
     return params.actions[0].title if params.actions else None
+
+
+def allow(params: types.ShowMessageRequestParams) -> str | None:
+    """Approve: the first action titled "Allow..." (approval questions list Reject first); any
+    other question, its first action."""
+    titles = [a.title for a in params.actions or []]
+    return next((t for t in titles if t.startswith("Allow")), titles[0] if titles else None)
 
 
 def _converter() -> cattrs.Converter:
@@ -76,9 +85,9 @@ def _converter() -> cattrs.Converter:
 
 
 class Editor(LanguageClient):
-    def __init__(self, root: Path, choose: Chooser | None = first_action) -> None:
+    def __init__(self, root: Path, choose: Chooser | None = allow) -> None:
         """`choose` None: the editor has no showMessageRequest at all (like Helix: the request
-        is answered "method not found")."""
+        is answered "method not found"; each one is still recorded in `asked`)."""
         super().__init__("tether-tests", "1", converter_factory=_converter)
         self.root = root
         self.choose = choose
@@ -99,6 +108,8 @@ class Editor(LanguageClient):
         self._register()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
+        if self.choose is None and isinstance(error, JsonRpcMethodNotFound):
+            return  # our own "method not found" answer to showMessageRequest
         self.errors.append(error)
         self._note()
 
@@ -116,14 +127,15 @@ class Editor(LanguageClient):
 
     def _register(self) -> None:
         choose = self.choose
-        if choose is not None:
 
-            @self.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-            def ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
-                self.asked.append(params)
-                self._note()
-                title = choose(params)
-                return None if title is None else types.MessageActionItem(title=title)
+        @self.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+        def ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+            self.asked.append(params)
+            self._note()
+            if choose is None:
+                raise JsonRpcMethodNotFound.of(types.WINDOW_SHOW_MESSAGE_REQUEST)
+            title = choose(params)
+            return None if title is None else types.MessageActionItem(title=title)
 
         @self.feature(types.WORKSPACE_APPLY_EDIT)
         def apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
@@ -204,11 +216,16 @@ class Editor(LanguageClient):
     # --- what we do ------------------------------------------------------------------------
 
     async def start(
-        self, caps: types.ClientCapabilities = FULL_CAPS, options: Any = None
+        self,
+        caps: types.ClientCapabilities = FULL_CAPS,
+        options: Any = None,
+        name: str | None = None,
     ) -> types.InitializeResult:
+        """initialize (`name`: the clientInfo name), then initialized."""
         params = types.InitializeParams(
             capabilities=caps,
             initialization_options=options,
+            client_info=types.ClientInfo(name=name) if name is not None else None,
             root_uri=self.root.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=self.root.as_uri(), name="project")],
         )
@@ -279,7 +296,7 @@ class _FdWriter:
 
 @asynccontextmanager
 async def lsp_in_process(
-    root: Path, script: Path, choose: Chooser | None = first_action
+    root: Path, script: Path, choose: Chooser | None = allow
 ) -> AsyncIterator[tuple[Editor, list[int]]]:
     """`tether lsp --script SCRIPT` served in this process (the real composition: config,
     tools, store under $TETHER_HOME) over two real pipes; yields the editor and, once the block
@@ -330,7 +347,7 @@ async def lsp_in_process(
 
 @asynccontextmanager
 async def lsp_subprocess(
-    root: Path, home: Path, *args: str, choose: Chooser | None = first_action
+    root: Path, home: Path, *args: str, choose: Chooser | None = allow
 ) -> AsyncIterator[Editor]:
     """`tether lsp ARGS` as a real subprocess driven by pygls's client over its stdio."""
     editor = Editor(root, choose)

@@ -10,7 +10,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from tests.lsp_client import FULL_CAPS, lsp_in_process, script_file, write_call
+from tests.lsp_client import FULL_CAPS, first_action, lsp_in_process, script_file, write_call
 from tests.stored import tool_results
 from tether.rpc.lsp import files
 
@@ -40,32 +40,78 @@ def _edit_readme(tmp_path: Path) -> Path:
     )
 
 
-async def test_a_client_that_cannot_ask_is_told_and_nothing_runs(
+async def test_a_client_that_announces_no_questions_is_still_asked(
     home: Path, project: Path, tmp_path: Path
 ) -> None:
+    """Eglot answers window/showMessageRequest (with completing-read) but does not announce
+    window.showMessage: it is asked all the same."""
     caps = types.ClientCapabilities(window=types.WindowClientCapabilities(work_done_progress=True))
     async with lsp_in_process(project, _writes(tmp_path, "a.txt", "b.txt")) as (editor, _):
         await editor.start(caps)
         result = await editor.prompt("write")
-        assert editor.asked == []
-        [told] = editor.messages
-        assert told.type == types.MessageType.Warning
-        assert told.message.startswith(
-            "tether refused to Edit a.txt, b.txt: this editor cannot ask"
-        )
-    assert not (project / "a.txt").exists() and not (project / "b.txt").exists()
-    assert all("REJECTED" in r and "policy" in r for r in tool_results(home, result["sessionId"]))
+        [asked] = editor.asked
+        assert asked.message.startswith("tether asks to Edit a.txt, b.txt:")
+        assert editor.messages == []
+    assert (project / "a.txt").read_text() == "a.txt\n"  # no applyEdit: on disk
+    assert (project / "b.txt").read_text() == "b.txt\n"
+    results = tool_results(home, result["sessionId"])
+    assert len(results) == 2 and all(r.startswith("[approval] user (round)") for r in results)
 
 
-async def test_method_not_found_means_it_cannot_ask(
+async def test_method_not_found_means_it_cannot_ask_for_the_whole_connection(
     home: Path, project: Path, tmp_path: Path
 ) -> None:
-    """Helix announces nothing wrong but answers showMessageRequest "method not found"."""
-    async with lsp_in_process(project, _writes(tmp_path, "a.txt", "b.txt"), None) as (editor, _):
+    """Helix answers showMessageRequest "method not found": the calls are refused by policy,
+    the user is told, and the connection is never asked again (ask_user neither)."""
+    question = {"question": "Which?", "options": ["x", "y"]}
+    ask = {"tool_call": {"id": "q1", "name": "ask_user", "arguments": question}}
+    script = script_file(
+        tmp_path / "w.json",
+        [
+            [write_call("c1", "a.txt", "a\n"), write_call("c2", "b.txt", "b\n")],
+            [{"text": "one"}],
+            [write_call("c3", "c.txt", "c\n"), ask],
+            [{"text": "two"}],
+        ],
+    )
+    async with lsp_in_process(project, script, None) as (editor, _):
         await editor.start()
-        result = await editor.prompt("write")
-        assert "this editor cannot ask" in editor.messages[0].message
-    assert all("policy" in r for r in tool_results(home, result["sessionId"]))
+        first = await editor.prompt("write")
+        second = await editor.prompt("again")
+        assert second["text"] == "two"
+        assert len(editor.asked) == 1  # only the first question: then it is known
+        told = [m.message for m in editor.messages]
+        assert len(told) == 2 and all("this editor cannot ask" in m for m in told)
+        assert told[1].startswith("tether refused to Create c.txt")
+    results = tool_results(home, first["sessionId"])
+    assert all("REJECTED" in r and "policy" in r for r in results[:3])
+    assert "ASK_UNAVAILABLE" in results[3]
+    assert not any((project / n).exists() for n in ("a.txt", "b.txt", "c.txt"))
+
+
+async def test_a_bare_enter_rejects(home: Path, project: Path, tmp_path: Path) -> None:
+    """Eglot pre-fills the first action into the minibuffer: RET alone picks it. The first
+    action of every approval question is the safe one."""
+    script = script_file(
+        tmp_path / "w.json",
+        [
+            [write_call("c1", "a.txt", "a\n"), write_call("c2", "b.txt", "b\n")],
+            [{"text": "one"}],
+            [write_call("c3", "c.txt", "c\n")],
+            [{"text": "two"}],
+        ],
+    )
+    async with lsp_in_process(project, script, first_action) as (editor, _):
+        await editor.start()
+        first = await editor.prompt("write two")
+        await editor.prompt("write one")
+        assert [[a.title for a in q.actions or []] for q in editor.asked] == [
+            ["Reject all", "Allow all", "One by one"],
+            ["Reject", "Allow", "Always allow"],
+        ]
+        assert editor.edits == []
+    results = tool_results(home, first["sessionId"])
+    assert len(results) == 3 and all("user declined" in r for r in results)
 
 
 async def test_a_dismissed_question_allows_nothing(

@@ -82,7 +82,7 @@ async def test_a_two_call_round_asks_once_and_edits_land_in_buffers(
         assert result["text"] == "Both written.\nSee README.md."
         # One question for the round, listing both calls, with the round's three actions.
         [asked] = editor.asked
-        assert [a.title for a in asked.actions or []] == ["Allow all", "Reject all", "One by one"]
+        assert [a.title for a in asked.actions or []] == ["Reject all", "Allow all", "One by one"]
         assert asked.message.splitlines() == [
             "tether asks to Edit a.txt, README.md:",
             "1. Create a.txt (+1 -0)",
@@ -156,9 +156,9 @@ async def test_reject_all_and_one_by_one(home: Path, project: Path, tmp_path: Pa
             "tether asks to Create b.txt (+1 -0)",
         ]
         assert [a.title for a in editor.asked[2].actions or []] == [
+            "Reject",
             "Allow",
             "Always allow",
-            "Reject",
         ]
         assert editor.text("a.txt") == "A\n"
         assert (project / "b.txt").as_uri() not in editor.buffers

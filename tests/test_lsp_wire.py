@@ -21,6 +21,7 @@ from pygls.protocol import default_converter
 from tests.harness import REPO
 from tests.lsp_client import lsp_subprocess, script_file, write_call
 from tests.stored import tool_results
+from tether import __version__
 
 pytestmark = pytest.mark.anyio
 
@@ -107,7 +108,17 @@ class RawClient:
         params = {"processId": None, "rootUri": root.as_uri(), "capabilities": caps or {}}
         answer = await self.answer_of(await self.request("initialize", params))
         await self.notify("initialized", {})
+        await self.ready()
         return answer
+
+    async def ready(self) -> Frame:
+        """Read until the log line tether sends when it takes `initialized`."""
+        while True:
+            frame = await self.recv()
+            if frame.get("method") == "window/logMessage" and " ready in " in str(
+                frame["params"]["message"]
+            ):
+                return frame
 
     async def prompt(self, text: str, serve: dict[str, Any] | None = None) -> Frame:
         params = {"command": "tether.prompt", "arguments": [{"prompt": text}]}
@@ -150,6 +161,21 @@ async def test_initialize_is_answered_first_and_the_server_serves(
         assert (await client.answer_of(rid))["result"] is None
         await client.notify("exit", None)
         assert await client.proc.wait() == 0
+
+
+async def test_initialized_without_params_is_taken(home: Path, project: Path) -> None:
+    """ts-lsp-client sends `{"jsonrpc": "2.0", "method": "initialized"}`: taken like `{}`
+    (tether answers it with its log line), not dropped as malformed."""
+    async with raw_server(home) as client:
+        params = {"processId": None, "rootUri": project.as_uri(), "capabilities": {}}
+        await client.answer_of(await client.request("initialize", params))
+        await client.send({"jsonrpc": "2.0", "method": "initialized"})
+        cancel = {"command": "tether.cancel", "arguments": []}
+        rid = await client.request("workspace/executeCommand", cancel)
+        answer = await client.answer_of(rid)
+        assert answer["result"] == {"cancelled": False}
+        logs = [f["params"]["message"] for f in client.frames if "method" in f]
+        assert logs == [f"tether {__version__} ready in {project}"]
 
 
 async def test_bad_frames_get_errors_and_the_server_goes_on(home: Path, project: Path) -> None:

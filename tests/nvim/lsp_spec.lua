@@ -121,7 +121,7 @@ local cases = {
 
       -- One question for the round, listing both calls.
       eq(1, #questions, "questions asked")
-      eq({ "Allow all", "Reject all", "One by one" }, questions[1].titles, "actions")
+      eq({ "Reject all", "Allow all", "One by one" }, questions[1].titles, "actions")
       truthy(questions[1].prompt:find("tether asks to Edit app.py, notes.md:", 1, true), "prompt title")
       truthy(questions[1].prompt:find("1. Edit app.py (+1 -1)", 1, true), "first call listed")
       truthy(questions[1].prompt:find("2. Create notes.md (+1 -0)", 1, true), "second call listed")

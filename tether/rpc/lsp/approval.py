@@ -1,13 +1,16 @@
 """The `approval` seam over LSP: the aggregated confirm as `window/showMessageRequest`.
 
 A round of two or more calls asks once: the message lists the calls (what each edits or runs,
-with its diff's size), the actions are `Allow all`, `Reject all` and `One by one`; the last asks
-about each call on its own (`Allow`, `Always allow`, `Reject`), as does a single call. A dismissed
-question, an error or a malformed answer allows nothing (the calls are answered `cancelled`).
+with its diff's size), the actions are `Reject all`, `Allow all` and `One by one`; the last asks
+about each call on its own (`Reject`, `Allow`, `Always allow`), as does a single call. The safe
+action comes first: a client that pre-selects the first action (eglot fills it into the
+minibuffer, so a bare RET picks it) rejects by default. A dismissed question, an error or a
+malformed answer allows nothing (the calls are answered `cancelled`).
 
-A client that cannot ask (it did not announce `window.showMessage`, or answered the request
-with "method not found", as Helix does) is told once per round with `window/showMessage`, and
-the calls are refused by policy.
+Every client is asked, whether or not it announced `window.showMessage` (eglot answers the
+request without announcing it). One that answers "method not found" (Helix) cannot ask: that is
+remembered for the connection, it is told once per round with `window/showMessage`, and the calls
+are refused by policy.
 """
 
 from __future__ import annotations
@@ -31,14 +34,20 @@ Status = Callable[[str], None]  # shows what the turn waits on (the progress lin
 
 
 class LspApproval:
-    def __init__(self, conn: Connection, *, can_ask: bool, status: Status) -> None:
+    def __init__(self, conn: Connection, *, status: Status) -> None:
         self._conn = conn
-        self._can_ask = can_ask
+        self._can_ask = True  # until the client answers "method not found"
         self._status = status
 
     @property
     def can_ask(self) -> bool:
         return self._can_ask
+
+    def cannot_ask(self) -> None:
+        """The client answered `window/showMessageRequest` with "method not found"."""
+        if self._can_ask:
+            log.info("the client cannot ask (window/showMessageRequest: method not found)")
+        self._can_ask = False
 
     async def confirm(
         self, batch: list[ConfirmRequest], card: RoundCard | None
@@ -53,7 +62,7 @@ class LspApproval:
         lines = [f"{i + 1}. {_call_line(r)}" for i, r in enumerate(batch)]
         message = "\n".join([f"tether asks to {card.title}:", *lines])
         self._status(f"Waiting for your approval: {card.title}")
-        choice = await self._ask(message, [ALLOW_ALL, REJECT_ALL, ONE_BY_ONE])
+        choice = await self._ask(message, [REJECT_ALL, ALLOW_ALL, ONE_BY_ONE])
         if choice == ALLOW_ALL:
             return [ConfirmDecision("allow", by="user (round)") for _ in batch]
         if choice == REJECT_ALL:
@@ -83,7 +92,7 @@ class LspApproval:
             message += f"\n({ALWAYS}: {scope}, for this session)"
         self._status(f"Waiting for your approval: {req.title}")
         choice = await self._ask(
-            message, [ALLOW, ALWAYS, REJECT] if req.grantable else [ALLOW, REJECT]
+            message, [REJECT, ALLOW, ALWAYS] if req.grantable else [REJECT, ALLOW]
         )
         if choice == ALLOW:
             return ConfirmDecision("allow", by="user (once)")
@@ -106,7 +115,8 @@ class LspApproval:
             )
         except RpcError as exc:
             if exc.code == METHOD_NOT_FOUND:
-                self._can_ask = False
+                self.cannot_ask()
+                return None
             log.warning("approval question failed; treating it as cancelled: %s", exc.message)
             return None
         except ConnectionClosed:
@@ -122,7 +132,7 @@ class LspApproval:
         what = card.title if card is not None else ", ".join(r.title for r in batch)
         message = (
             f"tether refused to {what}: this editor cannot ask for approval "
-            "(window/showMessageRequest), so calls that need it are not run"
+            "(it has no window/showMessageRequest), so calls that need it are not run"
         )
         self._conn.notify(
             types.WINDOW_SHOW_MESSAGE,

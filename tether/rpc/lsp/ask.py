@@ -1,13 +1,14 @@
 """The `ask` seam over LSP: a question with choices is a `window/showMessageRequest` whose actions
 are the choices. LSP has no way to take typed answers, so a question with fields (or none of
-either) is refused with a reason the model can act on."""
+either) is refused with a reason the model can act on, as is every question once the client
+answered `window/showMessageRequest` "method not found"."""
 
 from __future__ import annotations
 
 from lsprotocol import types
 
 from tether.engine.seam import AskAnswer, AskField, SeamError
-from tether.rpc.errors import ConnectionClosed, RpcError
+from tether.rpc.errors import METHOD_NOT_FOUND, ConnectionClosed, RpcError
 from tether.rpc.lsp.approval import LspApproval
 from tether.rpc.lsp.wire import Connection
 
@@ -29,9 +30,7 @@ class LspAsk:
                 if not can_ask
                 else "this editor can offer choices but cannot take typed answers"
             )
-            raise SeamError(
-                "ASK_UNAVAILABLE", f"{why}; ask the user in your reply instead and end your turn"
-            )
+            raise _unavailable(why)
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Info,
             message=question,
@@ -41,8 +40,19 @@ class LspAsk:
             item: types.MessageActionItem | None = await self._conn.request(
                 types.WINDOW_SHOW_MESSAGE_REQUEST, params
             )
-        except (RpcError, ConnectionClosed) as exc:
+        except RpcError as exc:
+            if exc.code == METHOD_NOT_FOUND:
+                self._approval.cannot_ask()
+                raise _unavailable("this editor cannot ask the user questions") from None
+            raise SeamError("ASK_FAILED", f"the editor could not ask: {exc}") from None
+        except ConnectionClosed as exc:
             raise SeamError("ASK_FAILED", f"the editor could not ask: {exc}") from None
         if item is None or item.title not in options:
             return AskAnswer(False, dismissed=True)
         return AskAnswer(True, {CHOICE: item.title})
+
+
+def _unavailable(why: str) -> SeamError:
+    return SeamError(
+        "ASK_UNAVAILABLE", f"{why}; ask the user in your reply instead and end your turn"
+    )

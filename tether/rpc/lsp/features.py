@@ -9,7 +9,6 @@ from lsprotocol import types
 
 @dataclass(frozen=True)
 class ClientFeatures:
-    ask: bool = False  # window/showMessageRequest (LSP's only way to ask the user)
     progress: bool = False  # window/workDoneProgress/create + $/progress
     show_document: bool = False  # window/showDocument
     apply_edit: bool = False  # workspace/applyEdit
@@ -26,7 +25,6 @@ class ClientFeatures:
         # documentChanges too (Neovim 0.11 says so only this way).
         document_changes = bool(edits.document_changes) or bool(operations)
         return cls(
-            ask=window.show_message is not None,
             progress=bool(window.work_done_progress),
             show_document=bool(window.show_document and window.show_document.support),
             apply_edit=bool(workspace.apply_edit),

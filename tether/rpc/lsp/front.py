@@ -6,6 +6,13 @@ first prompt arrives, in the workspace root the client named in `initialize`. A 
 connection the moment its frame is read (`accept`), so a second prompt sent right after is
 refused and a cancel sent right after still counts. `$/cancelRequest` on the prompt, cancelling
 its progress, or `tether.cancel` end the turn, and the prompt answers `cancelled`.
+
+A prompt is answered in one of two ways (`answer_mode`): with the turn's answer as the command's
+result when the turn ends ("result", the default), or at once with `{"started": true}`, the turn
+running on and its answer sent as `window/showMessage` ("message": for clients that give up on a
+request after a few seconds, as eglot does on `workspace/executeCommand` after 10 s). The
+`initializationOptions` key `answer` chooses; without it a client named "Eglot" in `clientInfo`
+gets "message". A prompt's own `wait` argument overrides the connection's way.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
+from tether import __version__
 from tether.engine import events as ev
 from tether.engine.history import TextPart
 from tether.engine.local import LocalSpill, LocalTerminal
@@ -41,7 +49,7 @@ from tether.rpc.lsp.ask import LspAsk
 from tether.rpc.lsp.documents import Documents
 from tether.rpc.lsp.features import ClientFeatures
 from tether.rpc.lsp.files import LspFileSystem
-from tether.rpc.lsp.progress import TurnProgress
+from tether.rpc.lsp.progress import MessageProgress, TurnProgress
 from tether.rpc.lsp.transcript import write_transcript
 from tether.rpc.lsp.view import TurnView
 from tether.rpc.lsp.wire import Connection, RequestId
@@ -49,6 +57,8 @@ from tether.rpc.lsp.wire import Connection, RequestId
 log = logging.getLogger("tether.lsp")
 
 REQUEST_FAILED = -32803  # LSP's RequestFailed: a valid request that could not be served
+RESULT, MESSAGE = "result", "message"  # how prompts are answered (`answer_mode`)
+MESSAGE_CLIENTS = {"eglot"}  # `clientInfo.name`s (lowercased) answered with MESSAGE by default
 _ENDINGS = {
     "end_turn": "Done",
     "cancelled": "Cancelled",
@@ -99,12 +109,29 @@ class LspFront:
         self._features: ClientFeatures | None = None
         self._approval: LspApproval | None = None
         self._web: Web | None = None
+        self._answer_mode: str | None = None
 
     @property
     def features(self) -> ClientFeatures:
         if self._features is None:
             self._features = ClientFeatures.of(self.server.client_capabilities)
         return self._features
+
+    @property
+    def answer_mode(self) -> str:
+        """RESULT or MESSAGE: `initializationOptions.answer`, else by `clientInfo.name`."""
+        if self._answer_mode is None:
+            params = self.conn.handshake.params or {}
+            options = params.get("initializationOptions")
+            chosen = options.get("answer") if isinstance(options, dict) else None
+            if chosen in (RESULT, MESSAGE):
+                self._answer_mode = chosen
+            else:
+                info = params.get("clientInfo")
+                name = info.get("name") if isinstance(info, dict) else None
+                by_name = isinstance(name, str) and name.lower() in MESSAGE_CLIENTS
+                self._answer_mode = MESSAGE if by_name else RESULT
+        return self._answer_mode
 
     # --- what the connection tells us as frames are read ----------------------------------
 
@@ -142,7 +169,7 @@ class LspFront:
     def capabilities(self, session: Session, model: LLM) -> Capabilities:
         features = self.features
         if self._approval is None:
-            self._approval = LspApproval(self.conn, can_ask=features.ask, status=self._report)
+            self._approval = LspApproval(self.conn, status=self._report)
         if self._web is None:  # one per process
             from tether.engine.web.build import build_web
 
@@ -193,8 +220,21 @@ class LspFront:
 
     async def prompt(self, *arguments: Any) -> dict[str, Any]:
         ticket = self._ticket()
+        handed_on = False  # the turn runs on after this answer (MESSAGE)
         try:
-            return await self._prompt(ticket, arguments)
+            if ticket.busy:
+                raise JsonRpcException(
+                    "tether is already running a prompt; cancel it first (tether.cancel)",
+                    REQUEST_FAILED,
+                )
+            args = prompts.parse(arguments, self.conn.converter)
+            waits = args.wait if args.wait is not None else self.answer_mode == RESULT
+            if waits:
+                return await self._prompt(ticket, args)
+            s = await self._ensure_session()
+            self._background.start_soon(self._prompt_on, ticket, args)
+            handed_on = True
+            return {"started": True, "sessionId": s.id}
         except JsonRpcException as exc:
             log.info("tether.prompt answered %s: %s", exc.code, exc.message)
             raise
@@ -202,7 +242,38 @@ class LspFront:
             log.exception("tether.prompt failed")
             raise JsonRpcException(f"Internal error: {exc}", INTERNAL_ERROR) from None
         finally:
+            if not handed_on:
+                self._release(ticket)
+
+    async def _prompt_on(self, ticket: Ticket, args: prompts.PromptArgs) -> None:
+        """A prompt already answered `started`: its turn, whose answer is a message."""
+        try:
+            result = await self._prompt(ticket, args, answer_as_message=True)
+        except JsonRpcException as exc:
+            log.info("tether.prompt's turn failed: %s", exc.message)
+            self._say(types.MessageType.Error, f"tether: {exc.message}")
+        except Exception as exc:
+            log.exception("tether.prompt's turn failed")
+            self._say(types.MessageType.Error, f"tether: internal error: {exc}")
+        else:
+            self._say(types.MessageType.Info, self._answer_message(result))
+        finally:
             self._release(ticket)
+
+    def _answer_message(self, result: dict[str, Any]) -> str:
+        stop, text = result["stopReason"], result["text"]
+        if stop == "end_turn":
+            message = f"tether: {text or 'Done'}"
+        else:
+            message = f"tether: {_ENDINGS.get(stop, stop)}" + (f"\n{text}" if text else "")
+        transcript = result.get("transcript")
+        if transcript and not self.features.show_document:
+            message += f"\nTranscript: {to_fs_path(transcript)}"
+        return message
+
+    def _say(self, kind: types.MessageType, message: str) -> None:
+        params = types.ShowMessageParams(type=kind, message=message)
+        self.conn.notify(types.WINDOW_SHOW_MESSAGE, params)
 
     async def cancel(self, *arguments: Any) -> dict[str, Any]:
         ticket = self._active
@@ -225,13 +296,9 @@ class LspFront:
             self._released.set()
             self._released = anyio.Event()
 
-    async def _prompt(self, ticket: Ticket, arguments: tuple[Any, ...]) -> dict[str, Any]:
-        if ticket.busy:
-            raise JsonRpcException(
-                "tether is already running a prompt; cancel it first (tether.cancel)",
-                REQUEST_FAILED,
-            )
-        args = prompts.parse(arguments, self.conn.converter)
+    async def _prompt(
+        self, ticket: Ticket, args: prompts.PromptArgs, answer_as_message: bool = False
+    ) -> dict[str, Any]:
         s = await self._ensure_session()
         scope = self.manager.claim(s)
         ticket.session = s
@@ -241,17 +308,26 @@ class LspFront:
             fs = LspFileSystem(self.conn, self.documents, self.features)
             encoding = self.conn.handshake.encoding
             text = await prompts.prompt_text(args, fs, Path(s.cwd), encoding)
-            return await self._turn(ticket, s, text, scope)
+            return await self._turn(ticket, s, text, scope, answer_as_message)
         finally:
             s.release()
 
     async def _turn(
-        self, ticket: Ticket, s: Session, text: str, scope: anyio.CancelScope
+        self,
+        ticket: Ticket,
+        s: Session,
+        text: str,
+        scope: anyio.CancelScope,
+        answer_as_message: bool,
     ) -> dict[str, Any]:
-        self._view = view = TurnView(self._report)
         self._progress = progress = await self._start_progress(ticket, text)
+        notes: MessageProgress | None = None
         if progress is not None:
             self._background.start_soon(progress.run)
+        else:  # a client without work-done progress is told the start, each tool, the end
+            notes = MessageProgress(self.conn)
+            notes.start(text)
+        self._view = view = TurnView(self._report, notes.tool if notes is not None else None)
         ending = "Stopped"  # what the progress ends with when the turn ends otherwise
         try:
             stop = await self.manager.run_turn(s, [TextPart(text)], scope)
@@ -263,6 +339,8 @@ class LspFront:
             self._view = self._progress = None
             if progress is not None:
                 progress.end(ending)
+            if notes is not None and not answer_as_message:  # else the answer ends it
+                notes.end(ending)
         result: dict[str, Any] = {"stopReason": stop, "text": view.answer, "sessionId": s.id}
         try:
             transcript = await write_transcript(self.deps.store, self.deps.spill_root, s)
@@ -315,6 +393,13 @@ class LspFront:
             "approvals": self.manager.set_approvals,
             "network": self.manager.set_network,
         }
+        answer = options.get("answer")
+        if answer is not None and answer not in (RESULT, MESSAGE):
+            message = (
+                f"tether: initializationOptions.answer: must be {RESULT!r} or {MESSAGE!r}, "
+                f"got {answer!r}"
+            )
+            self._say(types.MessageType.Warning, message)
         for key, setter in setters.items():
             value = options.get(key)
             if value is None:
@@ -329,6 +414,16 @@ class LspFront:
                 self.conn.notify(types.WINDOW_SHOW_MESSAGE, params)
 
     # --- other requests and notifications -------------------------------------------------
+
+    def initialized(self) -> None:
+        """LSP `initialized` (with or without params): say where tether serves (the client's
+        log: Neovim's `:LspLog`, eglot's events buffer)."""
+        cwd, _ = workspace_dirs(self.conn.handshake.params or {})
+        message = f"tether {__version__} ready in {cwd}"
+        self.conn.notify(
+            types.WINDOW_LOG_MESSAGE,
+            types.LogMessageParams(type=types.MessageType.Info, message=message),
+        )
 
     def code_actions(
         self, params: types.CodeActionParams

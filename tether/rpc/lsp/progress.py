@@ -1,7 +1,11 @@
 """A turn as LSP work-done progress: `window/workDoneProgress/create` (unless the client gave a
 token with the command), `$/progress` begin, reports of the latest line or the running tool (at
 most one per REPORT_INTERVAL, the newest winning), end. The progress is cancellable; cancelling
-it cancels the turn (the front maps the token to it)."""
+it cancels the turn (the front maps the token to it).
+
+A client without work-done progress (eglot 1.9 announces none) gets a few `window/showMessage`
+notifications of type Log instead, which it shows in its message area: the turn's start, each
+tool as it starts running, the end (`MessageProgress`)."""
 
 from __future__ import annotations
 
@@ -75,6 +79,26 @@ class TurnProgress:
         self._scope.cancel()
         self._progress.end(self.token, types.WorkDoneProgressEnd(message=_line(message)))
         self._progress.tokens.pop(self.token, None)
+
+
+class MessageProgress:
+    """A turn's progress as sparse `window/showMessage` (type Log) notifications."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    def start(self, prompt: str) -> None:
+        self._say(f"working: {_line(prompt.splitlines()[0] if prompt else '')}")
+
+    def tool(self, title: str) -> None:
+        self._say(f"Running: {_line(title)}")
+
+    def end(self, message: str) -> None:
+        self._say(_line(message))
+
+    def _say(self, text: str) -> None:
+        params = types.ShowMessageParams(type=types.MessageType.Log, message=f"tether: {text}")
+        self._conn.notify(types.WINDOW_SHOW_MESSAGE, params)
 
 
 def _line(text: str) -> str:

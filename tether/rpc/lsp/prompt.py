@@ -1,6 +1,7 @@
-"""`tether.prompt`'s argument, `{"prompt": "...", "textDocument"?: {"uri"}, "range"?: Range}`,
-checked and turned into the user's message: the prompt, then the file and the selected lines
-(read as the editor has them, unsaved changes included)."""
+"""`tether.prompt`'s argument, `{"prompt": "...", "textDocument"?: {"uri"}, "range"?: Range,
+"wait"?: bool}`, checked and turned into the user's message: the prompt, then the file and the
+selected lines (read as the editor has them, unsaved changes included). `wait` chooses how this
+prompt is answered (the turn's answer as the result, or at once), over the connection's way."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from tether.rpc.lsp.handshake import PROMPT
 
 USAGE = (
     f'{PROMPT} takes one argument: {{"prompt": "...", "textDocument"?: {{"uri": "file:///..."}}, '
-    '"range"?: {"start": {"line", "character"}, "end": {...}}}'
+    '"range"?: {"start": {"line", "character"}, "end": {...}}, "wait"?: true|false}'
 )
 MAX_SELECTION = 100_000  # characters of a selection put in the prompt
 
@@ -30,6 +31,7 @@ class PromptArgs:
     prompt: str
     path: Path | None = None
     range: types.Range | None = None
+    wait: bool | None = None  # None: as the connection answers prompts
 
 
 def parse(arguments: tuple[Any, ...], converter: cattrs.Converter) -> PromptArgs:
@@ -43,7 +45,11 @@ def parse(arguments: tuple[Any, ...], converter: cattrs.Converter) -> PromptArgs
     path = _path(doc) if doc is not None else None
     if rng is not None and path is None:
         raise JsonRpcInvalidParams("Invalid params: a range needs its textDocument")
-    return PromptArgs(prompt.strip(), path, _range(rng, converter) if rng is not None else None)
+    wait = arg.get("wait")
+    if wait is not None and not isinstance(wait, bool):
+        raise JsonRpcInvalidParams("Invalid params: wait must be true or false")
+    selected = _range(rng, converter) if rng is not None else None
+    return PromptArgs(prompt.strip(), path, selected, wait)
 
 
 def _path(doc: object) -> Path:

@@ -1,6 +1,6 @@
 """The pygls language server and what it routes to the front: the two commands, code actions,
 document sync (pygls keeps the texts; the front hears of each change), progress cancellation,
-and `shutdown`."""
+`initialized` and `shutdown`."""
 
 from __future__ import annotations
 
@@ -66,6 +66,9 @@ def register(server: LanguageServer, front: LspFront) -> None:
     def progress_cancelled(params):
         front.progress_cancelled(params)
 
+    def initialized(params):
+        front.initialized()
+
     async def shutdown(*args):
         try:
             await front.shutdown()
@@ -83,4 +86,5 @@ def register(server: LanguageServer, front: LspFront) -> None:
     ):
         server.feature(method)(document_changed)
     server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)(progress_cancelled)
+    server.feature(types.INITIALIZED)(initialized)
     server.feature(types.SHUTDOWN)(shutdown)

@@ -1,5 +1,6 @@
 """What a running turn shows over LSP: one status line (the agent's latest line of text, the tool
-running, the plan step) for the progress, and the answer text the command returns."""
+running, the plan step) for the progress, each tool as it starts running (for clients shown only
+a few messages), and the answer text the command returns."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ Report = Callable[[str], None]
 
 
 class TurnView:
-    def __init__(self, report: Report) -> None:
+    def __init__(self, report: Report, on_tool: Report | None = None) -> None:
         self._report = report
+        self._on_tool = on_tool  # called with a tool's title as it starts running
         self._texts: dict[str, list[str]] = {}  # message id -> its deltas
         self._last_message: str | None = None
         self._partial = ""  # the line being written
@@ -37,7 +39,10 @@ class TurnView:
         elif isinstance(e, ev.ToolStarted):
             self._titles[e.call_id] = e.title
         elif isinstance(e, ev.ToolUpdated) and e.status == "in_progress":
-            self._report(f"Running: {self._titles.get(e.call_id, e.title or 'a tool')}")
+            title = self._titles.get(e.call_id, e.title or "a tool")
+            self._report(f"Running: {title}")
+            if self._on_tool is not None:
+                self._on_tool(title)
         elif isinstance(e, ev.PlanChanged):
             doing = [i.content for i in e.entries if i.status == "in_progress"]
             if doing:

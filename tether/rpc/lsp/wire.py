@@ -286,7 +286,7 @@ class Connection:
             target = _valid_id(params.get("id") if isinstance(params, dict) else None)
             if target is not None and self.hooks.cancel_request(target):
                 return
-        typed = self._structure(msg, None)
+        typed = self._structure_notification(msg)
         if typed is not None:
             self._handle(typed, None)
 
@@ -307,6 +307,16 @@ class Connection:
             if not future.done():
                 why = _why(exc)
                 future.set_exception(JsonRpcException(f"malformed answer: {why}", INTERNAL_ERROR))
+
+    def _structure_notification(self, msg: dict[str, Any]) -> Any:
+        """A notification sent without params (ts-lsp-client's `initialized`) is taken as one
+        with `{}` when its type allows that; otherwise it is dropped as malformed."""
+        if msg.get("params") is None:
+            try:
+                return self.protocol.structure_message({**msg, "params": {}})
+            except Exception:
+                pass
+        return self._structure(msg, None)
 
     def _structure(self, msg: dict[str, Any], rid: RequestId | None) -> Any:
         """The message typed by pygls (lsprotocol types); None when its params do not fit
