@@ -1,21 +1,152 @@
-;;; tether in Emacs with eglot. Not run here (no Emacs on the test machine): written against
-;;; eglot's documented commands and jsonrpc.el. Eglot runs one server per major mode, so give
-;;; tether modes no other server serves (or switch). Approval questions come through the
-;;; minibuffer (completing-read); edits through eglot's workspace edits (see
-;;; `eglot-confirm-server-initiated-edits'); code actions on a region (M-x eglot-code-actions)
-;;; offer "Ask tether", "Explain" and "Fix". M-x tether-prompt asks about the project.
+;;; eglot.el --- tether in Emacs through eglot  -*- lexical-binding: t; -*-
 
-(with-eval-after-load 'eglot
-  (add-to-list 'eglot-server-programs
-               '((text-mode markdown-mode) . ("tether" "lsp"))))
+;; Load this file from your init (`(load "/path/to/editors/lsp/eglot.el")'). Run here with
+;; eglot 1.9 on Emacs 28.2 (Debian 12's `emacs-nox' + `elpa-eglot'), by tests/test_lsp_eglot.py.
+;;
+;; Eglot runs one server per major mode and project: tether serves `tether-modes' (give it modes
+;; no other server serves, or switch). Start it with M-x eglot in such a buffer.
+;;
+;;   M-x tether-prompt     ask tether about the project (with an active region: about the
+;;                         selected lines). It waits for the turn, its progress shown in the echo
+;;                         area, and echoes the answer; C-g stops the turn. With a prefix
+;;                         argument (C-u M-x tether-prompt) it returns at once and the answer
+;;                         comes as a message when the turn ends.
+;;   M-x tether-cancel     stop the running turn.
+;;   M-x eglot-code-actions  on a region (or the cursor's line): "tether: Ask tether",
+;;                         "tether: Explain", "tether: Fix". The answer comes as a message (eglot
+;;                         gives up on a command after 10 s, so tether answers it at once).
+;;
+;; Approval questions come through the minibuffer (eglot's completing-read). The first action is
+;; the safe one and eglot puts it in the minibuffer: RET alone rejects. To allow, replace it
+;; (C-a C-k, then `Allow all' or `Allow', TAB completes). C-g at a question dismisses it and
+;; stops the turn. Edits land through eglot's workspace edits (see
+;; `eglot-confirm-server-initiated-edits'); new files and files not open in Emacs are written
+;; to the disk.
 
-(defun tether-prompt (prompt)
-  "Ask tether PROMPT; the answer is echoed when the turn ends."
-  (interactive "sAsk tether: ")
-  ;; Asynchronous: a turn takes minutes, and tether's questions and edits come meanwhile.
+(require 'cl-lib)
+(require 'eglot)
+(require 'jsonrpc)
+
+(defgroup tether nil
+  "tether, a coding agent, as a language server for eglot."
+  :group 'tools)
+
+(defcustom tether-lsp-command '("tether" "lsp")
+  "The command that starts tether's language server."
+  :type '(repeat string))
+
+(defcustom tether-modes '(text-mode markdown-mode)
+  "The major modes tether serves through eglot."
+  :type '(repeat symbol))
+
+(defclass tether-eglot-server (eglot-lsp-server) ()
+  :documentation "An eglot connection to `tether lsp'.")
+
+(defun tether--contact (&rest _)
+  ;; answer "message": `tether.prompt' is answered at once and the turn's answer comes as
+  ;; window/showMessage (eglot's code actions give up on a command after 10 s).
+  `(tether-eglot-server ,@tether-lsp-command
+                        :initializationOptions (:answer "message")))
+
+(add-to-list 'eglot-server-programs `(,tether-modes . tether--contact))
+
+(defun tether--server ()
+  "The tether server of this buffer's project, else any running one."
+  (let ((here (eglot-current-server)))
+    (or (and (cl-typep here 'tether-eglot-server) here)
+        (catch 'found
+          (maphash (lambda (_project servers)
+                     (dolist (s servers)
+                       (when (cl-typep s 'tether-eglot-server) (throw 'found s))))
+                   eglot--servers-by-project)
+          nil)
+        (user-error "tether is not running (M-x eglot in a buffer of `tether-modes')"))))
+
+(defun tether--cancel (server)
   (jsonrpc-async-request
-   (eglot-current-server) :workspace/executeCommand
-   `(:command "tether.prompt" :arguments [(:prompt ,prompt)])
-   :success-fn (lambda (result) (message "%s" (plist-get result :text)))
+   server :workspace/executeCommand '(:command "tether.cancel" :arguments [])
+   :success-fn (lambda (result)
+                 (unless (eq (plist-get result :cancelled) t)
+                   (message "tether: no turn is running")))
    :error-fn (lambda (error) (message "tether: %s" (plist-get error :message)))
-   :timeout 3600))
+   :timeout 10))
+
+(defun tether-cancel ()
+  "Stop tether's running turn."
+  (interactive)
+  (tether--cancel (tether--server)))
+
+(defun tether--answer (result)
+  "What the user is shown of a `tether.prompt' RESULT."
+  (let ((stop (plist-get result :stopReason))
+        (text (or (plist-get result :text) "")))
+    (if (equal stop "end_turn")
+        text
+      (format "tether: %s%s" stop (if (string-empty-p text) "" (concat "\n" text))))))
+
+(defun tether--argument (prompt wait)
+  (let ((argument (list :prompt prompt :wait (if wait t :json-false))))
+    (when (and (use-region-p) buffer-file-name)
+      (let ((start (region-beginning)) (end (region-end)))
+        (setq argument
+              (append argument
+                      (list :textDocument (eglot--TextDocumentIdentifier)
+                            :range (list :start (eglot--pos-to-lsp-position start)
+                                         :end (eglot--pos-to-lsp-position end)))))))
+    argument))
+
+(defun tether-prompt (prompt &optional in-background)
+  "Ask tether PROMPT (with an active region: about the selected lines).
+Waits for the turn and echoes its answer; \\[keyboard-quit] stops the turn.
+With IN-BACKGROUND (a prefix argument), returns at once: the answer comes
+as a message, and `tether-cancel' stops the turn."
+  (interactive (list (read-string "Ask tether: ") current-prefix-arg))
+  (let* ((server (tether--server))
+         (params `(:command "tether.prompt"
+                   :arguments [,(tether--argument prompt (not in-background))])))
+    (if in-background
+        (jsonrpc-async-request
+         server :workspace/executeCommand params
+         :success-fn #'ignore
+         :error-fn (lambda (error) (message "tether: %s" (plist-get error :message)))
+         :timeout 30)
+      (tether--wait server params))))
+
+(defun tether--wait (server params)
+  "Run the prompt PARAMS on SERVER until its answer; a quit cancels the turn."
+  (let (done result failure abandoned)
+    (jsonrpc-async-request
+     server :workspace/executeCommand params
+     :success-fn (lambda (r)
+                   (setq result r done t)
+                   (when abandoned (message "%s" (tether--answer r))))
+     :error-fn (lambda (e)
+                 (setq failure e done t)
+                 (when abandoned (message "tether: %s" (plist-get e :message))))
+     :timeout nil)                      ; a turn takes minutes
+    (condition-case nil
+        (while (not done)
+          (accept-process-output nil 0.1))
+      (quit
+       (setq abandoned t)
+       (tether--cancel server)
+       (message "tether: cancelling the turn")))
+    (cond
+     (abandoned nil)
+     (failure
+      (message "tether: %s" (plist-get failure :message)))
+     (t (message "%s" (tether--answer result))))))
+
+(cl-defmethod eglot-handle-request
+  ((server tether-eglot-server) (_method (eql window/showMessageRequest)) &rest _)
+  "Eglot's question; quitting it dismisses it and stops the turn.
+Left unanswered, tether would wait for the answer."
+  (condition-case nil
+      (cl-call-next-method)
+    (quit
+     (tether--cancel server)
+     (message "tether: cancelling the turn")
+     nil)))                             ; JSON null: dismissed
+
+(provide 'tether-eglot)
+;;; eglot.el ends here
