@@ -141,3 +141,15 @@ async def test_a_bad_answer_option_is_told_and_the_default_kept(
             await editor.prompt("x", wait="yes")
         assert refused.value.code == -32602
         assert "wait must be true or false" in refused.value.message
+
+
+async def test_cancel_request_on_a_prompt_answered_at_once(project: Path, tmp_path: Path) -> None:
+    script = script_file(tmp_path / "s.json", [[{"text": "working"}, {"delay": 60}]])
+    async with lsp_in_process(project, script) as (editor, _):
+        await editor.start(options={"answer": "message"})
+        started = await editor.prompt_request("take your time", msg_id="p1")
+        assert started["started"] is True
+        await editor.wait_for(lambda: _working(editor))
+        editor.cancel_request(types.CancelParams(id="p1"))
+        await editor.wait_for(lambda: bool(editor.messages))
+        assert _told(editor) == [(Info, "tether: Cancelled\nworking")]
