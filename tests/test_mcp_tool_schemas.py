@@ -199,3 +199,46 @@ def test_a_registry_offers_its_sources_tools_as_they_come_and_go() -> None:
     assert registry.get("read_file") is fixed and registry.get("mcp__s__t") is live[0]
     live.clear()
     assert registry.get("mcp__s__t") is None and len(registry.specs()) == 1
+
+
+def test_schemas_are_fitted_to_what_every_provider_takes() -> None:
+    from tether.engine.schema_fit import fit
+
+    schema = {
+        "type": "object",
+        "anyOf": [
+            {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]},
+            {"type": "object", "properties": {"id": {"type": "integer"}, "n": {"type": "array"}},
+             "required": ["id", "n"]},
+        ],
+        "properties": {"Account Number": {"type": "string"},
+                       "rows": {"type": "array", "items": {"type": "object",
+                                "properties": {"a b": {"type": "string"}}}}},
+        "required": ["Account Number"],
+    }  # fmt: skip
+    sent, back = fit(schema)
+    assert "anyOf" not in sent and sent["required"] == ["Account_Number", "id"]
+    assert sent["properties"]["n"] == {"type": "array", "items": {}}
+    assert set(sent["properties"]) == {"Account_Number", "rows", "id", "n"}
+    assert back is not None
+    assert back({"Account_Number": "1", "rows": [{"a_b": "x"}], "id": 2}) == {
+        "Account Number": "1",
+        "rows": [{"a b": "x"}],
+        "id": 2,
+    }
+    assert fit({"type": "object", "properties": {"ok": {"type": "string"}}})[1] is None
+
+
+def test_a_schema_that_explodes_when_inlined_is_refused_in_bounded_work() -> None:
+    from tether.engine.json_schema import SchemaTooLarge, self_contained
+
+    defs = {
+        f"d{i}": {"type": "object", "properties": {"l": {"$ref": f"#/$defs/d{i + 1}"},
+                                                      "r": {"$ref": f"#/$defs/d{i + 1}"}}}
+        for i in range(40)
+    }  # fmt: skip
+    defs["d40"] = {"type": "string"}
+    with pytest.raises(SchemaTooLarge):
+        self_contained(
+            {"type": "object", "properties": {"x": {"$ref": "#/$defs/d0"}}, "$defs": defs}
+        )

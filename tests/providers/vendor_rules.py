@@ -10,6 +10,9 @@ user would see from the real service:
 * DeepSeek, thinking mode (on unless `thinking.type` is `disabled`): every earlier assistant
   round must carry its reasoning back (`reasoning_content` on chat completions, a `thinking`
   block on its anthropic endpoint, which also has no `redacted_thinking`).
+* Tool schemas: OpenAI refuses an array schema without `items` ("array schema missing items");
+  Anthropic refuses `oneOf`/`allOf`/`anyOf` at the top of an `input_schema` and property keys
+  outside `^[a-zA-Z0-9_.-]{1,64}$`. One such tool fails the whole request.
 """
 
 from __future__ import annotations
@@ -25,6 +28,10 @@ EFFORT_ONLY_CLAUDE = re.compile(r"^claude-(?:opus|sonnet|haiku|fable|mythos)-[5-
 
 def refusal(api: API, body: dict[str, Any], dialect: Dialect) -> str | None:
     """The API's error message for a schema-valid body it still refuses, or None."""
+    tools = _tool_schemas(api, body)
+    problem = _anthropic_tools(tools) if api == "anthropic" else _openai_tools(tools)
+    if problem is not None:
+        return problem
     if dialect == "deepseek":
         return _deepseek(api, body)
     if api == "chat":
@@ -89,3 +96,65 @@ def _deepseek(api: API, body: dict[str, Any]) -> str | None:
                     "The `content[].thinking` in the thinking mode must be passed back to the API."
                 )
     return None
+
+
+_ANTHROPIC_KEY = re.compile(r"^[a-zA-Z0-9_.-]{1,64}$")
+
+
+def _tool_schemas(api: API, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    found: list[tuple[str, dict[str, Any]]] = []
+    for t in body.get("tools") or []:
+        if not isinstance(t, dict):
+            continue
+        if api == "anthropic":
+            schema = t.get("input_schema")
+        elif api == "chat":
+            schema = (t.get("function") or {}).get("parameters")
+        else:
+            schema = t.get("parameters")
+        name = t.get("name") or (t.get("function") or {}).get("name") or "?"
+        if isinstance(schema, dict):
+            found.append((str(name), schema))
+    return found
+
+
+def _nodes(schema: Any) -> list[dict[str, Any]]:
+    """Every subschema, the schema itself first."""
+    out: list[dict[str, Any]] = []
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            out.append(node)
+            stack.extend(v for v in node.values() if isinstance(v, dict | list))
+        elif isinstance(node, list):
+            stack.extend(node)
+    return out
+
+
+def _openai_tools(tools: list[tuple[str, dict[str, Any]]]) -> str | None:
+    for name, schema in tools:
+        for node in _nodes(schema):
+            if node.get("type") == "array" and "items" not in node:
+                return f"Invalid schema for function '{name}': In context=(), array schema missing items."
+    return None
+
+
+def _anthropic_tools(tools: list[tuple[str, dict[str, Any]]]) -> str | None:
+    for i, (_, schema) in enumerate(tools):
+        if any(k in schema for k in ("oneOf", "allOf", "anyOf")):
+            return (
+                f"tools.{i}.custom.input_schema: input_schema does not support oneOf, allOf, or "
+                "anyOf at the top level"
+            )
+        for node in _nodes(schema):
+            props = node.get("properties")
+            if isinstance(props, dict):
+                for key in props:
+                    if not _ANTHROPIC_KEY.match(str(key)):
+                        return (
+                            f"tools.{i}.custom.input_schema.properties: Property keys should "
+                            f"match pattern '^[a-zA-Z0-9_.-]{{1,64}}$'"
+                        )
+    return None
+

@@ -15,12 +15,19 @@ from typing import Any
 
 DEFINITION_KEYS = ("$defs", "definitions")
 MAX_PROBLEMS = 5  # problems named in one INVALID_ARGS message
+# Inlining a chain of definitions each used twice doubles per link: a 2 KB schema can grow to
+# millions of nodes. Past this many, the schema is refused (its tool is left out).
+MAX_NODES = 20_000
 
 Checker = Callable[[dict[str, Any]], list[str]]
 
 
 class _Recursive(Exception):
     """A definition refers to itself: it cannot be inlined."""
+
+
+class SchemaTooLarge(ValueError):
+    """Made self-contained, the schema would be too large to send with every request."""
 
 
 def self_contained(schema: dict[str, Any]) -> dict[str, Any]:
@@ -31,7 +38,7 @@ def self_contained(schema: dict[str, Any]) -> dict[str, Any]:
         out["properties"] = {}
     body = {k: v for k, v in out.items() if k not in DEFINITION_KEYS}
     try:
-        return _inline(body, out, ())
+        return _inline(body, out, (), [MAX_NODES])
     except _Recursive:
         return _drop_dangling(out, out)
 
@@ -52,12 +59,18 @@ def _target(root: dict[str, Any], ref: str) -> Any:
     return node
 
 
-def _inline(node: Any, root: dict[str, Any], seen: tuple[str, ...]) -> Any:
+def _inline(node: Any, root: dict[str, Any], seen: tuple[str, ...], budget: list[int]) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise SchemaTooLarge(
+            f"its references, inlined, make over {MAX_NODES:,} schema nodes (too large to send "
+            "with every request)"
+        )
     if isinstance(node, list):
-        return [_inline(v, root, seen) for v in node]
+        return [_inline(v, root, seen, budget) for v in node]
     if not isinstance(node, dict):
         return node
-    rest = {k: _inline(v, root, seen) for k, v in node.items() if k != "$ref"}
+    rest = {k: _inline(v, root, seen, budget) for k, v in node.items() if k != "$ref"}
     ref = node.get("$ref")
     if not isinstance(ref, str):
         return rest
@@ -66,7 +79,7 @@ def _inline(node: Any, root: dict[str, Any], seen: tuple[str, ...]) -> Any:
     target = _target(root, ref)
     if not isinstance(target, dict):
         return rest  # a reference to nowhere (or elsewhere) accepts anything
-    return {**_inline(target, root, (*seen, ref)), **rest}
+    return {**_inline(target, root, (*seen, ref), budget), **rest}
 
 
 def _drop_dangling(node: Any, root: dict[str, Any]) -> Any:

@@ -12,7 +12,7 @@ from typing import Annotated, Any, get_type_hints
 
 import msgspec
 
-from tether.engine import json_schema
+from tether.engine import json_schema, schema_fit
 from tether.engine.events import Location, PlanItem, TextOut, ToolContent
 from tether.engine.history import ImagePart
 from tether.engine.providers.base import ToolSpec
@@ -91,6 +91,9 @@ class ToolDef:
     describer: Describer | None = None
     title: str = ""  # the call's card title when no describer names it (default: the name)
     check: json_schema.Checker | None = None
+    # For a schema reshaped to suit every provider (renamed keys): the arguments back as the
+    # tool's own schema names them, before they are checked.
+    unmap: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     @property
     def spec(self) -> ToolSpec:
@@ -111,6 +114,8 @@ class ToolDef:
         args = msgspec.json.decode(arguments or "{}")
         if not isinstance(args, dict):
             raise ToolError("INVALID_ARGS", "arguments must be a JSON object")
+        if self.unmap is not None:
+            args = self.unmap(args)
         problems = self.check(args) if self.check is not None else []
         if problems:
             raise ToolError("INVALID_ARGS", "; ".join(problems))
@@ -204,21 +209,23 @@ def schema_tool(
     server's): the schema goes to the model as it is, made self-contained; arguments are
     checked against it before anything is asked or run. ValueError when it is no schema for
     an object of arguments (a provider would refuse every request carrying it)."""
-    schema = json_schema.self_contained(parameters)
+    schema = json_schema.self_contained(parameters)  # SchemaTooLarge (a ValueError)
     problem = json_schema.problem(schema)
     if problem is not None:
         raise ValueError(f"the input schema of {name} is unusable: {problem}")
+    sent, unmap = schema_fit.fit(schema)
     return ToolDef(
         name=name,
         description=description,
-        parameters=schema,
+        parameters=sent,
         args_type=None,
         fn=call,
         kind="read" if read_only else "other",
         read_only=read_only,
         timeout=timeout,
         title=title,
-        check=json_schema.checker(schema),
+        check=json_schema.checker(schema),  # the original: the arguments are checked exactly
+        unmap=unmap,
     )
 
 

@@ -25,10 +25,12 @@ import mcp.types as mt
 from mcp import Client, MCPError, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from tether import __version__
 from tether.engine.mcp.results import to_output
 from tether.engine.mcp.spec import RemoteTool, ServerFailed, ServerSpec
+from tether.engine.mcp.stdio_transport import StdioTransport
 from tether.engine.registry import ToolError, ToolOutput
 
 log = logging.getLogger("tether.mcp")
@@ -36,6 +38,7 @@ log = logging.getLogger("tether.mcp")
 CONNECT_TIMEOUT = 60.0  # seconds for a server to start and list its tools (npx may download)
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # the SDK's own defaults
 MAX_PAGES = 100  # tools/list pages read from one server
+MAX_TOOLS = 256  # tools of one server offered to the model (every request carries every tool)
 STDERR_TAIL = 2048  # bytes of a server's stderr shown when it fails
 
 Streams = tuple[Any, Any]
@@ -48,11 +51,19 @@ class Connection:
         self.spec = spec
         self.cwd = cwd
         self.tools: list[RemoteTool] = []
+        self.invalid: list[str] = []  # tools the server listed that the MCP spec refuses: why
         self.instructions = ""
         self._client: Client | None = None
         self._ended = anyio.Event()  # the transport ended, or `stop` was called
         self._stopping = False
         self._stderr: TextIO | None = None
+        self._stdio: StdioTransport | None = None
+        self._watched: _Watched | None = None
+
+    @property
+    def dropped(self) -> int:
+        """Tools the server listed past MAX_TOOLS (left out unread)."""
+        return self._watched.lists.dropped if self._watched is not None else 0
 
     @property
     def alive(self) -> bool:
@@ -75,17 +86,21 @@ class Connection:
             except ServerFailed:
                 raise
             except Exception as exc:
-                raise ServerFailed(self._client is not None, _reason(exc), self._tail()) from exc
+                reason = self._stdio.problem if self._stdio and self._stdio.problem else None
+                started = self._client is not None
+                raise ServerFailed(started, reason or _reason(exc), self._tail()) from exc
             finally:
                 self._client = None
             if not self._stopping:
-                raise ServerFailed(True, "the server went away", self._tail())
+                why = self._stdio.problem if self._stdio and self._stdio.problem else None
+                raise ServerFailed(True, why or "the server went away", self._tail())
 
     async def _hold(self, ready: Callable[[], Awaitable[None]]) -> None:
         started = False
+        watched = self._watched = _Watched(self._transport(), self._ended, self.invalid)
         with anyio.CancelScope(deadline=anyio.current_time() + CONNECT_TIMEOUT) as limit:
             async with Client(
-                _Watched(self._transport(), self._ended),
+                watched,
                 client_info=mt.Implementation(name="tether", version=__version__),
                 cache=None,
                 logging_callback=self._server_log,
@@ -104,10 +119,15 @@ class Connection:
     def _transport(self) -> contextlib.AbstractAsyncContextManager[Streams]:
         spec = self.spec
         if spec.transport == "stdio":
+            assert self._stderr is not None
+            if os.name == "posix":
+                self._stdio = StdioTransport(
+                    spec.command, list(spec.args), dict(spec.env), self.cwd, self._stderr
+                )
+                return self._stdio
             params = StdioServerParameters(
                 command=spec.command, args=list(spec.args), env=dict(spec.env), cwd=self.cwd
             )
-            assert self._stderr is not None
             return stdio_client(params, errlog=self._stderr)
         http = httpx2.AsyncClient(headers=dict(spec.headers), timeout=HTTP_TIMEOUT)
         return _HttpTransport(http, spec.url)
@@ -155,6 +175,15 @@ async def _list_tools(client: Client) -> list[RemoteTool]:
         if not cursor:
             break
     return [_remote(t) for t in tools]
+
+
+def _first(exc: ValidationError) -> str:
+    errors = exc.errors()
+    if not errors:
+        return str(exc).splitlines()[0]
+    e = errors[0]
+    where = ".".join(str(p) for p in e.get("loc", ()))
+    return f"{where}: {e.get('msg', '')}" if where else str(e.get("msg", ""))
 
 
 def _remote(t: mt.Tool) -> RemoteTool:
@@ -214,17 +243,23 @@ class _HttpTransport(contextlib.AbstractAsyncContextManager[Streams]):
 
 
 class _Watched(contextlib.AbstractAsyncContextManager[Streams]):
-    """A transport whose message stream sets `ended` when it ends."""
+    """A transport whose message stream sets `ended` when it ends, and whose tool lists reach
+    the SDK without the tools the MCP spec refuses (the SDK would refuse the whole list for
+    one): each is left out on its own, its reason added to `invalid`."""
 
     def __init__(
-        self, inner: contextlib.AbstractAsyncContextManager[Streams], ended: anyio.Event
+        self,
+        inner: contextlib.AbstractAsyncContextManager[Streams],
+        ended: anyio.Event,
+        invalid: list[str],
     ) -> None:
         self._inner = inner
         self._ended = ended
+        self.lists = _ToolLists(invalid)
 
     async def __aenter__(self) -> Streams:
         read, write = await self._inner.__aenter__()
-        return _WatchedReader(read, self._ended), write
+        return _WatchedReader(read, self._ended, self.lists), _WatchedWriter(write, self.lists)
 
     async def __aexit__(
         self,
@@ -235,12 +270,79 @@ class _Watched(contextlib.AbstractAsyncContextManager[Streams]):
         return await self._inner.__aexit__(exc_type, exc, tb)
 
 
+class _ToolLists:
+    """Which requests are `tools/list`, and the tools their answers held that were invalid."""
+
+    def __init__(self, invalid: list[str]) -> None:
+        self.pending: set[Any] = set()
+        self.invalid = invalid
+        self.kept = 0  # valid tools passed on so far (at most MAX_TOOLS)
+        self.dropped = 0  # tools past MAX_TOOLS, never looked at
+
+    def sent(self, item: Any) -> None:
+        message = getattr(item, "message", None)
+        if isinstance(message, mt.JSONRPCRequest) and message.method == "tools/list":
+            self.pending.add(message.id)
+
+    def received(self, item: Any) -> Any:
+        message = getattr(item, "message", None)
+        if not isinstance(message, mt.JSONRPCResponse) or message.id not in self.pending:
+            return item
+        self.pending.discard(message.id)
+        listed = message.result.get("tools")
+        if not isinstance(listed, list):
+            return item
+        kept: list[Any] = []
+        room = max(MAX_TOOLS - self.kept, 0)
+        self.dropped += max(len(listed) - room, 0)
+        for raw in listed[:room]:  # checking 20,000 tools on the event loop takes seconds
+            try:
+                mt.Tool.model_validate(raw)
+            except ValidationError as exc:
+                name = raw.get("name") if isinstance(raw, dict) else None
+                self.invalid.append(f"{name or '(no name)'}: not a valid MCP tool ({_first(exc)})")
+                continue
+            kept.append(raw)
+        self.kept += len(kept)
+        if len(kept) == len(listed):
+            return item
+        result = {**message.result, "tools": kept}
+        return SessionMessage(
+            mt.JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result), item.metadata
+        )
+
+
+class _WatchedWriter:
+    """The client's message stream, passed through; its `tools/list` requests noted."""
+
+    def __init__(self, inner: Any, lists: _ToolLists) -> None:
+        self._inner = inner
+        self._lists = lists
+
+    async def send(self, item: Any) -> None:
+        self._lists.sent(item)
+        await self._inner.send(item)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _WatchedWriter:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
 class _WatchedReader:
     """The server's message stream, passed through; its end is noted before the SDK sees it."""
 
-    def __init__(self, inner: Any, ended: anyio.Event) -> None:
+    def __init__(self, inner: Any, ended: anyio.Event, lists: _ToolLists) -> None:
         self._inner = inner
         self._ended = ended
+        self._lists = lists
 
     @property
     def last_context(self) -> Any:  # the SDK reads the sender's context from the stream
@@ -248,7 +350,7 @@ class _WatchedReader:
 
     async def receive(self) -> SessionMessage | Exception:
         try:
-            return await self._inner.receive()
+            return self._lists.received(await self._inner.receive())
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._ended.set()
             raise

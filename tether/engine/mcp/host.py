@@ -31,6 +31,7 @@ log = logging.getLogger("tether.mcp")
 
 Notify = Callable[[Notice], Awaitable[None]]
 INSTRUCTIONS_MAX = 8 * 1024  # characters of one server's instructions kept in the prompt
+MAX_TOOLS = 256  # as connection.MAX_TOOLS (the connection module is imported late)
 OUTPUT_MAX = 1024  # characters of a failed server's stderr shown in its notice
 STOP_GRACE = 10.0  # seconds for connected servers to stop as the SDK stops them
 
@@ -146,23 +147,16 @@ class McpHost:
 
     async def _ready(self, server: _Server) -> None:
         assert server.connection is not None
-        taken = {t.name for s in self._servers if s is not server for t in s.tools}
-        tools: list[ToolDef] = []
-        left_out: list[str] = []
-        for remote in server.connection.tools:
-            try:
-                tools.append(self._tool(server, remote, unique(self._name(server, remote), taken)))
-            except ValueError as exc:
-                left_out.append(f"- {remote.name}: {exc}")
-                continue
-            taken.add(tools[-1].name)
+        # Schemas are made self-contained and checked off the event loop: a hostile one can
+        # take a while before its bound refuses it, and nothing else may wait meanwhile.
+        tools, left_out = await anyio.to_thread.run_sync(self._tools_of, server)
         server.tools = tools
         log.info("MCP server %s is ready: %d tools", server.spec.name, len(tools))
         if left_out:
             await self._tell(
                 Notice(
                     "warning",
-                    f"MCP server {server.spec.name}: {len(left_out)} tools left out",
+                    f"MCP server {server.spec.name}: {_count(server, tools)} tools left out",
                     "\n".join(left_out),
                 )
             )
@@ -171,6 +165,27 @@ class McpHost:
             await self._tell(
                 Notice("info", f"MCP server {server.spec.name} is ready", f"Tools: {names}")
             )
+
+    def _tools_of(self, server: _Server) -> tuple[list[ToolDef], list[str]]:
+        """The server's tools as tether offers them, and what was left out, with why."""
+        assert server.connection is not None
+        taken = {t.name for s in self._servers if s is not server for t in s.tools}
+        listed = server.connection.tools
+        left_out = [f"- {why}" for why in server.connection.invalid]
+        if server.connection.dropped:
+            left_out.append(
+                f"- {server.connection.dropped:,} more tools: tether offers at most "
+                f"{MAX_TOOLS} of one server (every request carries every tool)"
+            )
+        tools: list[ToolDef] = []
+        for remote in listed:
+            try:
+                tools.append(self._tool(server, remote, unique(self._name(server, remote), taken)))
+            except ValueError as exc:
+                left_out.append(f"- {remote.name}: {exc}")
+                continue
+            taken.add(tools[-1].name)
+        return tools, left_out
 
     def _name(self, server: _Server, remote: RemoteTool) -> str:
         return tool_name(server.spec.name, remote.name)
@@ -210,3 +225,9 @@ class McpHost:
             await self._notify(notice)
         except Exception:  # the client may be gone; the log keeps it
             log.warning("could not tell the client: %s", notice.title)
+
+
+def _count(server: _Server, tools: list[ToolDef]) -> int:
+    c = server.connection
+    assert c is not None
+    return len(c.tools) + len(c.invalid) + c.dropped - len(tools)
