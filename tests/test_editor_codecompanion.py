@@ -110,8 +110,15 @@ async def test_codecompanion_turn_on_the_shared_fixture(home: Path, tmp_path: Pa
         ]
         resp = await agent.request("session/prompt", {"sessionId": cc.session_id, "prompt": prompt})
         assert resp["result"] == {"stopReason": "end_turn"}
-        round_card, command_card = cc.permissions
-        assert round_card["toolCall"]["toolCallId"].startswith("round_")
+        # CodeCompanion shows a request's first diff only: each file is asked on its own card,
+        # its diff first (the session's approvals option is `call` for this client).
+        first, second, command_card = cc.permissions
+        diffs = [
+            [c for c in p["toolCall"].get("content") or [] if c["type"] == "diff"]
+            for p in (first, second)
+        ]
+        assert not first["toolCall"]["toolCallId"].startswith("round_")
+        assert [d[0]["path"] for d in diffs] == [str(app), str(project / "notes.md")]
         assert command_card["toolCall"]["title"] == "python3 check.py"
         assert app.read_text() == FIXED
         assert (project / "notes.md").exists()

@@ -249,7 +249,12 @@ def check_command_in_a_zed_terminal(
 ) -> None:
     """The fixture's `python3 check.py`: asked for (running a script always asks), run in a Zed
     terminal that the tool card embeds before it is released, the fixed greet() in its output."""
-    assert card["toolCall"] == {"toolCallId": "check1", "title": "python3 check.py"}
+    tool_call = card["toolCall"]
+    assert (tool_call["toolCallId"], tool_call["title"], tool_call["kind"]) == (
+        "check1",
+        "python3 check.py",
+        "execute",
+    )
     announced = next(
         u
         for u in agent.updates(sid)

@@ -165,6 +165,7 @@ class AcpAgent:
         cwd = _absolute_dir(params.cwd, "cwd")
         _check_mcp_servers(params.mcp_servers)
         s = await self.manager.new(cwd, params.mcp_servers, _roots(cwd, params))
+        await self._fit_to_client(s)
         result = acp.NewSessionResponse(session_id=s.id, **self._state(s))
         return Reply(result, self._after_open(s, params.mcp_servers))
 
@@ -175,6 +176,8 @@ class AcpAgent:
         s = await self.manager.new(prepared.cwd, [], [prepared.cwd], prepared.session_id)
         self.manager.start_mcp(s, [], ready_notices=self.handshake.notices)
         await self.send(s.id, acp.AvailableCommandsUpdate(available_commands=commands.COMMANDS))
+        if await self._fit_to_client(s):
+            await self.send_options(s)  # the cached answer said `round`
 
         async def discover() -> None:
             try:
@@ -184,6 +187,14 @@ class AcpAgent:
                 pass  # the client left meanwhile
 
         self._background.start_soon(discover)
+
+    async def _fit_to_client(self, s: Session) -> bool:
+        """A client that shows one diff per permission request reviews calls one by one (the
+        session's `approvals` option, which the user can still change). True when changed."""
+        if self.handshake.one_diff_per_request and s.state.approvals != "call":
+            await self.manager.set_approvals(s, "call")
+            return True
+        return False
 
     def fresh_session_answer(self) -> dict[str, Any]:
         """What `session/new` answers for a fresh session (for fast_session's cache)."""

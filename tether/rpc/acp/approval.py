@@ -19,6 +19,7 @@ from tether.rpc.acp.translate import tool_content, tool_kind
 from tether.rpc.errors import ConnectionClosed, RpcError
 from tether.rpc.peer import Peer
 from tether.schemas import acp
+from tether.schemas.acp import UNSET
 
 log = logging.getLogger("tether.acp")
 
@@ -99,8 +100,12 @@ class AcpApproval:
                 )
             )
         card = acp.ToolCallFields(
-            tool_call_id=req.call_id, title=req.title, kind=tool_kind(req.kind)
-        )  # the kind too: clients print a card's kind (acpx: "[other]" without it)
+            tool_call_id=req.call_id,
+            title=req.title,
+            kind=tool_kind(req.kind),  # clients print it (acpx: "[other]" without one)
+            # The diff and notes again: some clients render a request from its own fields.
+            content=[tool_content(c) for c in req.content] or UNSET,
+        )
         return _decision(await self._ask(card, options), "user (once)")
 
     async def _round(self, batch: list[ConfirmRequest], card: RoundCard) -> list[ConfirmDecision]:

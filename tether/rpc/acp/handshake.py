@@ -90,6 +90,13 @@ class Handshake:
         return isinstance(name, str) and name.strip().lower() == "zed"
 
     @property
+    def one_diff_per_request(self) -> bool:
+        """CodeCompanion shows a permission request's first diff only: a round asking once
+        for two files would have the user approve the second unseen."""
+        name = (self.client_info or {}).get("name")
+        return isinstance(name, str) and name.strip().lower().startswith("codecompanion")
+
+    @property
     def form_elicitation(self) -> bool:
         c = self.client
         return bool(c and c.elicitation and c.elicitation.form is not None)
