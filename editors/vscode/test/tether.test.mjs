@@ -333,6 +333,34 @@ describe("when tether cannot run", () => {
     }
   });
 
+  test("a failed restart clears the mode and model pickers of the session before it", async () => {
+    const project = await fixtureProject();
+    const ext = startExtension({ folders: [project.dir], settings: tetherSettings(project.home) });
+    try {
+      await waitReady(ext.page);
+      const ids = ext.page.state.configOptions.map((o) => o.id);
+      assert.ok(ids.includes("mode") && ids.includes("model"), `pickers: ${ids}`);
+      assert.ok(ext.page.state.commands.length > 0);
+      vscode.__test.setSettings({ "tether.path": path.join(project.root, "no-such-tether") });
+      ext.send({ type: "restart" });
+      const state = await ext.page.waitFor((s) => s.connection.phase === "failed" && s, "the failure");
+      assert.match(state.connection.message, /no-such-tether” was not found/);
+      assert.deepEqual(state.configOptions, [], "no picker keeps the old session's value");
+      assert.equal(state.modes, undefined);
+      assert.deepEqual(state.commands, []);
+      // the extension's state says the same
+      ext.controller.flush();
+      assert.deepEqual(ext.controller.state.configOptions, []);
+      // fixed and restarted: the new session brings its pickers
+      vscode.__test.setSettings(tetherSettings(project.home));
+      ext.send({ type: "restart" });
+      await ext.page.waitFor((s) => s.connection.phase === "ready" && s.configOptions.some((o) => o.id === "model"), "the pickers back");
+    } finally {
+      await ext.dispose();
+      await project.cleanup();
+    }
+  });
+
   test("tether exits at once: the exit code and its last words are shown, with Restart", async () => {
     const project = await fixtureProject();
     const ext = startExtension({ folders: [project.dir], settings: tetherSettings(project.home, ["--no-such-flag"]) });

@@ -99,6 +99,25 @@ describe("the chat reducer", () => {
     assert.equal(state.permissions[8].state, "cancelled");
   });
 
+  test("a failed start clears the previous session's mode, model and commands; the transcript stays", () => {
+    const state = ready();
+    const mode = { id: "mode", name: "Mode", category: "mode", type: "select", currentValue: "code", options: [{ value: "code", name: "Code" }] };
+    const model = { id: "model", name: "Model", category: "model", type: "select", currentValue: "m1", options: [{ value: "m1", name: "M1" }] };
+    apply(state, { type: "session", id: "s1", cwd: "/p", configOptions: [mode, model], modes: { currentModeId: "code", availableModes: [{ id: "code", name: "Code" }] } });
+    apply(state, { type: "update", at: 1, update: { sessionUpdate: "available_commands_update", availableCommands: [{ name: "model", description: "pick" }] } });
+    apply(state, { type: "userPrompt", text: "hi", at: 2 });
+    for (const phase of ["stopped", "starting", "failed"]) apply(state, { type: "connection", phase, message: phase === "failed" ? "Could not start tether" : undefined });
+    assert.deepEqual(state.configOptions, []);
+    assert.equal(state.modes, undefined);
+    assert.deepEqual(state.commands, []);
+    assert.deepEqual(state.items.map((i) => i.kind), ["user"]);
+    // a start that ends with tether exiting is cleared alike
+    apply(state, { type: "connection", phase: "ready" });
+    apply(state, { type: "session", id: "s2", cwd: "/p", configOptions: [mode, model] });
+    apply(state, { type: "connection", phase: "exited", message: "tether exited with code 2." });
+    assert.deepEqual(state.configOptions, []);
+  });
+
   test("history pages append without changing the event", () => {
     const state = ready();
     apply(state, { type: "history", history: { open: true, sessions: [{ sessionId: "a", cwd: "/" }] } });

@@ -347,7 +347,14 @@ export function apply(state: ChatState, event: ChatEvent): void {
   switch (event.type) {
     case "connection":
       state.connection = { phase: event.phase, message: event.message, agent: event.agent };
-      if (event.phase !== "ready") state.turn.running = false;
+      if (event.phase !== "ready") {
+        state.turn.running = false;
+        // no agent runs (or a new one starts): the old session's pickers and commands are gone;
+        // the next session brings its own
+        state.modes = undefined;
+        state.configOptions = [];
+        state.commands = [];
+      }
       return;
     case "capabilities":
       state.capabilities = event.capabilities;

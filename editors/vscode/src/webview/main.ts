@@ -130,6 +130,20 @@ function drawPickers(): void {
       ),
     );
   }
+  if (fields.length === 0 && state.connection.phase !== "ready") {
+    // tether is not running (it failed to start, exited, or is starting): the pickers stay in
+    // place, empty and disabled, rather than showing an earlier session's values
+    for (const [id, name] of [["mode", "Mode"], ["model", "Model"]]) {
+      fields.push(
+        h(
+          "label",
+          { class: "picker", title: "tether is not running" },
+          h("span", { text: name }),
+          h("select", { id: `config-${id}`, disabled: true }, h("option", { value: "", text: "—", selected: true })),
+        ),
+      );
+    }
+  }
   pickers.replaceChildren(...fields);
   const u = state.usage;
   const cost = u?.cost ? ` · ${u.cost.amount.toFixed(4)} ${u.cost.currency}` : "";

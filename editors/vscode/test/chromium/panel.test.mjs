@@ -262,3 +262,28 @@ test("the test double's form and terminal render and answer from the page", asyn
   await page.screenshot({ path: path.join(ARTIFACTS, "panel-double.png") });
   assert.deepEqual(problems, [], "the page logged errors");
 });
+
+test("a failed restart leaves the mode and model pickers empty and disabled, not at the old session's values", async () => {
+  const { page, problems } = await openPanel();
+  await page.locator(".status-text", { hasText: "Ready" }).waitFor({ timeout: 60_000 });
+  const model = page.locator("select#config-model");
+  const mode = page.locator("select#config-mode");
+  await inView(page, model, "the model picker");
+  assert.equal(await model.isDisabled(), false);
+  assert.notEqual(await model.inputValue(), "");
+  assert.notEqual(await mode.inputValue(), "");
+
+  // tether.path now names a missing program; Restart (the command, or the error's button)
+  vscode.__test.setSettings({ "tether.path": path.join(project.root, "no-such-tether") });
+  ext.send({ type: "restart" });
+  await inView(page, page.locator(".status-text", { hasText: "Could not start tether" }), "the failure in the status");
+  await inView(page, page.locator(".items .error", { hasText: "no-such-tether" }), "the error");
+  for (const [picker, name] of [[mode, "mode"], [model, "model"]]) {
+    await inView(page, picker, `the ${name} picker`);
+    assert.equal(await picker.isDisabled(), true, `the ${name} picker is disabled`);
+    assert.equal(await picker.inputValue(), "", `the ${name} picker is empty`);
+    assert.deepEqual(await picker.locator("option").allTextContents(), ["—"]);
+  }
+  await page.screenshot({ path: path.join(ARTIFACTS, "panel-failed.png") });
+  assert.deepEqual(problems, [], "the page logged errors");
+});
