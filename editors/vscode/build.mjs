@@ -15,6 +15,9 @@ const builds = [
     format: "cjs",
     target: "node20",
     external: ["vscode"],
+    // zod probes `navigator` (for Cloudflare); in VS Code's extension host (Node >= 21) reading
+    // it logs a PendingMigrationError against the extension. There is no navigator in Node here.
+    define: { navigator: "undefined" },
   },
   {
     ...common,

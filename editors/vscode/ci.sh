@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # CI for the VS Code extension: install (npm ci), type-check, build (esbuild), the node tests
 # against the real `tether acp` and the ACP test double, the panel in headless Chromium
-# (screenshots in artifacts/), then package the .vsix (out/tether.vsix). Offline apart from npm.
-# Needs Node >= 20, /usr/bin/chromium (apt-get install -y chromium) and the repository's .venv
-# (or TETHER_PYTHON) with tether's dependencies.
+# (screenshots in artifacts/), package the .vsix (out/tether.vsix; `vscode:prepublish` builds),
+# then run that .vsix in real VS Code: code-server from npm, on Node 24 from npm, installed once
+# into .cache/ by test/code-server/install.sh (screenshots in out/screenshots/). Offline apart
+# from npm. Needs Node >= 20, /usr/bin/chromium (apt-get install -y chromium), make, g++ and
+# libkrb5-dev (code-server's native modules), and the repository's .venv (or TETHER_PYTHON) with
+# tether's dependencies. With CI=true (or TETHER_REQUIRE_CODE_SERVER=1) a code-server that cannot
+# be installed fails the run; elsewhere only an impossible install (say, no libkrb5-dev) skips.
 set -euo pipefail
 cd "$(dirname "$0")"
 REPO="$(cd ../.. && pwd)"
@@ -32,3 +36,6 @@ if grep -Eq "extension/(test|src|node_modules)/|testing\.js" <<<"$listing"; then
   exit 1
 fi
 echo "ci.sh: packaged $(du -h out/tether.vsix | cut -f1) out/tether.vsix"
+
+# the packaged extension in code-server, driven by Playwright on /usr/bin/chromium
+node --test test/code-server/*.test.mjs

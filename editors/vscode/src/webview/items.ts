@@ -65,18 +65,22 @@ function diffCard(diff: acp.Diff, itemId: string, index: number, send: Send): HT
   );
 }
 
-function terminalBlock(state: ChatState, terminalId: string, send: Send): HTMLElement {
+function terminalBlock(state: ChatState, terminalId: string, send: Send, finished: boolean): HTMLElement {
   const term = state.terminals[terminalId];
+  // a finished call whose terminal this window never had: a reopened session's earlier command
+  const gone = !term && finished;
   const output = term?.output ?? "";
   const tail = output.split("\n").slice(-TERMINAL_LINES).join("\n");
   const exit = term?.exitStatus;
-  const status = !term
-    ? "starting…"
-    : exit == null
-      ? "running…"
-      : exit.signal
-        ? `killed (${exit.signal})`
-        : `exited with ${exit.exitCode}`;
+  const status = gone
+    ? "its terminal is gone (an earlier window)"
+    : !term
+      ? "starting…"
+      : exit == null
+        ? "running…"
+        : exit.signal
+          ? `killed (${exit.signal})`
+          : `exited with ${exit.exitCode}`;
   return h(
     "div",
     { class: "terminal", "data-terminal": terminalId },
@@ -85,11 +89,13 @@ function terminalBlock(state: ChatState, terminalId: string, send: Send): HTMLEl
       { class: "terminal-head" },
       h("span", { class: "terminal-command", text: term ? `$ ${term.command}` : "$ …" }),
       h("span", { class: "terminal-status", text: status }),
-      h("button", {
-        class: "link",
-        text: "Show terminal",
-        onclick: () => send({ type: "showTerminal", terminalId }),
-      }),
+      gone
+        ? null
+        : h("button", {
+            class: "link",
+            text: "Show terminal",
+            onclick: () => send({ type: "showTerminal", terminalId }),
+          }),
     ),
     h("pre", { class: "terminal-output", text: (term?.truncated ? "…\n" : "") + tail }),
   );
@@ -100,10 +106,11 @@ function toolContent(
   content: acp.ToolCallContent[],
   itemId: string,
   send: Send,
+  finished: boolean,
 ): HTMLElement[] {
   return content.map((block, index) => {
     if (block.type === "diff") return diffCard(block, itemId, index, send);
-    if (block.type === "terminal") return terminalBlock(state, block.terminalId, send);
+    if (block.type === "terminal") return terminalBlock(state, block.terminalId, send, finished);
     if (block.content.type === "text") return html("div", "tool-text", renderMarkdown(block.content.text));
     return h("div", { class: "tool-text", text: `[${block.content.type}]` });
   });
@@ -166,7 +173,7 @@ function toolCard(state: ChatState, item: Item & { kind: "tool" }, send: Send): 
       h("span", { class: "badge", text: status }),
     ),
     locations(call, send),
-    toolContent(state, call.content, item.id, send),
+    toolContent(state, call.content, item.id, send, call.status === "completed" || call.status === "failed"),
     approval(state, call, send),
   );
 }
