@@ -85,7 +85,7 @@ async def test_a_command_card_streams_its_output(home: Path, project: Path, tmp_
     assert "python" in req["params"]["options"][1]["name"]  # "Always allow run_argv in python…"
     final = updates[-1]
     assert final["status"] == "completed"
-    assert text_of(final) == "```\nexit code 0\nfirst\nsecond\n```"
+    assert text_of(final) == "```\nexit code 0\nfirst\nsecond\n```" + "Allowed: user (once)"
     assert tool_results(home, sid) == ["[approval] user (once)\nexit code 0\nfirst\nsecond"]
 
 

@@ -131,7 +131,8 @@ async def test_codecompanion_turn_on_the_shared_fixture(home: Path, tmp_path: Pa
             if u.get("toolCallId") == "check1" and u.get("status") == "completed"
         ]
         assert ran["content"] == [
-            {"type": "content", "content": {"type": "text", "text": FENCED_CHECK}}
+            {"type": "content", "content": {"type": "text", "text": FENCED_CHECK}},
+            {"type": "content", "content": {"type": "text", "text": "Allowed: user (once)"}},
         ]
         texts = "".join(
             u["content"]["text"]

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft7Validator
 
 from tests.harness import REPO, AgentProcess, script, spawn_agent
 from tests.protocol_log import check_sent
@@ -28,6 +29,7 @@ from tests.zed_terminal import ZedTerminal
 
 ZED = REPO / "editors" / "zed"
 FIXTURE = REPO / "editors" / "fixtures"
+REGISTRY_SCHEMA = REPO / "tests" / "fixtures" / "acp-registry" / "agent.schema.json"
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 
 # crates/agent_servers/src/acp.rs, client_capabilities_for_agent(), serialized.
@@ -98,22 +100,18 @@ def test_registry_manifest_runs_this_package_with_uvx() -> None:
     assert manifest["version"] == PYPROJECT["version"]
     assert manifest["name"] and manifest["description"]
     assert manifest["license"] == PYPROJECT["license"]
-    assert set(manifest) <= {
-        "id",
-        "name",
-        "version",
-        "description",
-        "repository",
-        "website",
-        "authors",
-        "license",
-        "distribution",
-    }
+    # The registry's own agent.schema.json (vendored with its licence), strictly: it allows
+    # no `cmd` in a uvx distribution, for one.
+    schema = json.loads(REGISTRY_SCHEMA.read_text())
+    validator = Draft7Validator(schema, format_checker=Draft7Validator.FORMAT_CHECKER)
+    assert [e.message for e in validator.iter_errors(manifest)] == []
+    assert not validator.is_valid(
+        {**manifest, "distribution": {"uvx": {"package": "x", "cmd": "y"}}}
+    )
     uvx = manifest["distribution"]["uvx"]
-    assert set(uvx) <= {"package", "cmd", "args", "env"}
-    # `uvx --from tether-acp==X tether acp`: the package's name differs from its command's.
+    # `uvx tether-acp==X acp` runs the package's own command: it must be there.
     assert uvx["package"] == f"{PYPROJECT['name']}=={PYPROJECT['version']}"
-    assert uvx["cmd"] in PYPROJECT["scripts"]
+    assert PYPROJECT["scripts"][PYPROJECT["name"]] == PYPROJECT["scripts"]["tether"]
     assert uvx["args"] == ["acp"]
     icon = (ZED / "registry" / "icon.svg").read_text()
     assert 'width="16"' in icon and 'height="16"' in icon
@@ -306,6 +304,7 @@ def check_command_in_a_zed_terminal(
     assert done["content"] == [
         {"type": "terminal", "terminalId": tid},
         {"type": "content", "content": {"type": "text", "text": "exit code 0"}},
+        {"type": "content", "content": {"type": "text", "text": "Allowed: user (once)"}},
     ]
     assert done["rawOutput"]["exitCode"] == 0
 

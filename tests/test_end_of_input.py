@@ -51,8 +51,8 @@ def test_every_request_sent_before_the_end_is_answered(home: Path, project: Path
     )
     answers = _answers(out)
     assert set(answers) == {1, 2, 3}
-    session_id = answers[2]["result"]["sessionId"]
-    assert [s["sessionId"] for s in answers[3]["result"]["sessions"]] == [session_id]
+    assert "sessionId" in answers[2]["result"]
+    assert answers[3]["result"]["sessions"] == []  # nothing said yet: not listed
 
 
 def test_a_lone_bad_frame_is_answered(home: Path) -> None:

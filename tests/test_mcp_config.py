@@ -279,7 +279,7 @@ async def test_configured_servers_are_offered_and_called_through_a_full_turn(
     ends = finished(agent, sid)
     ids = ("c1", "c2", "c3", "c4")
     assert {c: ends[c]["status"] for c in ids} == dict.fromkeys(ids, "completed")
-    assert shown_text(ends["c1"]) == "hello"
+    assert shown_text(ends["c1"]) == "helloAllowed: user (once)"  # (two blocks)
     assert shown_text(ends["c2"]) == "over http"
     # The env and headers tables, expanded from tether's environment:
     assert shown_text(ends["c3"]) == "hola"

@@ -11,7 +11,7 @@ from typing import Any
 import apsw
 import pytest
 
-from tests.harness import AgentProcess, spawn_agent
+from tests.harness import AgentProcess, script, spawn_agent
 from tests.providers import wire
 from tests.providers.mock_llm_server import MockLLMServer, Reply
 from tests.test_live_equals_replay import merge_chunks
@@ -332,3 +332,36 @@ def _send_and_vanish(home: Path, frames: list[dict[str, Any]]) -> None:
         assert proc.wait(timeout=20) == 0
     finally:
         proc.kill()
+
+
+async def test_a_reload_shows_who_allowed_each_call_and_how_a_turn_ended(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    """What the user decided is part of the session: after `session/load` the card still
+    says who allowed it, and a cancelled turn still says it was cancelled."""
+    write = {"id": "w1", "name": "write_file", "arguments": {"path": "a.md", "content": "a"}}
+    rounds = [
+        [{"tool_call": write}],
+        [{"text": "written"}],
+        [{"text": "thinking..."}, {"delay": 60}],
+    ]
+    path = script(tmp_path / "s.json", rounds)
+    async with spawn_agent(home, "--script", str(path)) as agent:
+        agent.permission_choice = "allow_once"
+        await agent.initialize()
+        sid = await agent.new_session(project)
+        await agent.prompt(sid, "write")
+        rid = await agent.start_request(
+            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "wait"}]}
+        )
+        while "thinking..." not in json.dumps(agent.updates(sid)):
+            await agent.recv()
+        await agent.notify("session/cancel", {"sessionId": sid})
+        assert (await agent.until_response(rid))["result"] == {"stopReason": "cancelled"}
+    async with spawn_agent(home, "--script", str(path)) as agent:
+        await agent.initialize()
+        params = {"sessionId": sid, "cwd": str(project), "mcpServers": []}
+        assert "result" in await agent.request("session/load", params)
+        replayed = json.dumps(agent.updates(sid))
+    assert '"text": "Allowed: user (once)"' in replayed
+    assert "[the turn was cancelled]" in replayed

@@ -79,7 +79,9 @@ async def test_concurrent_swaps_never_land_a_write_outside(tmp_path: Path) -> No
     flipper.start()
     refused = 0
     try:
-        for i in range(300):
+        i = 0
+        while i < 300 or (refused == 0 and i < 20_000):  # until the swaps have raced a write
+            i += 1
             try:
                 await fs.write_text(project / "d" / f"f{i}.txt", "x")
             except SeamError:

@@ -48,7 +48,7 @@ def _tools(scenario: str) -> list[dict[str, Any]]:
                             "properties": {"name": {"type": "string"}},
                             "required": ["name"],
                         },
-                    ]
+                    ],
                 },
             },
             {

@@ -157,4 +157,3 @@ def _anthropic_tools(tools: list[tuple[str, dict[str, Any]]]) -> str | None:
                             f"match pattern '^[a-zA-Z0-9_.-]{{1,64}}$'"
                         )
     return None
-

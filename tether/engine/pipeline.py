@@ -110,7 +110,7 @@ class Batch:
     async def _fail(self, c: _Call, code: str, message: str) -> None:
         text = error_text(code, message)
         c.result = ToolResultMessage(c.call.id, c.call.name, text, is_error=True)
-        await self._emit(ToolFinished(c.call.id, "failed", [TextOut(text)]))
+        await self._emit(ToolFinished(c.call.id, "failed", [TextOut(text), *_decided(c)]))
 
     # --- decode, validate, plan ------------------------------------------------------------
 
@@ -262,13 +262,15 @@ class Batch:
             return
         if out.is_error:
             c.result = ToolResultMessage(c.call.id, c.call.name, out.text, is_error=True)
-            await self._emit(ToolFinished(c.call.id, "failed", out.content, out.raw_output))
+            content = [*out.content, *_decided(c)]
+            await self._emit(ToolFinished(c.call.id, "failed", content, out.raw_output))
             return
         text = await self._spill(c, out.text) if c.tool.spill else out.text
         if c.approved_by:  # leads, so a cut result keeps it
             text = f"[approval] {c.approved_by}\n{text}"
         c.result = ToolResultMessage(c.call.id, c.call.name, text, images=out.images)
-        await self._emit(ToolFinished(c.call.id, "completed", out.content, out.raw_output))
+        content = [*out.content, *_decided(c)]
+        await self._emit(ToolFinished(c.call.id, "completed", content, out.raw_output))
         if out.plan is not None:
             await self._emit(PlanChanged(out.plan))
 
@@ -285,6 +287,11 @@ class Batch:
             f"{text[:SPILL_PREVIEW_CHARS]}\n[... result truncated: {size} bytes in all; the full "
             f"text is saved at {path} — read it with read_file]"
         )
+
+
+def _decided(c: _Call) -> list[ToolContent]:
+    """Who allowed the call, on its card: part of the session, so a reload still says it."""
+    return [TextOut(f"Allowed: {c.approved_by}")] if c.approved_by else []
 
 
 def _once(by: str) -> str:

@@ -423,6 +423,9 @@ class SessionManager:
         )
         await self._tell_config_problems(s)
         stop = await turn.run(parts, scope)
+        if stop not in ("end_turn", "refusal"):  # (a refusal says so itself)
+            with anyio.CancelScope(shield=True):
+                await self.emit(s, ev.TurnEnded(stop))  # kept: a reload shows how it ended
         await self.persist(s)
         return stop
 

@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 from typing import TextIO
 
+from tether.rpc.acp.translate import is_ending
 from tether.schemas import acp
 
 
@@ -58,6 +59,8 @@ class Transcript:
 
     def update(self, u: acp.SessionUpdate) -> None:
         if isinstance(u, acp.AgentMessageChunk) and isinstance(u.content, acp.TextContent):
+            if is_ending(u.content.text):  # `[stop: ...]` follows and says it
+                return
             self._w(u.content.text)
             self._in_text = True
         elif isinstance(u, acp.AgentThoughtChunk) and isinstance(u.content, acp.TextContent):

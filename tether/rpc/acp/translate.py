@@ -89,7 +89,26 @@ def _other(event: ev.Event, notices: bool) -> list[acp.SessionUpdate]:
         return [acp.SessionInfoUpdate(title=event.title)]
     if isinstance(event, ev.UserPrompted):
         return [acp.UserMessageChunk(content=_user_block(p)) for p in event.parts]
+    if isinstance(event, ev.TurnEnded):
+        return [acp.AgentMessageChunk(content=acp.TextContent(text=ending_text(event.stop_reason)))]
     return []
+
+
+def ending_text(stop_reason: str) -> str:
+    """How a turn that did not simply finish ended, as the last words of its answer."""
+    return f"\n\n*[{_ENDINGS.get(stop_reason, stop_reason)}]*"
+
+
+def is_ending(text: str) -> bool:
+    """Whether a chunk is an `ending_text` (a transcript says the stop reason itself)."""
+    return text in {ending_text(r) for r in _ENDINGS}
+
+
+_ENDINGS = {
+    "cancelled": "the turn was cancelled",
+    "max_tokens": "stopped: the answer reached its length limit",
+    "max_turn_requests": "stopped: the turn reached its most rounds",
+}
 
 
 def _tool_call(event: ev.ToolStarted) -> acp.ToolCallStart:
