@@ -67,7 +67,8 @@ if ! PATH="$node_home/bin:$PATH" npm_config_nodedir="$node_home" \
   exit 1
 fi
 entry="$dir/node_modules/code-server/out/node/entry.js"
-if ! version="$("$node_home/bin/node" "$entry" --version 2>&1)"; then
+# (its config file and logs go to the cache, not the user's home)
+if ! version="$(XDG_CONFIG_HOME="$dir/.xdg" XDG_DATA_HOME="$dir/.xdg" "$node_home/bin/node" "$entry" --version 2>&1 | tail -1)"; then
   echo "$version" >&2
   echo "install.sh: the installed code-server does not run" >&2
   exit 1
