@@ -14,6 +14,9 @@ the loopback server (which refuses what the vendor refuses: its schema and its d
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,7 +26,9 @@ from typing import Any
 import anyio
 import pytest
 
-from ..harness import AgentProcess, spawn_agent
+from tether.engine.sessions import FIRST_PROMPT_WAIT
+
+from ..harness import REPO, AgentProcess, spawn_agent
 from ..stored import stored_messages
 from . import wire
 from .mock_llm_server import MockLLMServer, Reply, error_reply
@@ -159,6 +164,81 @@ async def test_a_keyless_server_runs_on_the_first_model_it_lists(
         assert (
             body["model"] == "qwen2.5-coder:32b" and "authorization" not in server.posts[0].headers
         )
+
+
+def keyless_env(server: MockLLMServer) -> dict[str, str]:
+    """A local server from the environment alone: no key, no model chosen (tether guesses
+    its kind's first built-in model, which a local server does not know)."""
+    return {
+        "OPENAI_BASE_URL": server.url + "/v1",
+        "OPENAI_API_KEY": "",
+        "ANTHROPIC_API_KEY": "",
+        "TETHER_MODEL": "",
+    }
+
+
+async def test_the_first_prompt_waits_for_a_keyless_servers_model_list(
+    home: Path, project: Path
+) -> None:
+    with MockLLMServer() as server:
+        slow = listing("qwen2.5-coder:32b")
+        slow.delay = 1.0  # the prompt is sent long before the list arrives
+        server.script("/v1/models", slow)
+        server.script("/v1/chat/completions", Reply(chunks=wire.chat_text(["hello"])))
+        async with spawn_agent(home, env=keyless_env(server)) as agent:
+            await agent.initialize(session={"notices": {}})
+            new = await agent.start_request("session/new", {"cwd": str(project), "mcpServers": []})
+            sid = (await agent.until_response(new))["result"]["sessionId"]
+            assert (await agent.prompt(sid, "hi"))["result"] == {"stopReason": "end_turn"}
+        assert [p.json()["model"] for p in server.posts] == ["qwen2.5-coder:32b"]
+        assert "hello" in texts(agent, sid)
+        [notice] = [u for u in agent.updates(sid) if u["sessionUpdate"] == "notice"]
+        assert notice["title"].startswith("Using qwen2.5-coder:32b, the first model")
+
+
+async def test_a_cancel_ends_the_wait_for_a_model_list(home: Path, project: Path) -> None:
+    gate = threading.Event()  # a server that never lists its models
+    with MockLLMServer() as server:
+        stuck = listing("qwen2.5-coder:32b")
+        stuck.gate = gate
+        server.script("/v1/models", stuck)
+        try:
+            async with spawn_agent(home, env=keyless_env(server)) as agent:
+                await agent.initialize()
+                sid = await agent.new_session(project)
+                rid = await agent.start_request(
+                    "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "x"}]}
+                )
+                await agent.notify("session/cancel", {"sessionId": sid})
+                with anyio.fail_after(FIRST_PROMPT_WAIT):  # not waited out
+                    answer = await agent.until_response(rid)
+                assert answer["result"] == {"stopReason": "cancelled"}
+        finally:
+            gate.set()
+        assert server.posts == []
+
+
+def test_tether_ask_on_a_keyless_server_uses_a_model_it_lists(home: Path, project: Path) -> None:
+    with MockLLMServer() as server:
+        server.script("/v1/models", listing("llama3.1:8b"))
+        server.script("/v1/chat/completions", Reply(chunks=wire.chat_text(["hello there"])))
+        env = {
+            **os.environ,
+            "TETHER_HOME": str(home),
+            "PYTHONPATH": str(REPO),
+            **keyless_env(server),
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "tether", "ask", "--cwd", str(project), "hi"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "hello there" in done.stdout
+        assert [p.json()["model"] for p in server.posts] == ["llama3.1:8b"]
 
 
 # --- 2. reasoning models on chat completions --------------------------------------------------

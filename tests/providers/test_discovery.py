@@ -25,6 +25,7 @@ from tether.engine.providers.model_list import RemoteModel
 from tether.engine.providers.openai_chat import OpenAIChat
 
 from ..harness import REPO
+from . import wire
 from .helpers import model_info
 from .mock_llm_server import MockLLMServer, Reply, error_reply
 
@@ -252,3 +253,33 @@ def test_doctor_probe_lists_each_providers_models(server: MockLLMServer, tmp_pat
     lines = done.stdout.splitlines()
     at = lines.index("listed by the providers (GET /models)")
     assert lines[at + 1].split() == ["p", "2", "models", "mine,", "brand-new"]
+
+
+def test_doctor_probe_tries_a_model_a_keyless_server_lists(
+    server: MockLLMServer, tmp_path: Path
+) -> None:
+    """A local server from the environment: tether's guessed default is unknown there, so the
+    probe tries the model a session would run on, the first one it lists."""
+    server.script("/v1/models", listing("llama3.1:8b"))
+    server.script("/v1/chat/completions", Reply(chunks=wire.chat_text(["ok"])))
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "TETHER_CONFIG": str(tmp_path / "none.toml"),
+        "OPENAI_BASE_URL": server.url + "/v1",
+        "OPENAI_API_KEY": "",
+        "ANTHROPIC_API_KEY": "",
+        "TETHER_MODEL": "",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "tether", "doctor", "--probe", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=60,
+        check=False,
+    )
+    [probe] = json.loads(done.stdout)["probes"]
+    assert (probe["model"], probe["status"]) == ("openai:llama3.1:8b", "ok"), probe
+    assert [p.json()["model"] for p in server.posts] == ["llama3.1:8b"]

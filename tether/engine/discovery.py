@@ -155,17 +155,23 @@ class Discovery:
         name, _, model = default.partition(":")
         handle = self.catalog.providers.get(name)
         listed = self.found.get(name)
-        if handle is None or not handle.keyless or not listed:
+        if handle is None or not handle.keyless or listed is None:
             return
-        if any(m.id == model for m in listed):
+        first = local_fallback(model, [m.id for m in listed])
+        if first is None:
             return
-        first = listed[0].id
         self.catalog.default, self.replaced = f"{name}:{first}", default
         self.notice = (
             f"Using {first}, the first model the server at {handle.base_url} lists "
             f"(it does not list {model})"
         )
         log.warning("%s", self.notice)
+
+
+def local_fallback(model: str, listed: list[str]) -> str | None:
+    """The model a keyless (local) server runs instead of `model`: the first it lists, when
+    it lists some but not `model` (a local server names its models its own way)."""
+    return listed[0] if listed and model not in listed else None
 
 
 def _opener(handle: ProviderHandle, model: str, info: ModelInfo) -> Callable[[], LLM]:

@@ -26,7 +26,7 @@ from tether.engine.config.errors import ConfigError, ConfigIssue
 from tether.engine.config.file import load_config
 from tether.engine.config.kinds import KINDS, env_kinds
 from tether.engine.config.load import catalog_for
-from tether.engine.config.resolve import Provider, Setup, provider_of, resolve
+from tether.engine.config.resolve import Provider, Setup, model_info, provider_of, resolve
 from tether.engine.doctor_web import WebReport, order_note, web_json, web_report, web_rows
 from tether.engine.providers.base import ModelInfo
 from tether.engine.sandbox.detect import SandboxInfo, detect
@@ -91,8 +91,8 @@ def run_doctor(
     if probe:
         import anyio
 
-        report.probes = anyio.run(probe_all, report.setup, report.catalog)
         report.listed = anyio.run(list_all, report.setup)
+        report.probes = anyio.run(probe_all, report.setup, report.catalog, report.listed)
     out.write(render_json(report) if as_json else render_text(report))
     return 0 if report.healthy else 1
 
@@ -153,15 +153,18 @@ def mask(key: str) -> str:
 # --- probing ----------------------------------------------------------------------------------
 
 
-async def probe_all(setup: Setup, catalog: ModelCatalog) -> list[Probe]:
-    """One request per provider, all at once; results in provider order."""
+async def probe_all(
+    setup: Setup, catalog: ModelCatalog, listed: dict[str, list[str] | str] | None = None
+) -> list[Probe]:
+    """One request per provider, all at once, on the model a session would run on (`listed`:
+    the providers' own lists); results in provider order."""
     import anyio
 
     providers = list(setup.providers.values())
     results = [Probe(p.name, "") for p in providers]
 
     async def one(i: int) -> None:
-        info = _probe_model(providers[i].name, catalog)
+        info = _probe_model(providers[i], catalog, (listed or {}).get(providers[i].name))
         if info is not None:
             results[i] = await probe(providers[i], info)
 
@@ -171,11 +174,24 @@ async def probe_all(setup: Setup, catalog: ModelCatalog) -> list[Probe]:
     return results
 
 
-def _probe_model(provider: str, catalog: ModelCatalog) -> ModelInfo | None:
-    """The provider's model that is the default, else its first."""
-    if provider_of(catalog.default) == provider and catalog.default in catalog.infos:
-        return catalog.infos[catalog.default]
-    return next((i for i in catalog.infos.values() if provider_of(i.id) == provider), None)
+def _probe_model(
+    provider: Provider, catalog: ModelCatalog, listed: list[str] | str | None
+) -> ModelInfo | None:
+    """The provider's model that is the default, else its first; on a keyless server that
+    lists others only, the one discovery would pick (the first it lists)."""
+    name = provider.name
+    if provider_of(catalog.default) == name and catalog.default in catalog.infos:
+        info = catalog.infos[catalog.default]
+    else:
+        info = next((i for i in catalog.infos.values() if provider_of(i.id) == name), None)
+    if info is None or provider.api_key or not isinstance(listed, list):
+        return info
+    from tether.engine.discovery import local_fallback
+
+    instead = local_fallback(info.id.partition(":")[2], listed)
+    if instead is None:
+        return info
+    return catalog.infos.get(f"{name}:{instead}") or model_info(f"{name}:{instead}")
 
 
 async def probe(provider: Provider, info: ModelInfo) -> Probe:

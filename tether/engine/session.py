@@ -90,6 +90,8 @@ class Session:
     # Why the running turn was cancelled: "client" when the client said so (session/cancel),
     # which also answers the turn's pending permission requests itself.
     cancelled_by: str | None = None
+    # Set when the running turn is cancelled, for what waits before the turn's scope is entered.
+    turn_cancelled: anyio.Event | None = None
     # The store's row number of each saved history entry (rows of other processes between).
     message_seqs: list[int] = field(default_factory=list[int])
     # False for a session replayed but not yet prompted: its messages are still on disk
@@ -119,6 +121,7 @@ class Session:
             raise SessionBusy(self.id)
         self.cancelled_by = None
         self.turn_scope = anyio.CancelScope()
+        self.turn_cancelled = anyio.Event()
         return self.turn_scope
 
     def release(self) -> None:
@@ -128,6 +131,8 @@ class Session:
         if self.turn_scope is not None:
             self.cancelled_by = self.cancelled_by or by
             self.turn_scope.cancel()
+            if self.turn_cancelled is not None:
+                self.turn_cancelled.set()
 
 
 class SessionBusy(Exception):

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("tether.sessions")
 
 Closer = Callable[[], Awaitable[None]]
+FIRST_PROMPT_WAIT = 5.0  # seconds a first prompt waits for a local server's model list
 REPLAY_PART = 2048  # events read at a time by a replay
 
 
@@ -312,9 +313,44 @@ class SessionManager:
         for scope in self._discovering:
             scope.cancel()
 
-    async def discover(self, s: Session) -> bool:
+    async def settle_model(self, s: Session) -> bool:
+        """Before a fresh session's first request on a keyless server's default model, wait
+        (at most FIRST_PROMPT_WAIT, or until the turn is cancelled) for that server's own
+        list: the default may be a name it does not know. True when the options changed."""
+        if not self._may_move(s):
+            return False
+        changed = False
+        async with anyio.create_task_group() as tg:
+
+            async def settle() -> None:
+                nonlocal changed
+                with anyio.move_on_after(FIRST_PROMPT_WAIT):
+                    changed = await self.discover(s, during_turn=True)
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(settle)
+            if s.turn_cancelled is not None:
+                await s.turn_cancelled.wait()
+                tg.cancel_scope.cancel()
+        return changed
+
+    def _may_move(self, s: Session) -> bool:
+        """Whether discovery may still replace the session's model (see `discover`)."""
+        catalog = self.deps.catalog
+        handle = catalog.providers.get(s.state.model.partition(":")[0])
+        replaced = self._discovery.replaced if self._discovery is not None else None
+        return (
+            handle is not None
+            and handle.keyless
+            and s.state.model in (catalog.default, replaced)
+            and s.saved_messages == 0
+            and not s.history
+        )
+
+    async def discover(self, s: Session, *, during_turn: bool = False) -> bool:
         """Offer the models the providers list (fetched once per process, after a session was
-        answered); a session still on a default that discovery replaced moves with it. True
+        answered); a session still on a default that discovery replaced moves with it (not
+        once its turn runs, unless `during_turn`: its first request waits for this). True
         when the session's options changed."""
         catalog = self.deps.catalog
         if not catalog.providers:
@@ -337,7 +373,8 @@ class SessionManager:
         if scope.cancelled_caught or s.id not in self.sessions:
             return False
         moved = self._discovery.replacement(s.state.model)
-        if moved is not None and s.saved_messages == 0 and not s.history and not s.busy:
+        fresh = s.saved_messages == 0 and not s.history and (during_turn or not s.busy)
+        if moved is not None and fresh:
             await self.set_model(s, moved)
             await self.emit(s, ev.Notice("info", self._discovery.notice or f"Using {moved}"))
         return moved is not None or list(catalog.infos) != offered

@@ -324,6 +324,8 @@ class AcpAgent:
         try:
             if not params.prompt:
                 raise RpcError.invalid_params("prompt must contain at least one content block")
+            if await self.manager.settle_model(s):
+                await self.send_options(s)
             parts = user_parts(params.prompt, self.manager.model(s).info)
             command = commands.parse(parts)
             if command is not None:

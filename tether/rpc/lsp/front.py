@@ -330,6 +330,7 @@ class LspFront:
         self._view = view = TurnView(self._report, notes.tool if notes is not None else None)
         ending = "Stopped"  # what the progress ends with when the turn ends otherwise
         try:
+            await self.manager.settle_model(s)  # a local server's own model names
             stop = await self.manager.run_turn(s, [TextPart(text)], scope)
             ending = _ENDINGS.get(stop, stop)
         except TurnFailed as exc:
