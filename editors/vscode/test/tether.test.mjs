@@ -140,7 +140,11 @@ describe("against the real tether acp", () => {
     // the command ran in a VS Code terminal, after the edits; the card embeds it with its output
     const ran = cardOf(page.state, "check1").call;
     assert.equal(ran.content[0].type, "terminal");
-    assert.deepEqual(ran.content.slice(1), [{ type: "content", content: { type: "text", text: "exit code 0" } }]);
+    // after the terminal: the exit code, then who allowed the call
+    assert.deepEqual(ran.content.slice(1), [
+      { type: "content", content: { type: "text", text: "exit code 0" } },
+      { type: "content", content: { type: "text", text: "Allowed: user (once)" } },
+    ]);
     const view = page.state.terminals[ran.content[0].terminalId];
     assert.deepEqual(
       { command: view.command, output: view.output, truncated: view.truncated, exitStatus: view.exitStatus },
