@@ -327,10 +327,11 @@ async def test_images_become_base64_blocks(
     server: MockLLMServer, client: httpx.AsyncClient
 ) -> None:
     server.script(PATH, Reply(chunks=wire.anthropic_text(["a cat"])))
-    req = request([UserMessage([ImagePart("AAAA", "image/webp"), TextPart("what?")])])
+    webp = "UklGRgAAAABXRUJQVlA4IA=="  # RIFF....WEBPVP8: the API checks the bytes' type
+    req = request([UserMessage([ImagePart(webp, "image/webp"), TextPart("what?")])])
     await collect(make(server, client, info=model_info(images=True)), req)
     assert server.requests[0].json()["messages"][0]["content"] == [
-        {"type": "image", "source": {"type": "base64", "media_type": "image/webp", "data": "AAAA"}},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/webp", "data": webp}},
         {"type": "text", "text": "what?", "cache_control": {"type": "ephemeral"}},
     ]
 

@@ -10,6 +10,8 @@ user would see from the real service:
 * DeepSeek, thinking mode (on unless `thinking.type` is `disabled`): every earlier assistant
   round must carry its reasoning back (`reasoning_content` on chat completions, a `thinking`
   block on its anthropic endpoint, which also has no `redacted_thinking`).
+* Images: Anthropic refuses a base64 image over 5 MB and one whose bytes are another type than
+  its `media_type` says; OpenAI refuses a data URL of a type other than png, jpeg, gif or webp.
 * Tool schemas: OpenAI refuses an array schema without `items` ("array schema missing items");
   Anthropic refuses `oneOf`/`allOf`/`anyOf` at the top of an `input_schema` and property keys
   outside `^[a-zA-Z0-9_.-]{1,64}$`. One such tool fails the whole request.
@@ -17,6 +19,8 @@ user would see from the real service:
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from typing import Any
 
@@ -30,6 +34,9 @@ def refusal(api: API, body: dict[str, Any], dialect: Dialect) -> str | None:
     """The API's error message for a schema-valid body it still refuses, or None."""
     tools = _tool_schemas(api, body)
     problem = _anthropic_tools(tools) if api == "anthropic" else _openai_tools(tools)
+    if problem is not None:
+        return problem
+    problem = _anthropic_images(body) if api == "anthropic" else _openai_images(body)
     if problem is not None:
         return problem
     if dialect == "deepseek":
@@ -156,4 +163,55 @@ def _anthropic_tools(tools: list[tuple[str, dict[str, Any]]]) -> str | None:
                             f"tools.{i}.custom.input_schema.properties: Property keys should "
                             f"match pattern '^[a-zA-Z0-9_.-]{{1,64}}$'"
                         )
+    return None
+
+
+ANTHROPIC_IMAGE_MAX = 5 * 1024 * 1024  # bytes of base64 per image
+_MAGIC = {
+    "image/png": (b"\x89PNG\r\n\x1a\n",),
+    "image/jpeg": (b"\xff\xd8\xff",),
+    "image/gif": (b"GIF87a", b"GIF89a"),
+}
+
+
+def _real_type(data: bytes) -> str | None:
+    for mime, magics in _MAGIC.items():
+        if data.startswith(magics):
+            return mime
+    return "image/webp" if data[:4] == b"RIFF" and data[8:12] == b"WEBP" else None
+
+
+def _anthropic_images(body: dict[str, Any]) -> str | None:
+    for node in _nodes(body):
+        source = node.get("source") if node.get("type") == "image" else None
+        if not isinstance(source, dict) or source.get("type") != "base64":
+            continue
+        data, said = str(source.get("data", "")), source.get("media_type")
+        where = "messages.0.content.0.image.source.base64"
+        if len(data) > ANTHROPIC_IMAGE_MAX:
+            return f"{where}: image exceeds 5 MB maximum: {len(data)} bytes > 5242880 bytes"
+        try:
+            real = _real_type(base64.b64decode(data, validate=True))
+        except binascii.Error:
+            real = None
+        if real is None:
+            return f"{where}: Could not process image"
+        if real != said:
+            return (
+                f"{where}: The image was specified using the {said} media type, but the image "
+                f"appears to be a {real} image"
+            )
+    return None
+
+
+def _openai_images(body: dict[str, Any]) -> str | None:
+    for node in _nodes(body):
+        url = node.get("url") or node.get("image_url")
+        if isinstance(url, str) and url.startswith("data:"):
+            mime = url[5:].split(";", 1)[0]
+            if mime not in ("image/png", "image/jpeg", "image/gif", "image/webp"):
+                return (
+                    "You uploaded an unsupported image. Please make sure your image has of one "
+                    "the following formats: ['png', 'jpeg', 'gif', 'webp']."
+                )
     return None

@@ -99,6 +99,8 @@ class Session:
     history_loaded: bool = True
     # Events not yet stored, kept for replay.
     pending_events: list[Event] = field(default_factory=list[Event])
+    # Stored history entries changed since (their images left out): rewritten at the next save.
+    rewritten: set[int] = field(default_factory=set[int])
 
     @property
     def saved_messages(self) -> int:

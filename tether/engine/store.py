@@ -147,17 +147,30 @@ class Store:
         """Write the session row and any history entries not yet stored."""
         new = session.history[session.saved_messages :]
         events, session.pending_events = session.pending_events, []
+        changed, session.rewritten = session.rewritten, set()
         try:
-            seqs = await self._run(self._save, session, new, coalesce(events))
+            seqs = await self._run(self._save, session, new, coalesce(events), changed)
         except BaseException:
             session.pending_events[:0] = events  # not stored: keep them for the next save
+            session.rewritten |= changed
             raise
         session.message_seqs += seqs
 
-    def _save(self, s: Session, new: list[Message], events: list[Event]) -> list[int]:
-        """Store the row, the new messages and the events; the new messages' row numbers."""
+    def _save(
+        self, s: Session, new: list[Message], events: list[Event], changed: set[int]
+    ) -> list[int]:
+        """Store the row, the changed and new messages and the events; the new messages' row
+        numbers."""
         db = self._conn()
         with db:
+            db.executemany(
+                "UPDATE messages SET body=? WHERE session_id=? AND seq=?",
+                [
+                    (_encode(s.history[i]), s.id, s.message_seqs[i])
+                    for i in sorted(changed)
+                    if i < len(s.message_seqs)
+                ],
+            )
             db.execute(
                 "INSERT INTO sessions(id, cwd, title, created_at, updated_at, state) "
                 "VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "

@@ -25,6 +25,7 @@ from tether.engine.history import (
     UserMessage,
     UserPart,
 )
+from tether.engine.images import leave_out
 from tether.engine.pipeline import Batch
 from tether.engine.providers import base as llm
 from tether.engine.registry import Registry
@@ -85,6 +86,7 @@ class Turn:
         self.persist = persist
         self.config = config
         self._told_shrink = False
+        self._start = 0  # where this turn begins in the history (set by run)
         self.changes = undo.TurnChanges()  # files this turn wrote, as they were before
 
     async def emit(self, event: ev.Event) -> None:
@@ -94,6 +96,7 @@ class Turn:
         """Run the turn to its stop reason inside `scope` (the session's claim: cancelling it,
         even before this starts, ends the turn with `cancelled`); a provider failure raises
         TurnFailed."""
+        self._start = len(self.session.history)
         self.session.history.append(UserMessage(parts))
         await self.persist(self.session)
         with scope:
@@ -157,13 +160,25 @@ class Turn:
                 async for item in stream:
                     await acc.take(item, self.emit)
         except llm.ProviderError as exc:
-            raise TurnFailed(str(exc)) from exc
+            raise TurnFailed(f"{exc}{self._leave_out_images(exc)}") from exc
         except anyio.get_cancelled_exc_class():
             if acc.text:  # keep what the user already saw; drop half-streamed tool calls
                 self.session.history.append(AssistantMessage(acc.text))
             raise
         await self.emit(self._usage(acc.usage, request, acc.text))
         return _Round(acc.message(), acc.finish, acc.usage)
+
+    def _leave_out_images(self, exc: llm.ProviderError) -> str:
+        """A refused request (400, 413, 422) with this turn's images: they leave the session,
+        which would otherwise fail at every later prompt. What to tell the user."""
+        if exc.retryable or exc.status not in (400, 413, 422):
+            return ""
+        count, changed = leave_out(self.session.history, self._start)
+        self.session.rewritten.update(changed)
+        if count == 0:
+            return ""
+        what = "this turn's image is" if count == 1 else f"this turn's {count} images are"
+        return f" ({what} left out of the session, so the next prompt goes without)"
 
     # --- the request and its context reduction ---------------------------------------------
 

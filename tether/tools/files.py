@@ -8,6 +8,7 @@ from typing import Literal
 
 from tether.engine.events import DiffOut, Location, TextOut
 from tether.engine.history import ImagePart
+from tether.engine.images import IMAGE_MAX_BYTES, image_type
 from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
 from tether.engine.seam import TEXT_MAX_BYTES, Capabilities, DirEntry, FileStat, SeamError
 from tether.tools.paths import display, existing, named, regular_file, resolve, spill_root
@@ -16,7 +17,6 @@ from tether.tools.text import (
     SNIFF_BYTES,
     Window,
     check_text,
-    image_type,
     load_text,
     stream_window,
     window_of,
@@ -25,7 +25,6 @@ from tether.tools.text import (
 READ_MAX_CHARS = 32_000
 READ_HARD_MAX = 200_000
 LIST_MAX_ENTRIES = 500
-IMAGE_MAX_BYTES = 3_750_000  # 5 MB once base64-encoded: the smallest provider limit
 
 
 @tool(kind="read", read_only=True, spill=False)

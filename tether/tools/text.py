@@ -7,29 +7,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tether.engine.images import image_type
 from tether.engine.registry import ToolError
 from tether.engine.seam import TEXT_MAX_BYTES, Capabilities, FileStat, SeamError
 
 SNIFF_BYTES = 8192
 LINE_MAX_CHARS = 2000  # a longer line is cut (minified code, data on one line)
 STREAM_CHUNK = 1024 * 1024
-
-_IMAGES = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-)
-
-
-def image_type(head: bytes) -> str | None:
-    """The MIME type of a PNG, JPEG, GIF or WebP from its first bytes."""
-    for magic, mime in _IMAGES:
-        if head.startswith(magic):
-            return mime
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
-    return None
 
 
 def is_binary(head: bytes, size: int) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tether.engine.history import ImagePart, TextPart, UserPart
+from tether.engine.images import ImageRefused, checked_image
 from tether.engine.providers.base import ModelInfo
 from tether.rpc.errors import RpcError
 from tether.schemas import acp
@@ -23,7 +24,11 @@ def user_parts(blocks: list[acp.ContentBlock], model: ModelInfo) -> list[UserPar
                     f"prompt[{i}]: the model {model.id} does not accept images; "
                     "pick an image-capable model (`images = true` in its config)"
                 )
-            parts.append(ImagePart(b.data, b.mime_type))
+            try:
+                data, mime = checked_image(b.data, b.mime_type)
+            except ImageRefused as exc:
+                raise RpcError.invalid_params(f"prompt[{i}]: {exc}") from None
+            parts.append(ImagePart(data, mime))
         else:
             raise RpcError.invalid_params(f"prompt[{i}]: this agent does not accept audio content")
     return parts
