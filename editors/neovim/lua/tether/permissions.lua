@@ -3,9 +3,11 @@
 -- A permission request's card goes into the chat and every option the agent offers into
 -- vim.ui.select, with its name and what its kind means; the answer is the chosen optionId. A
 -- form asks its fields one after another (vim.ui.select for booleans and choices, vim.ui.input
--- for text and numbers). Dismissing a picker leaves a permission request waiting (the status
--- says so; :Tether approve or ga in the chat asks again) and cancels a form. Cancelling the turn
--- answers everything still waiting with "cancelled", as ACP requires.
+-- for text and numbers). The card is on the screen before a picker opens (chat.reveal): one
+-- that blocks, like the builtin, would otherwise ask over a screen drawn before the request.
+-- Dismissing a picker leaves a permission request waiting (the status says so; :Tether approve
+-- or ga in the chat asks again) and cancels a form. Cancelling the turn answers everything
+-- still waiting with "cancelled", as ACP requires.
 local chat = require("tether.ui.chat")
 local status = require("tether.status")
 
@@ -70,6 +72,7 @@ end
 
 local function show_permission(item)
   status.set("waiting for your approval: " .. title_of(item.params), "approval")
+  chat.reveal(item.card)
   vim.ui.select(item.params.options or {}, {
     prompt = "tether asks: " .. title_of(item.params),
     format_item = M.label,
@@ -163,6 +166,7 @@ local function show_form(item)
   local keys = field_order(props)
   local content = {}
   status.set("waiting for your answer: " .. params.message, "approval")
+  chat.reveal(item.card)
   local function step(i)
     if i > #keys then
       local result = { action = "accept", content = next(content) and content or vim.empty_dict() }

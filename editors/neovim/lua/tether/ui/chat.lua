@@ -432,6 +432,45 @@ function M.form(params)
   return add("form", { params = params })
 end
 
+-- The lines (first, last; 1-based) of a card and of the pending tool entries right above it:
+-- what it asks about, with their diffs.
+local function asking_lines(handle)
+  local row, start = 0, nil
+  for _, b in ipairs(state.blocks) do
+    if b == handle then
+      return (start or row) + 1, row + b.height
+    end
+    if b.kind == "tool" and (b.call.status or "pending") == "pending" then
+      start = start or row
+    else
+      start = nil
+    end
+    row = row + b.height
+  end
+end
+
+--- Put a permission or form card on the screen before its question is asked: the chat is
+--- flushed, every window showing it scrolls the card's pending tool entries to the top (the
+--- card's last line stays in view when they do not all fit), and Neovim redraws. Without this
+--- the builtin vim.ui.select, which blocks in inputlist, asks over a screen drawn before the
+--- request came.
+function M.reveal(handle)
+  flush()
+  local first, last = asking_lines(handle)
+  if first then
+    for _, win in ipairs(vim.fn.win_findbuf(state.buf)) do
+      vim.api.nvim_win_call(win, function()
+        vim.api.nvim_win_set_cursor(win, { first, 0 })
+        vim.cmd("normal! zt")
+        -- The cursor ends on the card's last line: in view, and at the chat's end when the
+        -- card is the newest block, so the window keeps following the output (see flush).
+        vim.api.nvim_win_set_cursor(win, { last, 0 })
+      end)
+    end
+  end
+  vim.cmd.redraw()
+end
+
 function M.answered(handle, answer)
   handle.answer = answer
   touch(handle)
