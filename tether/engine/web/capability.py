@@ -7,6 +7,7 @@ Aborting a call is anyio cancellation; `aclose` aborts the calls still running (
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import TypeVar
@@ -82,9 +83,7 @@ class WebCapability:
         page = await provider.fetch(url, target=target)
         body, kind = page.body, page.media_type
         if kind in _HTML:
-            body = await anyio.to_thread.run_sync(
-                html_to_markdown, body, page.final_url, abandon_on_cancel=True
-            )
+            body = await _markdown(body, page.final_url)
             kind = "text/markdown"
         cap = self.local.limits.max_body_chars
         truncated = page.truncated or len(body) > cap
@@ -125,6 +124,18 @@ class WebCapability:
         self._closed = True
         for scope in list(self._running):
             scope.cancel()
+
+
+async def _markdown(html: str, url: str) -> str:
+    """The page as Markdown, on a worker thread; a cancelled call (a timeout) stops that thread's
+    work too, instead of leaving it to finish a page nobody waits for."""
+    stop = threading.Event()
+    try:
+        return await anyio.to_thread.run_sync(
+            html_to_markdown, html, url, stop, abandon_on_cancel=True
+        )
+    finally:
+        stop.set()
 
 
 def _capped(found: SearchResults, max_results: int) -> SearchResults:

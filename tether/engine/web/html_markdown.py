@@ -1,38 +1,18 @@
-"""HTML to Markdown through a real parser (the standard library's `html.parser`).
-
-The parser's events build a small tree, repairing what browsers repair (an unclosed `<p>` or
-`<li>`, cells without `</td>`); the tree renders as Markdown: `#` headings, lists (nested,
-numbered), `[links](absolute URLs)`, `**bold**`, `*emphasis*`, `` `code` ``, fenced code blocks
-with their language, block quotes and Markdown tables. Scripts, styles, forms' controls,
-navigation chrome (`nav`, `aside`, `footer`, a page-level `header`, ARIA navigation) and hidden
-elements are dropped.
+"""HTML to Markdown: the tree `html_tree` parses, rendered as Markdown: `#` headings,
+lists (nested, numbered), `[links](absolute URLs)`, `**bold**`, `*emphasis*`, `` `code` ``,
+fenced code blocks with their language, block quotes and Markdown tables. Scripts, styles,
+forms' controls, navigation chrome (`nav`, `aside`, `footer`, a page-level `header`, ARIA
+navigation) and hidden elements are dropped.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from html.parser import HTMLParser
+import threading
 from urllib.parse import urljoin
 
-_VOID = frozenset(
-    [
-        "area",
-        "base",
-        "br",
-        "col",
-        "embed",
-        "hr",
-        "img",
-        "input",
-        "link",
-        "meta",
-        "param",
-        "source",
-        "track",
-        "wbr",
-    ]
-)
+from tether.engine.web.html_tree import Node, Stopped, parse
+
 _DROP = frozenset(
     [
         "script",
@@ -57,7 +37,7 @@ _DROP = frozenset(
     ]
 )
 _DROP_ROLES = frozenset({"navigation", "banner", "contentinfo", "search", "menu", "menubar"})
-_CLOSES_P = frozenset(
+_BLOCK = frozenset(
     [
         "address",
         "article",
@@ -89,10 +69,6 @@ _CLOSES_P = frozenset(
         "section",
         "table",
         "ul",
-    ]
-)
-_BLOCK = _CLOSES_P | frozenset(
-    [
         "body",
         "html",
         "li",
@@ -111,110 +87,14 @@ _BLOCK = _CLOSES_P | frozenset(
     ]
 )
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
-_MAX_DEPTH = 256  # deeper markup is flattened into the deepest element: rendering recurses
 _WS = re.compile(r"\s+")
 _BR = "\ue000"  # a <br> while inline text is collected: whitespace collapsing keeps it
 
 
-@dataclass
-class Node:
-    tag: str
-    attrs: dict[str, str] = field(default_factory=dict[str, str])
-    children: list[Node | str] = field(default_factory=list["Node | str"])
-
-    def text(self) -> str:
-        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
-
-    def find(self, tag: str) -> Node | None:
-        for c in self.children:
-            if isinstance(c, Node):
-                if c.tag == tag:
-                    return c
-                found = c.find(tag)
-                if found is not None:
-                    return found
-        return None
-
-
-class _TreeBuilder(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.root = Node("#root")
-        self.stack: list[Node] = [self.root]
-        self.title = ""
-        self._in_title = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "title":
-            self._in_title = True
-            return
-        self._imply_end(tag)
-        node = Node(tag, {k: v or "" for k, v in attrs})
-        self.stack[-1].children.append(node)
-        if tag not in _VOID and len(self.stack) < _MAX_DEPTH:
-            self.stack.append(node)
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.handle_starttag(tag, attrs)
-        if tag not in _VOID and self.stack[-1].tag == tag:
-            self.stack.pop()
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "title":
-            self._in_title = False
-            return
-        for i in range(len(self.stack) - 1, 0, -1):
-            if self.stack[i].tag == tag:
-                del self.stack[i:]
-                return
-            if tag in ("ul", "ol", "table") and self.stack[i].tag in ("ul", "ol", "table"):
-                return  # never close past another list or table to find a stray end tag
-
-    def handle_data(self, data: str) -> None:
-        if self._in_title:
-            self.title += data
-        else:
-            self.stack[-1].children.append(data)
-
-    def _imply_end(self, tag: str) -> None:
-        """Close what a browser closes when `tag` opens."""
-        if tag in _CLOSES_P:
-            self._close_open("p", stop=("button", "table", "li", "td", "th", "blockquote"))
-        if tag == "li":
-            self._close_open("li", stop=("ul", "ol"))
-        elif tag in ("dt", "dd"):
-            self._close_open("dt", stop=("dl",))
-            self._close_open("dd", stop=("dl",))
-        elif tag == "tr":
-            self._close_open("tr", stop=("table",))
-        elif tag in ("td", "th"):
-            self._close_open("td", stop=("tr", "table"))
-            self._close_open("th", stop=("tr", "table"))
-        elif tag in ("thead", "tbody", "tfoot"):
-            for t in ("thead", "tbody", "tfoot"):
-                self._close_open(t, stop=("table",))
-
-    def _close_open(self, tag: str, *, stop: tuple[str, ...]) -> None:
-        for i in range(len(self.stack) - 1, 0, -1):
-            open_tag = self.stack[i].tag
-            if open_tag == tag:
-                del self.stack[i:]
-                return
-            if open_tag in stop:
-                return
-
-
-def parse(html: str) -> tuple[Node, str]:
-    """The document's tree and its `<title>`."""
-    builder = _TreeBuilder()
-    builder.feed(html)
-    builder.close()
-    return builder.root, _WS.sub(" ", builder.title).strip()
-
-
-def html_to_markdown(html: str, base_url: str = "") -> str:
-    root, title = parse(html)
-    body = _Renderer(base_url).blocks(root)
+def html_to_markdown(html: str, base_url: str = "", stop: threading.Event | None = None) -> str:
+    """The page as Markdown; Stopped when `stop` is set meanwhile (from another thread)."""
+    root, title = parse(html, stop)
+    body = _Renderer(base_url, stop).blocks(root)
     text = "\n\n".join(b for b in body if b.strip())
     if title and not re.search(r"^# ", text, re.MULTILINE):
         text = f"# {title}\n\n{text}" if text else f"# {title}"
@@ -238,14 +118,18 @@ def _dropped(node: Node, in_content: bool) -> bool:
 
 
 class _Renderer:
-    def __init__(self, base_url: str) -> None:
+    def __init__(self, base_url: str, stop: threading.Event | None) -> None:
         self.base = base_url
+        self.stop = stop
         self.in_content = 0  # inside <main> or <article>: a <header> there is the article's
+        self.in_link = False  # a link inside a link is its text (browsers never nest them)
 
     # --- blocks ----------------------------------------------------------------------------
 
     def blocks(self, node: Node) -> list[str]:
         """Render a container's children as Markdown blocks (paragraph-sized strings)."""
+        if self.stop is not None and self.stop.is_set():
+            raise Stopped
         out: list[str] = []
         run: list[str] = []
 
@@ -357,6 +241,8 @@ class _Renderer:
         return "".join(parts)
 
     def inline(self, node: Node) -> str:
+        if self.stop is not None and self.stop.is_set():
+            raise Stopped
         tag = node.tag
         if tag == "br":
             return _BR
@@ -364,6 +250,12 @@ class _Renderer:
             alt = _WS.sub(" ", node.attrs.get("alt", "")).strip()
             src = node.attrs.get("src", "")
             return f"![{alt}]({self._url(src)})" if alt and src else alt
+        if tag == "a" and not self.in_link:
+            self.in_link = True
+            try:
+                return self.link(node, self.inline_children(node))
+            finally:
+                self.in_link = False
         inner = self.inline_children(node)
         if tag in ("strong", "b"):
             return _wrap(inner, "**")
@@ -373,8 +265,6 @@ class _Renderer:
             return _wrap(inner, "~~")
         if tag in ("code", "kbd", "samp", "tt"):
             return _code_span(inner)
-        if tag == "a":
-            return self.link(node, inner)
         if tag in _BLOCK:  # a block inside inline context (a <p> in a table cell)
             return f" {inner} "
         return inner
