@@ -243,11 +243,10 @@ async def test_two_processes_on_one_database_lose_nothing(home: Path, project: P
 
 
 async def test_an_old_database_is_migrated_forward(home: Path, project: Path) -> None:
-    from tether.engine.store import _MIGRATIONS, SCHEMA_VERSION, Store
+    from tether.engine.store import SCHEMA_VERSION, Store, migrate
 
     db = apsw.Connection(str(home / "tether.db"))
-    db.execute(_MIGRATIONS[0])
-    db.execute("PRAGMA user_version=1")
+    migrate(db, upto=1)
     state = json.dumps({"mode": "code", "model": "demo"})
     db.execute(
         "INSERT INTO sessions(id, cwd, title, created_at, updated_at, state) "

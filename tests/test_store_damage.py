@@ -15,7 +15,7 @@ import apsw
 import pytest
 
 from tests.harness import REPO, script, spawn_agent
-from tether.engine.store import _MIGRATIONS
+from tether.engine.store import migrate
 
 pytestmark = pytest.mark.anyio
 
@@ -31,11 +31,13 @@ def _torn(home: Path) -> Path:
     db = home / "tether.db"
     conn = apsw.Connection(str(db))
     conn.execute("PRAGMA journal_mode=DELETE")
-    for sql in _MIGRATIONS:
-        conn.execute(sql)
-    conn.execute(f"PRAGMA user_version={len(_MIGRATIONS)}")
+    migrate(conn)
     rows = [(f"s{i}", "/p", None, "t", "t", b"x" * 3000) for i in range(40)]
-    conn.executemany("INSERT INTO sessions VALUES(?, ?, ?, ?, ?, ?)", rows)
+    conn.executemany(
+        "INSERT INTO sessions(id, cwd, title, created_at, updated_at, state) "
+        "VALUES(?, ?, ?, ?, ?, ?)",
+        rows,
+    )
     conn.close()
     data = bytearray(db.read_bytes())
     data[4096:] = b"\xa5" * (len(data) - 4096)

@@ -14,7 +14,7 @@ from tether.engine import events as ev
 from tether.engine.history import TextPart, UserMessage
 from tether.engine.rendering import MAX_RENDERING, Renderer, Replay
 from tether.engine.session import Session, SessionState
-from tether.engine.store import _MIGRATIONS, Store
+from tether.engine.store import Store, migrate
 
 pytestmark = pytest.mark.anyio
 
@@ -99,9 +99,7 @@ async def test_a_replay_reads_a_part_of_the_rows(tmp_path: Path) -> None:
 
 async def test_a_store_without_renderings_is_migrated_and_replayed(tmp_path: Path) -> None:
     db = apsw.Connection(str(tmp_path / "t.db"))
-    for v, migration in enumerate(_MIGRATIONS[:2]):
-        db.execute(migration)
-        db.execute(f"PRAGMA user_version={v + 1}")
+    migrate(db, upto=2)
     db.execute(
         "INSERT INTO sessions VALUES('sess_r', '/p', NULL, 't', 't', ?)", (b'{"model":"demo"}',)
     )

@@ -71,6 +71,22 @@ class SessionState(msgspec.Struct):
     network: bool | None = None
 
 
+def with_window_choices(stored: SessionState, mine: SessionState) -> SessionState:
+    """The state another process stored, with what this window chose for itself kept: its
+    mode, model and effort, approvals, network, MCP servers and roots (what its pickers and
+    its client show). Grants, undo, the summary, the cost and the snapshot are the session's."""
+    return msgspec.structs.replace(
+        stored,
+        mode=mine.mode,
+        approvals=mine.approvals,
+        model=mine.model,
+        reasoning=mine.reasoning,
+        network=mine.network,
+        mcp_servers=mine.mcp_servers,
+        roots=mine.roots,
+    )
+
+
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -101,6 +117,9 @@ class Session:
     pending_events: list[Event] = field(default_factory=list[Event])
     # Stored history entries changed since (their images left out): rewritten at the next save.
     rewritten: set[int] = field(default_factory=set[int])
+    # The store's row after the last event this process stored or showed: rows from it on
+    # were written by another process, and are shown before this process's next turn.
+    event_end: int = 0
 
     @property
     def saved_messages(self) -> int:

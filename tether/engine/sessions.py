@@ -25,6 +25,7 @@ from tether.engine import events as ev
 from tether.engine import undo
 from tether.engine.config.catalog import ModelCatalog
 from tether.engine.history import TextPart, UserPart
+from tether.engine.lease import Holder, lease_seconds
 from tether.engine.providers.base import LLM
 from tether.engine.pty_host import PtyHost
 from tether.engine.registry import Registry, ToolDef
@@ -39,8 +40,9 @@ from tether.engine.session import (
     Session,
     SessionState,
     now_iso,
+    with_window_choices,
 )
-from tether.engine.store import SessionRow, Store
+from tether.engine.store import SessionRow, Store, folder
 from tether.engine.system_prompt import PERSONA, project_context, system_prompt
 from tether.engine.turn import Turn, TurnConfig
 from tether.engine.workspace import DEFAULT_DENYLIST
@@ -77,6 +79,10 @@ class Front(Protocol):
 
     def capabilities(self, session: Session, model: LLM) -> Capabilities:
         """The seam implementations for a session's calls (client fs, approvals, ...)."""
+        ...
+
+    async def catch_up(self, session_id: str, replay: Replay) -> None:
+        """Show what another process added to the session (its turns) before this turn."""
         ...
 
 
@@ -140,10 +146,11 @@ class SessionManager:
         session_id: str | None = None,
     ) -> Session:
         """`session_id`: the id the client was already given (a session answered before the
-        engine was up); a new one otherwise."""
+        engine was up); a new one otherwise. The folders are kept by their real paths."""
+        cwd = folder(cwd)
         s = self.fresh(cwd, session_id)
         s.state.mcp_servers = [dict(m) for m in mcp_servers]
-        s.state.roots = roots or [cwd]
+        s.state.roots = [folder(r) for r in roots] or [cwd]
         self._open(s)
         await self.deps.store.save(s)
         return s
@@ -164,6 +171,7 @@ class SessionManager:
         store kept them, else the events."""
         store = self.deps.store
         end = await store.event_end(s.id)
+        s.event_end = end  # what this client is shown from here on is new to it
         for start in range(0, end, REPLAY_PART):
             yield await store.replay(s.id, s, start, min(start + REPLAY_PART, end))
 
@@ -299,7 +307,7 @@ class SessionManager:
         self, cwd: str | None, cursor: str | None, limit: int
     ) -> tuple[list[SessionRow], str | None]:
         after = decode_cursor(cursor) if cursor is not None else None
-        rows = await self.deps.store.list(cwd, after, limit + 1)
+        rows = await self.deps.store.list(cwd, after, limit + 1)  # by the folder's real path
         page = rows[:limit]
         more = len(rows) > limit
         return page, encode_cursor(page[-1].updated_at, page[-1].id) if more else None
@@ -440,8 +448,48 @@ class SessionManager:
     async def run_turn(
         self, s: Session, parts: list[UserPart], scope: anyio.CancelScope
     ) -> ev.StopReason:
-        """One prompt as a turn; TurnFailed when the provider cannot serve it."""
+        """One prompt as a turn; TurnFailed when the provider cannot serve it, HeldElsewhere
+        when another process runs a turn of this session."""
         await self.deps.store.load_history(s)
+        holder = str(Holder.me())
+        await self._catch_up(s, holder)
+        renewing = anyio.CancelScope()
+        self._background.start_soon(self._renew_lease, s.id, holder, renewing)
+        try:
+            return await self._run_turn(s, parts, scope)
+        finally:
+            renewing.cancel()
+            with anyio.CancelScope(shield=True):
+                await self.deps.store.release(s.id, holder)
+
+    async def _catch_up(self, s: Session, holder: str) -> None:
+        """Take the session's lease, and take in what other processes stored meanwhile: their
+        messages join the history, their events are shown to this client first."""
+        caught = await self.deps.store.take(s, holder, lease_seconds())
+        s.history.extend(caught.messages)
+        s.message_seqs.extend(caught.seqs)
+        if caught.state is not None:
+            s.state = with_window_choices(caught.state, s.state)
+            s.title = s.title or caught.title
+        s.event_end = caught.event_end
+        if caught.replay.items:
+            note = "Earlier in this session, from another window:"
+            await self.front.show(s.id, ev.Notice("info", note))
+            await self.front.catch_up(s.id, caught.replay)
+
+    async def _renew_lease(self, session_id: str, holder: str, scope: anyio.CancelScope) -> None:
+        seconds = lease_seconds()
+        with scope:
+            while True:
+                await anyio.sleep(seconds / 3)
+                try:
+                    await self.deps.store.renew(session_id, holder, seconds)
+                except Exception:  # the turn goes on; the lease may lapse
+                    log.exception("renewing the lease of session %s", session_id)
+
+    async def _run_turn(
+        self, s: Session, parts: list[UserPart], scope: anyio.CancelScope
+    ) -> ev.StopReason:
         s.record(ev.UserPrompted(parts, message=len(s.history)))  # the client showed it
         text = prompt_text(parts)
         if s.title is None and text:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import logging
 import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +19,15 @@ import msgspec
 
 from tether.engine.events import Event, UserPrompted, coalesce
 from tether.engine.history import Message, UserMessage, UserPart
+from tether.engine.lease import HeldElsewhere, free
 from tether.engine.private import private_dir, private_file
 from tether.engine.rendering import Renderer, Replay
 from tether.engine.session import Session, SessionState
 
 log = logging.getLogger("tether.store")
 
-_MIGRATIONS = [
+Migration = str | Callable[[Any], None]  # SQL, or a step that needs Python (the file system)
+_MIGRATIONS: list[Migration] = [
     """
     CREATE TABLE sessions(
         id TEXT PRIMARY KEY,
@@ -55,7 +60,16 @@ _MIGRATIONS = [
     ALTER TABLE events ADD COLUMN shown BLOB;
     ALTER TABLE events ADD COLUMN shown_by INTEGER;
     """,
+    # Who writes the session's turns now, until when (tether/engine/lease.py).
+    """
+    ALTER TABLE sessions ADD COLUMN lease_holder TEXT;
+    ALTER TABLE sessions ADD COLUMN lease_until REAL;
+    """,
+    # A folder is known by its real path: rows stored under a symlink or an unnormalised
+    # spelling move to it.
+    lambda db: _real_cwds(db),
 ]
+UNPROMPTED_DAYS = 1  # a session never prompted is deleted after this (editors open one per start)
 
 SCHEMA_VERSION = len(_MIGRATIONS)
 _encode = msgspec.json.Encoder().encode
@@ -69,6 +83,18 @@ class SessionRow(msgspec.Struct, frozen=True):
     cwd: str
     title: str | None
     updated_at: str
+
+
+@dataclass
+class CatchUp:
+    """What other processes stored in a session since this process last looked."""
+
+    messages: list[Message]
+    seqs: list[int]  # their row numbers
+    state: SessionState | None  # the stored state (None: the row is gone)
+    title: str | None
+    replay: Replay  # the events this process has not shown
+    event_end: int
 
 
 class Store:
@@ -112,7 +138,7 @@ class Store:
         try:
             db.setbusytimeout(5000)
             db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON")
-            _migrate(db)
+            migrate(db)
         except BaseException:
             db.close()
             raise
@@ -122,6 +148,7 @@ class Store:
                 os.chmod(side, 0o600)
         if self.renderer is not None:
             self._renderer_id = _renderer_id(db, self.renderer.tag)
+        _forget_unprompted(db)
         return db
 
     def _fall_back(self, exc: BaseException) -> None:
@@ -138,7 +165,7 @@ class Store:
                 pass
         db = apsw.Connection(":memory:")
         db.execute("PRAGMA foreign_keys=ON")
-        _migrate(db)
+        migrate(db)
         if self.renderer is not None:
             self._renderer_id = _renderer_id(db, self.renderer.tag)
         self._db = db
@@ -149,18 +176,19 @@ class Store:
         events, session.pending_events = session.pending_events, []
         changed, session.rewritten = session.rewritten, set()
         try:
-            seqs = await self._run(self._save, session, new, coalesce(events), changed)
+            seqs, event_end = await self._run(self._save, session, new, coalesce(events), changed)
         except BaseException:
             session.pending_events[:0] = events  # not stored: keep them for the next save
             session.rewritten |= changed
             raise
         session.message_seqs += seqs
+        session.event_end = max(session.event_end, event_end)
 
     def _save(
         self, s: Session, new: list[Message], events: list[Event], changed: set[int]
-    ) -> list[int]:
+    ) -> tuple[list[int], int]:
         """Store the row, the changed and new messages and the events; the new messages' row
-        numbers."""
+        numbers, and the row after the last event stored (0: none)."""
         db = self._conn()
         with db:
             db.executemany(
@@ -190,6 +218,7 @@ class Store:
                     [(s.id, seq, _encode(m)) for seq, m in zip(seqs, new, strict=True)],
                 )
             where = [*s.message_seqs, *seqs]  # history index -> row number
+            event_end = 0
             if events:
                 row = db.execute(
                     "SELECT COALESCE(MAX(seq) + 1, 0) FROM events WHERE session_id=?", (s.id,)
@@ -202,7 +231,8 @@ class Store:
                         for i, e in enumerate(events)
                     ],
                 )
-        return seqs
+                event_end = row[0] + len(events)
+        return seqs, event_end
 
     def _shown(self, event: Event) -> tuple[bytes | None, int | None]:
         """The rendering kept beside an event, and its renderer."""
@@ -224,6 +254,7 @@ class Store:
         if row is None:
             return None
         s = Session(session_id, row[0], _state.decode(row[3]), [], row[1], row[2])
+        s.event_end = self._event_end(session_id)
         if history:
             self._fill_history(db, s)
         else:
@@ -354,6 +385,61 @@ class Store:
             found[seq] = message.parts if isinstance(message, UserMessage) else []
         return found
 
+    # --- one writer at a time (tether/engine/lease.py) ---------------------------------------
+
+    async def take(self, s: Session, holder: str, seconds: float) -> CatchUp:
+        """Take the session's lease for a turn (HeldElsewhere when another live process has
+        it), and read, in the same transaction, what other processes stored since this
+        process last looked: messages after its last, the state row, events it has not shown."""
+        return await self._run(self._take, s, holder, seconds)
+
+    def _take(self, s: Session, holder: str, seconds: float) -> CatchUp:
+        db = self._conn()
+        with db:
+            now = time.time()
+            row = db.execute(
+                "SELECT lease_holder, lease_until, title, state FROM sessions WHERE id=?", (s.id,)
+            ).fetchone()
+            if row is not None:
+                if not free(row[0], row[1], now=now):
+                    raise HeldElsewhere(s.id, row[0], row[1])
+                db.execute(
+                    "UPDATE sessions SET lease_holder=?, lease_until=? WHERE id=?",
+                    (holder, now + seconds, s.id),
+                )
+            last = max(s.message_seqs, default=-1)
+            rows = db.execute(
+                "SELECT seq, body FROM messages WHERE session_id=? AND seq > ? ORDER BY seq",
+                (s.id, last),
+            ).fetchall()
+            end = self._event_end(s.id)
+            start = min(s.event_end, end)
+            return CatchUp(
+                messages=[_message.decode(body) for (_, body) in rows],
+                seqs=[seq for (seq, _) in rows],
+                state=_state.decode(row[3]) if row is not None else None,
+                title=row[2] if row is not None else None,
+                replay=self._replay(s.id, s, start, end) if start < end else Replay([], []),
+                event_end=end,
+            )
+
+    async def renew(self, session_id: str, holder: str, seconds: float) -> None:
+        await self._run(self._set_lease, session_id, holder, holder, time.time() + seconds)
+
+    async def release(self, session_id: str, holder: str) -> None:
+        await self._run(self._set_lease, session_id, holder, None, None)
+
+    def _set_lease(
+        self, session_id: str, holder: str, new: str | None, until: float | None
+    ) -> None:
+        """Renew or give back a lease this holder has (one taken over meanwhile stays)."""
+        db = self._conn()
+        with db:
+            db.execute(
+                "UPDATE sessions SET lease_holder=?, lease_until=? WHERE id=? AND lease_holder=?",
+                (new, until, session_id, holder),
+            )
+
     async def list(
         self, cwd: str | None, after: tuple[str, str] | None, limit: int
     ) -> list[SessionRow]:
@@ -370,7 +456,7 @@ class Store:
         args: list[Any] = []
         if cwd is not None:
             sql += " AND cwd=?"
-            args.append(cwd)
+            args.append(folder(cwd))
         if after is not None:
             sql += " AND (updated_at < ? OR (updated_at = ? AND id < ?))"
             args += [after[0], after[0], after[1]]
@@ -436,11 +522,45 @@ def _by_reference(event: Event, where: list[int]) -> Event:
     return event
 
 
-def _migrate(db: Any) -> None:
+def folder(path: str) -> str:
+    """A folder's one identity: its real path (symlinks, `.`, `..`, doubled and trailing
+    slashes resolved), so a project is the same whichever spelling an editor opened."""
+    return os.path.realpath(path)
+
+
+def _real_cwds(db: Any) -> None:
+    rows = db.execute("SELECT id, cwd FROM sessions").fetchall()
+    db.executemany(
+        "UPDATE sessions SET cwd=? WHERE id=?",
+        [(folder(cwd), sid) for sid, cwd in rows if folder(cwd) != cwd],
+    )
+
+
+def _forget_unprompted(db: Any) -> None:
+    """Delete sessions never prompted (an editor opens one at every start) once a day old:
+    nobody's conversation, listed nowhere."""
+    cutoff = time.strftime(
+        "%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() - UNPROMPTED_DAYS * 86_400)
+    )
+    with db:
+        db.execute(
+            "DELETE FROM sessions WHERE updated_at < ? AND NOT EXISTS "
+            "(SELECT 1 FROM messages m WHERE m.session_id = sessions.id)",
+            (cutoff,),
+        )
+
+
+def migrate(db: Any, upto: int = SCHEMA_VERSION) -> None:
+    """Bring a database to schema version `upto` (this tether's), step by step from its
+    `user_version`."""
     version = db.execute("PRAGMA user_version").fetchone()[0]
     if version > SCHEMA_VERSION:
         raise RuntimeError(f"the session store is from a newer tether (schema {version})")
-    for v in range(version, len(_MIGRATIONS)):
+    for v in range(version, upto):
+        step = _MIGRATIONS[v]
         with db:
-            db.execute(_MIGRATIONS[v])
+            if isinstance(step, str):
+                db.execute(step)
+            else:
+                step(db)
             db.execute(f"PRAGMA user_version={v + 1}")

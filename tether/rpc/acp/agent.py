@@ -14,7 +14,9 @@ import msgspec
 from msgspec import UNSET
 
 from tether.engine import events as ev
+from tether.engine.lease import HeldElsewhere
 from tether.engine.providers.base import LLM
+from tether.engine.rendering import Replay
 from tether.engine.seam import Capabilities, Web
 from tether.engine.session import Session, SessionBusy
 from tether.engine.sessions import EngineDeps, InvalidSetting, SessionManager, UnknownSession
@@ -91,6 +93,10 @@ class AcpAgent:
     async def show(self, session_id: str, event: ev.Event) -> None:
         for update in to_updates(event, notices=self.handshake.notices):
             await self.send(session_id, update)
+
+    async def catch_up(self, session_id: str, replay: Replay) -> None:
+        updates = replay_updates(replay, [], notices=self.handshake.notices)
+        await self.peer.notify_all("session/update", updates, update_params(session_id))
 
     def capabilities(self, session: Session, model: LLM) -> Capabilities:
         if self._web is None:  # one per process
@@ -337,6 +343,8 @@ class AcpAgent:
                 stop = await self.manager.run_turn(s, parts, scope)
             except TurnFailed as exc:
                 raise RpcError(PROVIDER_FAILED, f"The model provider failed: {exc}") from None
+            except HeldElsewhere as exc:
+                raise RpcError(SESSION_BUSY, str(exc), {"sessionId": s.id}) from None
             return acp.PromptResponse(stop_reason=stop)
         finally:
             s.release()

@@ -33,9 +33,11 @@ from pygls.uris import to_fs_path
 from tether import __version__
 from tether.engine import events as ev
 from tether.engine.history import TextPart
+from tether.engine.lease import HeldElsewhere
 from tether.engine.local import LocalSpill, LocalTerminal
 from tether.engine.providers.base import LLM
 from tether.engine.reads import ReadLedger
+from tether.engine.rendering import Replay
 from tether.engine.seam import Capabilities, Web
 from tether.engine.session import AccessGrant, Session
 from tether.engine.sessions import EngineDeps, InvalidSetting, SessionManager
@@ -165,6 +167,9 @@ class LspFront:
             self._notice(event)
         if self._view is not None:
             self._view.take(event)
+
+    async def catch_up(self, session_id: str, replay: Replay) -> None:
+        """tether lsp opens only sessions of its own: nothing of another process to show."""
 
     def capabilities(self, session: Session, model: LLM) -> Capabilities:
         features = self.features
@@ -336,6 +341,9 @@ class LspFront:
         except TurnFailed as exc:
             ending = "Failed: the model provider failed"
             raise JsonRpcException(f"The model provider failed: {exc}", REQUEST_FAILED) from None
+        except HeldElsewhere as exc:
+            ending = "Refused: the session runs in another window"
+            raise JsonRpcException(str(exc), REQUEST_FAILED) from None
         finally:
             self._view = self._progress = None
             if progress is not None:
