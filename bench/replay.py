@@ -34,9 +34,9 @@ from tether.engine.history import (
     UserMessage,
     UserPart,
 )
-from tether.engine.session import Session, SessionState
-from tether.engine.store import Store
-from tether.rpc.acp.rendering import acp_renderer
+from tether.engine.sessions.state import Session, SessionState
+from tether.engine.sessions.store import Store
+from tether.rpc.acp.replay_frames import acp_renderer
 from tether.rpc.acp.translate import replay
 from tether.schemas import acp
 

@@ -15,13 +15,13 @@ from tests.acp_schema import validate_agent_frame
 from tether.engine.config.catalog import ModelCatalog
 from tether.engine.providers.scripted import Script, ScriptedModel
 from tether.engine.registry import Registry, ToolDef
-from tether.engine.sessions import EngineDeps
-from tether.engine.store import Store
+from tether.engine.sessions.manager import EngineDeps
+from tether.engine.sessions.store import Store
 from tether.engine.system_prompt import PERSONA
 from tether.engine.turn import TurnConfig
 from tether.rpc.acp.agent import AcpAgent
 from tether.rpc.acp.handshake import Handshake
-from tether.rpc.acp.rendering import acp_renderer
+from tether.rpc.acp.replay_frames import acp_renderer
 from tether.rpc.peer import Peer
 from tether.transports.framing import NdjsonFramer
 from tether.transports.memory import memory_pair

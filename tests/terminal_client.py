@@ -53,7 +53,7 @@ class TerminalServer:
     def _term(self, params: dict[str, Any]) -> _Term:
         term = self.terms.get(params["terminalId"])
         if term is None or term.released:
-            from tether.rpc.errors import RpcError
+            from tether.rpc.rpc_error import RpcError
 
             raise RpcError(-32002, f"no terminal {params['terminalId']}")
         return term

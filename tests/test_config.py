@@ -16,11 +16,11 @@ import pytest
 from tests.harness import REPO, spawn_agent
 from tests.providers import wire
 from tests.providers.mock_llm_server import MockLLMServer, Reply
-from tether.cli import _fast_acp_args
+from tether.cli.main import _fast_acp_args
 from tether.engine.config.adapters import make_adapter
 from tether.engine.config.catalog import ModelCatalog
-from tether.engine.config.errors import ConfigError
 from tether.engine.config.file import example_config, load_config, parse_config
+from tether.engine.config.issues import ConfigError
 from tether.engine.config.load import build_catalog, load_catalog
 from tether.engine.config.resolve import resolve
 from tether.engine.config.toml_lines import index_keys, line_of

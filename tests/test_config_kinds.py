@@ -14,8 +14,8 @@ from tests.providers.mock_llm_server import MockLLMServer, Reply
 from tests.providers.wire import chat_text
 from tests.web.servers import Page, PageServer
 from tether.engine.config import kinds
-from tether.engine.config.errors import ConfigError
 from tether.engine.config.file import parse_config
+from tether.engine.config.issues import ConfigError
 from tether.engine.config.kinds import EnvVars, ProviderKind, WebKind, WebSources
 from tether.engine.config.load import build_catalog
 from tether.engine.config.resolve import resolve
@@ -25,7 +25,7 @@ from tether.engine.providers.base import ChatRequest, TextDelta
 from tether.engine.providers.common import HTTPProvider
 from tether.engine.providers.openai_chat import OpenAIChat
 from tether.engine.web.build import build_web, plan_web
-from tether.engine.web.registry import SearchProvider
+from tether.engine.web.provider_registry import SearchProvider
 from tether.engine.web.searxng import SearxngSearch
 from tether.schemas.config import ModelConfig
 

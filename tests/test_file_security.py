@@ -240,8 +240,8 @@ def test_the_config_file_sets_the_denylist(tmp_path: Path) -> None:
     import json
     import re
 
-    from tether.engine.config.errors import ConfigError
     from tether.engine.config.file import example_config, parse_config
+    from tether.engine.config.issues import ConfigError
     from tether.engine.config.load import build_catalog
     from tether.engine.workspace import DEFAULT_DENYLIST
 

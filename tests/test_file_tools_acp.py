@@ -17,7 +17,7 @@ from tests.stored import tool_results
 from tether.engine.history import ToolResultMessage
 from tether.engine.registry import CallPlan, ToolDef, tool
 from tether.engine.seam import Capabilities
-from tether.rpc.errors import RpcError
+from tether.rpc.rpc_error import RpcError
 from tether.tools import catalog
 
 pytestmark = pytest.mark.anyio

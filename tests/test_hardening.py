@@ -18,7 +18,7 @@ import pytest
 
 from tests.harness import REPO, AgentProcess, script, spawn_agent
 from tests.stored import tool_results
-from tether.engine.private import DAY
+from tether.engine.local.private_files import DAY
 
 pytestmark = pytest.mark.anyio
 INIT = {"protocolVersion": 1, "clientCapabilities": {}}
@@ -274,7 +274,7 @@ async def test_a_prompt_is_stored_once(home: Path, project: Path, tmp_path: Path
     assert isinstance(messages, int) and isinstance(events, int)
     assert messages > len(big) and events < 10_000
     from tether.engine.events import UserPrompted
-    from tether.engine.store import Store
+    from tether.engine.sessions.store import Store
 
     store = Store(home / "tether.db")
     replayed = await store.events(sid)
@@ -314,8 +314,8 @@ def test_the_config_file_sets_how_long_spill_files_stay(tmp_path: Path) -> None:
     assert (home / "spill" / "half_a_day").exists()
     bad = tmp_path / "bad.toml"
     bad.write_text("[workspace]\nspill_days = -3\n")
-    from tether.engine.config.errors import ConfigError
     from tether.engine.config.file import parse_config
+    from tether.engine.config.issues import ConfigError
 
     with pytest.raises(ConfigError, match=r":2: workspace.spill_days"):
         parse_config(bad.read_text(), bad)

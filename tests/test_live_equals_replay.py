@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.inprocess import agent_in_memory
-from tether.engine import sessions
-from tether.engine.store import Store
+from tether.engine.sessions import manager as sessions
+from tether.engine.sessions.store import Store
 from tether.rpc.acp.translate import replay
 from tether.tools import catalog
 

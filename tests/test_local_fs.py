@@ -8,9 +8,7 @@ import msgspec
 import pytest
 
 from tests.toolctx import make_ctx
-from tether.engine.local import (
-    LocalFileSystem,
-)
+from tether.engine.local.file_system import LocalFileSystem
 from tether.engine.registry import ToolError
 from tether.engine.seam import Capabilities, SeamError
 from tether.tools.files import read_file, write_file

@@ -10,9 +10,9 @@ import anyio
 import pytest
 
 from tests.processes import alive, pids, stubborn_argv
-from tether.engine.process import BoundedOutput, LocalTerminal
+from tether.engine.local.processes import BoundedOutput, LocalTerminal
+from tether.engine.local.terminal_text import sanitize
 from tether.engine.seam import SeamError, Stage
-from tether.engine.terminal_text import sanitize
 
 pytestmark = [
     pytest.mark.anyio,

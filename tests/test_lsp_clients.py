@@ -12,7 +12,7 @@ from pygls.exceptions import JsonRpcException
 
 from tests.lsp_client import FULL_CAPS, first_action, lsp_in_process, script_file, write_call
 from tests.stored import tool_results
-from tether.rpc.lsp import files
+from tether.rpc.lsp import buffer_fs
 
 pytestmark = pytest.mark.anyio
 
@@ -161,7 +161,7 @@ async def test_an_edit_never_reported_fails_the_call(
     home: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Neovim says it applied an edit whose version is older than its buffer, and drops it."""
-    monkeypatch.setattr(files, "REPORT_WAIT", 0.2)
+    monkeypatch.setattr(buffer_fs, "REPORT_WAIT", 0.2)
     async with lsp_in_process(project, _edit_readme(tmp_path)) as (editor, _):
         await editor.start()
         editor.open("README.md", "# Demo project\n\nHello.\n")

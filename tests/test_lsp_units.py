@@ -31,7 +31,7 @@ ENCODINGS = ["utf-8", "utf-16", "utf-32"]
 def test_the_fast_path_loads_no_pygls_lsprotocol_anyio_or_msgspec() -> None:
     code = (
         "import sys, json\n"
-        "from tether.cli import _fast_lsp_args\n"
+        "from tether.cli.main import _fast_lsp_args\n"
         "from tether.rpc.lsp import serve\n"
         "from tether.rpc.lsp.handshake import LspHandshake, fast_answer\n"
         "frame = json.dumps({'jsonrpc': '2.0', 'id': 1, 'method': 'initialize',"
@@ -153,7 +153,7 @@ def test_filling_a_new_document() -> None:
 
 
 def test_the_helix_setup_names_the_server_and_a_valid_mode() -> None:
-    from tether.engine.session import MODES
+    from tether.engine.sessions.state import MODES
 
     doc = tomllib.loads((REPO / "editors" / "lsp" / "helix-languages.toml").read_text())
     server = doc["language-server"]["tether"]

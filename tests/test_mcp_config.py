@@ -34,8 +34,8 @@ from tests.test_mcp_servers import (
     until,
     wait_for,
 )
-from tether.engine.config.errors import ConfigError
 from tether.engine.config.file import example_config, parse_config
+from tether.engine.config.issues import ConfigError
 from tether.engine.config.resolve import resolve
 from tether.engine.mcp.spec import ServerSpec
 

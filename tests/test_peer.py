@@ -11,8 +11,8 @@ import anyio
 import msgspec
 import pytest
 
-from tether.rpc.errors import ConnectionClosed, RpcError
 from tether.rpc.peer import Peer
+from tether.rpc.rpc_error import ConnectionClosed, RpcError
 from tether.transports.framing import NdjsonFramer
 from tether.transports.memory import MemoryByteStream, memory_pair
 from tether.transports.streams import FramedStream

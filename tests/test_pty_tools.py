@@ -13,7 +13,7 @@ import pytest
 
 from tests.processes import alive, carrying, pids, stubborn_argv
 from tests.test_process_tools import make_ctx
-from tether.engine.pty_host import PtyHost
+from tether.engine.local.pty_host import PtyHost
 from tether.engine.registry import ToolDef, ToolError, ToolOutput
 from tether.engine.seam import Capabilities, SeamError
 from tether.tools.pty import close_pty, open_pty, read_pty, write_pty, write_pty_keys

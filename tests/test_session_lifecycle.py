@@ -243,7 +243,7 @@ async def test_two_processes_on_one_database_lose_nothing(home: Path, project: P
 
 
 async def test_an_old_database_is_migrated_forward(home: Path, project: Path) -> None:
-    from tether.engine.store import SCHEMA_VERSION, Store, migrate
+    from tether.engine.sessions.store import SCHEMA_VERSION, Store, migrate
 
     db = apsw.Connection(str(home / "tether.db"))
     migrate(db, upto=1)
@@ -271,9 +271,9 @@ async def _long_session(home: Path, project: Path, turns: int) -> str:
     """A stored session of `turns` prompts and answers, as `tether acp` stores one."""
     from tether.engine import events as ev
     from tether.engine.history import AssistantMessage, TextPart, UserMessage
-    from tether.engine.session import Session, SessionState
-    from tether.engine.store import Store
-    from tether.rpc.acp.rendering import acp_renderer
+    from tether.engine.sessions.state import Session, SessionState
+    from tether.engine.sessions.store import Store
+    from tether.rpc.acp.replay_frames import acp_renderer
 
     s = Session("sess_long", str(project), SessionState(model="demo"))
     for i in range(turns):

@@ -15,8 +15,8 @@ from tether.engine.history import (
     ToolResultMessage,
     UserMessage,
 )
-from tether.engine.session import Session, SessionState
-from tether.engine.store import SCHEMA_VERSION, Store
+from tether.engine.sessions.state import Session, SessionState
+from tether.engine.sessions.store import SCHEMA_VERSION, Store
 
 pytestmark = pytest.mark.anyio
 

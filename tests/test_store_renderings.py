@@ -1,4 +1,4 @@
-"""Renderings kept beside the stored events (tether/engine/rendering.py): a replay reads them
+"""Renderings kept beside the stored events (tether/engine/sessions/renderings.py): a replay reads them
 instead of the events, only the current renderer's count, client-dependent and huge ones are not
 kept, an older store's events get theirs at their first replay, and a replay reads any part of
 the rows with prompts stored by reference resolved. A real SQLite file throughout."""
@@ -12,9 +12,9 @@ import pytest
 
 from tether.engine import events as ev
 from tether.engine.history import TextPart, UserMessage
-from tether.engine.rendering import MAX_RENDERING, Renderer, Replay
-from tether.engine.session import Session, SessionState
-from tether.engine.store import Store, migrate
+from tether.engine.sessions.renderings import MAX_RENDERING, Renderer, Replay
+from tether.engine.sessions.state import Session, SessionState
+from tether.engine.sessions.store import Store, migrate
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.harness import script, spawn_agent
-from tether.engine.local_fs import LocalFileSystem
+from tether.engine.local.file_system import LocalFileSystem
 from tether.engine.seam import SeamError
 
 pytestmark = pytest.mark.anyio

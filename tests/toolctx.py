@@ -7,14 +7,10 @@ from typing import Any
 
 import msgspec
 
-from tether.engine.local import (
-    LocalFileSystem,
-    LocalSpill,
-    LocalTerminal,
-    NoAsk,
-    NoWeb,
-    PolicyApproval,
-)
+from tether.engine.local.fallbacks import NoAsk, NoWeb, PolicyApproval
+from tether.engine.local.file_system import LocalFileSystem
+from tether.engine.local.processes import LocalTerminal
+from tether.engine.local.spill import LocalSpill
 from tether.engine.registry import CallPlan, ToolDef, ToolOutput
 from tether.engine.sandbox.detect import detect
 from tether.engine.sandbox.session_sandbox import Sandbox

@@ -16,14 +16,17 @@ from tests.web.servers import Page, PageServer
 from tether.engine.events import Event
 from tether.engine.grants import Grants
 from tether.engine.history import ToolCall, ToolResultMessage
-from tether.engine.local import LocalFileSystem, LocalSpill, LocalTerminal, NoAsk, NoWeb
+from tether.engine.local.fallbacks import NoAsk, NoWeb
+from tether.engine.local.file_system import LocalFileSystem
+from tether.engine.local.processes import LocalTerminal
+from tether.engine.local.spill import LocalSpill
 from tether.engine.pipeline import Batch
 from tether.engine.registry import Registry
 from tether.engine.round_card import round_title
 from tether.engine.seam import Capabilities, ConfirmDecision, ConfirmRequest, RoundCard, Web
 from tether.engine.web.build import build_web
 from tether.schemas.web import LocalFetchConfig, WebConfig
-from tether.tools.web import (
+from tether.tools.web_tools import (
     WEB_FETCH_GUIDANCE,
     WEB_GUIDANCE,
     WEB_SEARCH_GUIDANCE,

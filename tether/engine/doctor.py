@@ -22,15 +22,15 @@ import msgspec
 
 from tether.engine.config.adapters import make_adapter
 from tether.engine.config.catalog import ModelCatalog
-from tether.engine.config.errors import ConfigError, ConfigIssue
 from tether.engine.config.file import load_config
+from tether.engine.config.issues import ConfigError, ConfigIssue
 from tether.engine.config.kinds import KINDS, env_kinds
 from tether.engine.config.load import catalog_for
 from tether.engine.config.resolve import Provider, Setup, model_info, provider_of, resolve
 from tether.engine.doctor_web import WebReport, order_note, web_json, web_report, web_rows
 from tether.engine.providers.base import ModelInfo
 from tether.engine.sandbox.detect import SandboxInfo, detect
-from tether.engine.store_check import StoreHealth, check_store, move_aside
+from tether.engine.sessions.store_check import StoreHealth, check_store, move_aside
 from tether.paths import config_path, data_dir
 
 PROBE_PROMPT = "Reply with the single word: ready"
@@ -186,7 +186,7 @@ def _probe_model(
         info = next((i for i in catalog.infos.values() if provider_of(i.id) == name), None)
     if info is None or provider.api_key or not isinstance(listed, list):
         return info
-    from tether.engine.discovery import local_fallback
+    from tether.engine.providers.discovery import local_fallback
 
     instead = local_fallback(info.id.partition(":")[2], listed)
     if instead is None:

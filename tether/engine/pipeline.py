@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import anyio
 import msgspec
 
-from tether.engine import round_card, undo
+from tether.engine import round_card
 from tether.engine.events import (
     Event,
     PlanChanged,
@@ -25,8 +25,9 @@ from tether.engine.grants import Grant, Grants
 from tether.engine.history import ToolCall, ToolResultMessage
 from tether.engine.registry import Args, CallPlan, Registry, ToolDef, ToolError, ToolOutput
 from tether.engine.seam import Capabilities, ConfirmDecision, ConfirmRequest, SeamError
-from tether.engine.session import READ_ONLY_MODE
-from tether.engine.undo import TurnChanges
+from tether.engine.sessions import undo
+from tether.engine.sessions.state import READ_ONLY_MODE
+from tether.engine.sessions.undo import TurnChanges
 
 log = logging.getLogger("tether.tools")
 

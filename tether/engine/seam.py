@@ -1,7 +1,7 @@
 """The capability seam: the only way a tool reaches the outside world.
 
-Each interface has a local implementation (engine/local.py) and, where the client offers one, a
-client-backed implementation chosen per session by the protocol front. A tool's schema never
+Each interface has a local implementation (`engine/local/`) and, where the client offers
+one, a client-backed implementation chosen per session by the protocol front. A tool's schema never
 depends on which backend is present: a missing backend is a structured error at run time.
 """
 
@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol
 
 from tether.engine.events import Location, ToolContent
 from tether.engine.providers.base import LLM
-from tether.engine.reads import ReadLedger
+from tether.engine.read_ledger import ReadLedger
 from tether.engine.sandbox.session_sandbox import Sandbox
 from tether.engine.web.types import FetchResult as FetchResult
 from tether.engine.web.types import HttpRequest as HttpRequest
@@ -365,7 +365,7 @@ class Capabilities:
     command_denylist: CommandDenylist = BUILTIN_COMMAND_DENYLIST
     # The path policy; built from `roots` with the default denylist when not given.
     workspace: Workspace | None = None
-    reads: ReadLedger = field(default_factory=ReadLedger)  # per turn: see engine/reads.py
+    reads: ReadLedger = field(default_factory=ReadLedger)  # per turn: see engine/read_ledger.py
     # What confines the session's commands (engine/sandbox/); None: nothing does.
     sandbox: Sandbox | None = None
 

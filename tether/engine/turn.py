@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import anyio
 import anyio.lowlevel
 
-from tether.engine import compaction, undo
+from tether.engine import compaction
 from tether.engine import events as ev
 from tether.engine.history import (
     AssistantMessage,
@@ -30,7 +30,8 @@ from tether.engine.pipeline import Batch
 from tether.engine.providers import base as llm
 from tether.engine.registry import Registry
 from tether.engine.seam import Capabilities
-from tether.engine.session import Session
+from tether.engine.sessions import undo
+from tether.engine.sessions.state import Session
 
 log = logging.getLogger("tether.turn")
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tether.engine.rendering import Renderer
-    from tether.engine.sessions import EngineDeps
+    from tether.engine.sessions.manager import EngineDeps
+    from tether.engine.sessions.renderings import Renderer
     from tether.engine.web.capability import WebCapability
     from tether.schemas.web import WebConfig
 
@@ -46,8 +46,8 @@ def compose(
     from tether.engine.config.load import catalog_for, log_warnings
     from tether.engine.config.resolve import load_setup
     from tether.engine.registry import Registry
-    from tether.engine.sessions import EngineDeps
-    from tether.engine.store import Store
+    from tether.engine.sessions.manager import EngineDeps
+    from tether.engine.sessions.store import Store
     from tether.engine.system_prompt import PERSONA
     from tether.engine.turn import TurnConfig
     from tether.engine.web.build import build_web
@@ -77,7 +77,7 @@ def compose(
 
 
 def _web_sections(web: WebConfig) -> tuple[str, ...]:
-    from tether.tools.web import web_guidance
+    from tether.tools.web_tools import web_guidance
 
     guidance = web_guidance(web)
     return (f"# Web\n{guidance}",) if guidance else ()
@@ -87,6 +87,6 @@ async def expire_spill(root: Path, days: float) -> None:
     """Spill directories of sessions untouched for `days` are removed, in the background."""
     import anyio
 
-    from tether.engine.private import expire
+    from tether.engine.local.private_files import expire
 
     await anyio.to_thread.run_sync(expire, root, days)

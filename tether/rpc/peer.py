@@ -18,8 +18,9 @@ import msgspec
 from anyio.abc import TaskGroup
 from msgspec import UNSET, Raw
 
-from tether.rpc.depth import MAX_DEPTH, too_deep
-from tether.rpc.errors import (
+from tether.rpc.json_depth import MAX_DEPTH, too_deep
+from tether.rpc.outbox import Outbox, OutboxClosed
+from tether.rpc.rpc_error import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -29,7 +30,6 @@ from tether.rpc.errors import (
     ConnectionClosed,
     RpcError,
 )
-from tether.rpc.outbox import Outbox, OutboxClosed
 from tether.schemas.jsonrpc import CancelRequestParams, Envelope, ErrorObject, RequestId
 from tether.transports.framing import FrameTooLarge
 from tether.transports.streams import FramedStream

@@ -19,7 +19,7 @@ def catalog(web: WebConfig | None = None) -> list[ToolDef]:
     from tether.tools.search import glob_paths, regex_files, tree
     from tether.tools.todo import todo_write
     from tether.tools.vcs import vcs_branch, vcs_diff, vcs_log, vcs_status
-    from tether.tools.web import web_tools
+    from tether.tools.web_tools import web_tools
 
     return [
         read_file,

@@ -12,8 +12,8 @@ from pathlib import Path
 from tether.engine.events import DiffOut, Location
 from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
 from tether.engine.seam import Capabilities, FileStat
-from tether.tools.paths import display, named, regular_file, resolve
 from tether.tools.text import load_text, split_lines
+from tether.tools.tool_paths import display, named, regular_file, resolve
 
 
 @dataclass

@@ -11,7 +11,6 @@ from tether.engine.history import ImagePart
 from tether.engine.images import IMAGE_MAX_BYTES, image_type
 from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
 from tether.engine.seam import TEXT_MAX_BYTES, Capabilities, DirEntry, FileStat, SeamError
-from tether.tools.paths import display, existing, named, regular_file, resolve, spill_root
 from tether.tools.text import (
     LINE_MAX_CHARS,
     SNIFF_BYTES,
@@ -21,6 +20,7 @@ from tether.tools.text import (
     stream_window,
     window_of,
 )
+from tether.tools.tool_paths import display, existing, named, regular_file, resolve, spill_root
 
 READ_MAX_CHARS = 32_000
 READ_HARD_MAX = 200_000

@@ -8,7 +8,7 @@ from pathlib import Path
 from tether.engine.events import Location, TextOut
 from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
 from tether.engine.seam import Capabilities, FileStat
-from tether.tools.paths import display, existing, named, resolve
+from tether.tools.tool_paths import display, existing, named, resolve
 
 
 async def _pair(

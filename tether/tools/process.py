@@ -23,8 +23,8 @@ from tether.tools.command_gate import (
     sandbox_note,
 )
 from tether.tools.command_scan import shell_join
-from tether.tools.paths import display, resolve
 from tether.tools.text import fence
+from tether.tools.tool_paths import display, resolve
 
 T = TypeVar("T")
 

@@ -12,8 +12,8 @@ from tether.engine.events import Location, TextOut
 from tether.engine.registry import CallPlan, Describer, Planner, ToolError, ToolOutput, tool
 from tether.engine.seam import Capabilities, SeamError
 from tether.tools.globs import glob_regex
-from tether.tools.paths import display, existing, named, resolve
 from tether.tools.text import SNIFF_BYTES, is_binary
+from tether.tools.tool_paths import display, existing, named, resolve
 from tether.tools.walk import Found, WalkStats, walk
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from tether.engine.events import Location, TextOut
 from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
 from tether.engine.seam import Capabilities, SeamError
-from tether.tools.paths import display, resolve
+from tether.tools.tool_paths import display, resolve
 
 VCS_MAX_CHARS = 30_000
 VCS_TIMEOUT = 30.0

@@ -13,7 +13,7 @@ tokens) are as the vendors' model and pricing pages state them, checked on 2026-
   effort low, high or max.
 
 They drift: a `[models."provider:model"]` entry in the config file overrides any field, and the
-models a provider's `/models` endpoint lists are offered too (`tether.engine.discovery`).
+models a provider's `/models` endpoint lists are offered too (`tether.engine.providers.discovery`).
 """
 
 from __future__ import annotations

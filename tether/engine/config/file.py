@@ -10,7 +10,7 @@ from pathlib import Path
 import msgspec
 
 from tether.engine.config.check import Checker
-from tether.engine.config.errors import ConfigError, ConfigIssue, key_name
+from tether.engine.config.issues import ConfigError, ConfigIssue, key_name
 from tether.engine.config.toml_lines import Key, index_keys, line_of
 from tether.paths import config_path
 from tether.schemas.config import ConfigFile

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from tether.engine.providers.common import HTTPProvider
     from tether.engine.web.deepseek import DeepSeekWeb
     from tether.engine.web.local_fetch import LocalFetcher
-    from tether.engine.web.registry import FetchProvider, SearchProvider
+    from tether.engine.web.provider_registry import FetchProvider, SearchProvider
 
 
 # --- model providers --------------------------------------------------------------------------

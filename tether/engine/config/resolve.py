@@ -16,8 +16,8 @@ from collections.abc import Iterator, Mapping
 
 import msgspec
 
-from tether.engine.config.errors import ConfigError, ConfigIssue
 from tether.engine.config.file import Config, load_config
+from tether.engine.config.issues import ConfigError, ConfigIssue
 from tether.engine.config.kinds import KINDS, env_kinds
 from tether.engine.config.mcp_servers import configured_servers
 from tether.engine.mcp.spec import ServerSpec

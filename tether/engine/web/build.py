@@ -26,7 +26,7 @@ from tether.engine.config.kinds import (
 )
 from tether.engine.web.capability import WebCapability
 from tether.engine.web.local_fetch import LocalFetcher
-from tether.engine.web.registry import FetchProvider, ProviderRegistry, SearchProvider
+from tether.engine.web.provider_registry import FetchProvider, ProviderRegistry, SearchProvider
 from tether.engine.web.ssrf import Resolver, system_resolver
 from tether.schemas.web import WebConfig
 

@@ -17,7 +17,7 @@ import anyio
 from tether.engine.seam import WebError
 from tether.engine.web.html_markdown import html_to_markdown
 from tether.engine.web.local_fetch import LocalFetcher
-from tether.engine.web.registry import ProviderRegistry
+from tether.engine.web.provider_registry import ProviderRegistry
 from tether.engine.web.types import (
     FetchResult,
     HttpRequest,

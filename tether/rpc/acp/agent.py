@@ -1,5 +1,6 @@
 """The ACP agent: one handler per method, translating ACP into SessionManager calls and engine
-events into `session/update`s. Session lifecycle and turns live in `tether.engine.sessions`."""
+events into `session/update`s. Session lifecycle and turns live in
+`tether.engine.sessions.manager`."""
 
 from __future__ import annotations
 
@@ -14,29 +15,34 @@ import msgspec
 from msgspec import UNSET
 
 from tether.engine import events as ev
-from tether.engine.lease import HeldElsewhere
 from tether.engine.providers.base import LLM
-from tether.engine.rendering import Replay
 from tether.engine.seam import Capabilities, Web
-from tether.engine.session import Session, SessionBusy
-from tether.engine.sessions import EngineDeps, InvalidSetting, SessionManager, UnknownSession
+from tether.engine.sessions.lease import HeldElsewhere
+from tether.engine.sessions.manager import (
+    EngineDeps,
+    InvalidSetting,
+    SessionManager,
+    UnknownSession,
+)
+from tether.engine.sessions.renderings import Replay
+from tether.engine.sessions.state import Session, SessionBusy
 from tether.engine.turn import TurnFailed
 from tether.rpc.acp import commands, options
 from tether.rpc.acp.capabilities import acp_capabilities
 from tether.rpc.acp.fast_session import Prepared
 from tether.rpc.acp.handshake import Handshake
-from tether.rpc.acp.mcp_servers import server_specs
+from tether.rpc.acp.mcp_entries import server_specs
 from tether.rpc.acp.prompt_parts import user_parts
-from tether.rpc.acp.rendering import replay_updates, update_params
+from tether.rpc.acp.replay_frames import replay_updates, update_params
 from tether.rpc.acp.translate import to_updates
-from tether.rpc.errors import (
+from tether.rpc.peer import Peer, Reply
+from tether.rpc.rpc_error import (
     INVALID_REQUEST,
     PROVIDER_FAILED,
     SESSION_BUSY,
     ConnectionClosed,
     RpcError,
 )
-from tether.rpc.peer import Peer, Reply
 from tether.schemas import acp
 
 log = logging.getLogger("tether.acp")

@@ -6,18 +6,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tether.engine.local import LocalSpill, LocalTerminal
+from tether.engine.local.processes import LocalTerminal
+from tether.engine.local.spill import LocalSpill
 from tether.engine.providers.base import LLM
-from tether.engine.reads import ReadLedger
+from tether.engine.read_ledger import ReadLedger
 from tether.engine.sandbox.session_sandbox import Sandbox
 from tether.engine.seam import BUILTIN_COMMAND_DENYLIST, Capabilities, CommandDenylist, Ptys, Web
-from tether.engine.session import AccessGrant, Session
+from tether.engine.sessions.state import AccessGrant, Session
 from tether.engine.workspace import DirGrant, Workspace
-from tether.rpc.acp.approval import AcpApproval
-from tether.rpc.acp.ask import AcpAsk
 from tether.rpc.acp.client_fs import ClientFileSystem
 from tether.rpc.acp.client_terminal import ClientTerminal
+from tether.rpc.acp.elicitation import AcpAsk
 from tether.rpc.acp.handshake import Handshake
+from tether.rpc.acp.permission import AcpApproval
 from tether.rpc.peer import Peer
 from tether.schemas import acp
 

@@ -12,12 +12,12 @@ from typing import Any
 
 import anyio
 
-from tether.engine import reaper
-from tether.engine.process import LocalTerminal
+from tether.engine.local import reaper
+from tether.engine.local.processes import LocalTerminal
+from tether.engine.local.terminal_text import sanitize
 from tether.engine.seam import CommandProgress, CommandResult, SeamError, Stage
-from tether.engine.terminal_text import sanitize
-from tether.rpc.errors import ConnectionClosed, RpcError
 from tether.rpc.peer import Peer
+from tether.rpc.rpc_error import ConnectionClosed, RpcError
 from tether.schemas import acp
 
 CLEANUP_TIMEOUT = 5.0  # how long kill + release may take when the client is slow or gone

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 from tether.engine import events as ev
 from tether.engine.history import UserPart
-from tether.engine.session import MODES, Session
-from tether.engine.sessions import prompt_text
+from tether.engine.sessions.manager import prompt_text
+from tether.engine.sessions.state import MODES, Session
 from tether.schemas import acp
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ def compose(
     options: ServeOptions, env: Mapping[str, str] | None = None, home: Path | None = None
 ) -> Composed:
     """`home`: where the store and spill files go (default: the data dir)."""
-    from tether.rpc.acp.rendering import acp_renderer
+    from tether.rpc.acp.replay_frames import acp_renderer
 
     return compose_engine(options.script, options.model, env, home, acp_renderer())
 

@@ -107,7 +107,7 @@ def fast_answer(frame: bytes) -> tuple[Any, dict[str, Any]] | None:
     JSON-RPC peer; None sends it down the normal path (which also reports any error)."""
     import json
 
-    from tether.rpc.depth import too_deep
+    from tether.rpc.json_depth import too_deep
 
     if too_deep(frame):
         return None  # the peer answers it (-32600) once the event loop runs

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tether.engine.config.catalog import ModelCatalog
-from tether.engine.session import APPROVALS, MODES, NETWORK, Session
+from tether.engine.sessions.state import APPROVALS, MODES, NETWORK, Session
 from tether.schemas import acp
 
 

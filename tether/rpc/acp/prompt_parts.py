@@ -5,7 +5,7 @@ from __future__ import annotations
 from tether.engine.history import ImagePart, TextPart, UserPart
 from tether.engine.images import ImageRefused, checked_image
 from tether.engine.providers.base import ModelInfo
-from tether.rpc.errors import RpcError
+from tether.rpc.rpc_error import RpcError
 from tether.schemas import acp
 
 

@@ -187,7 +187,7 @@ async def _serve_async(
     options: ServeOptions,
     prepared: list[Prepared],
 ) -> int:
-    from tether.engine import reaper
+    from tether.engine.local import reaper
     from tether.transports.stdio import StdioStream
     from tether.transports.streams import FramedStream
 

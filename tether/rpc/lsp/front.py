@@ -33,28 +33,29 @@ from pygls.uris import to_fs_path
 from tether import __version__
 from tether.engine import events as ev
 from tether.engine.history import TextPart
-from tether.engine.lease import HeldElsewhere
-from tether.engine.local import LocalSpill, LocalTerminal
+from tether.engine.local.processes import LocalTerminal
+from tether.engine.local.spill import LocalSpill
 from tether.engine.providers.base import LLM
-from tether.engine.reads import ReadLedger
-from tether.engine.rendering import Replay
+from tether.engine.read_ledger import ReadLedger
 from tether.engine.seam import Capabilities, Web
-from tether.engine.session import AccessGrant, Session
-from tether.engine.sessions import EngineDeps, InvalidSetting, SessionManager
+from tether.engine.sessions.lease import HeldElsewhere
+from tether.engine.sessions.manager import EngineDeps, InvalidSetting, SessionManager
+from tether.engine.sessions.renderings import Replay
+from tether.engine.sessions.state import AccessGrant, Session
 from tether.engine.turn import TurnFailed
 from tether.engine.workspace import DirGrant, Workspace
-from tether.rpc.errors import INTERNAL_ERROR, ConnectionClosed, RpcError
 from tether.rpc.lsp import prompt as prompts
 from tether.rpc.lsp.actions import code_actions
-from tether.rpc.lsp.approval import LspApproval
-from tether.rpc.lsp.ask import LspAsk
+from tether.rpc.lsp.buffer_fs import LspFileSystem
 from tether.rpc.lsp.documents import Documents
 from tether.rpc.lsp.features import ClientFeatures
-from tether.rpc.lsp.files import LspFileSystem
+from tether.rpc.lsp.message_approval import LspApproval
 from tether.rpc.lsp.progress import MessageProgress, TurnProgress
-from tether.rpc.lsp.transcript import write_transcript
+from tether.rpc.lsp.questions import LspAsk
+from tether.rpc.lsp.transcript_document import write_transcript
 from tether.rpc.lsp.view import TurnView
 from tether.rpc.lsp.wire import Connection, RequestId
+from tether.rpc.rpc_error import INTERNAL_ERROR, ConnectionClosed, RpcError
 
 log = logging.getLogger("tether.lsp")
 

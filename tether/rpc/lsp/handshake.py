@@ -84,7 +84,7 @@ def fast_answer(frame: bytes) -> tuple[Any, dict[str, Any]] | None:
     loaded; None leaves it to the connection (which also reports any error)."""
     import json
 
-    from tether.rpc.depth import too_deep
+    from tether.rpc.json_depth import too_deep
 
     if too_deep(frame):
         return None

@@ -15,8 +15,8 @@ import anyio
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from tether.rpc.errors import ConnectionClosed, RpcError
 from tether.rpc.lsp.wire import Connection
+from tether.rpc.rpc_error import ConnectionClosed, RpcError
 
 log = logging.getLogger("tether.lsp")
 

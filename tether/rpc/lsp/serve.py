@@ -133,7 +133,7 @@ async def _serve_async(
     handshake: LspHandshake,
     options: LspOptions,
 ) -> int:
-    from tether.engine import reaper
+    from tether.engine.local import reaper
     from tether.transports.stdio import StdioStream
     from tether.transports.streams import FramedStream
 

@@ -14,8 +14,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import default_converter
 
 from tether import __version__
-from tether.rpc.errors import INTERNAL_ERROR
 from tether.rpc.lsp.handshake import CANCEL, PROMPT
+from tether.rpc.rpc_error import INTERNAL_ERROR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

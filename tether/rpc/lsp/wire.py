@@ -29,8 +29,9 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
-from tether.rpc.depth import too_deep
-from tether.rpc.errors import (
+from tether.rpc.json_depth import too_deep
+from tether.rpc.lsp.handshake import PROMPT, LspHandshake, clean_params
+from tether.rpc.rpc_error import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -38,7 +39,6 @@ from tether.rpc.errors import (
     ConnectionClosed,
     RpcError,
 )
-from tether.rpc.lsp.handshake import PROMPT, LspHandshake, clean_params
 from tether.transports.framing import FrameTooLarge
 from tether.transports.streams import FramedStream
 

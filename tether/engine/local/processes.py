@@ -15,10 +15,10 @@ from pathlib import Path
 import anyio
 import anyio.abc
 
-from tether.engine import reaper
+from tether.engine.local import reaper
+from tether.engine.local.terminal_text import sanitize
 from tether.engine.sandbox.confinement import PROVIDER_KEYS
 from tether.engine.seam import CommandProgress, CommandResult, SeamError, Stage
-from tether.engine.terminal_text import sanitize
 
 KILL_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
 DRAIN_AFTER_EXIT = 0.3  # how long a background child may keep the output open after exit

@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "config":
         return _config(args)
     if args.command == "sessions":
-        from tether.sessions_cli import run_sessions
+        from tether.cli.manage_sessions import run_sessions
 
         return run_sessions(args)
     if args.command == "doctor":
@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _ask(args: argparse.Namespace) -> int:
     try:
-        from tether.rpc.acp.headless import AskOptions, run_ask
+        from tether.cli.ask_client import AskOptions, run_ask
     except KeyboardInterrupt:  # Ctrl-C while still importing: exit as the shell expects
         return 130
     return run_ask(

@@ -10,8 +10,8 @@ import sys
 
 import anyio
 
-from tether.engine.session_export import to_json, to_markdown
-from tether.engine.store import Store
+from tether.engine.sessions.export import to_json, to_markdown
+from tether.engine.sessions.store import Store
 from tether.paths import data_dir
 
 

@@ -22,18 +22,18 @@ import anyio.abc
 import msgspec
 
 from tether.engine import events as ev
-from tether.engine import undo
 from tether.engine.config.catalog import ModelCatalog
 from tether.engine.history import TextPart, UserPart
-from tether.engine.lease import Holder, lease_seconds
+from tether.engine.local.pty_host import PtyHost
 from tether.engine.providers.base import LLM
-from tether.engine.pty_host import PtyHost
 from tether.engine.registry import Registry, ToolDef
-from tether.engine.rendering import Replay
 from tether.engine.sandbox.detect import detect
 from tether.engine.sandbox.session_sandbox import Sandbox
 from tether.engine.seam import BUILTIN_COMMAND_DENYLIST, Capabilities, CommandDenylist, Web
-from tether.engine.session import (
+from tether.engine.sessions import undo
+from tether.engine.sessions.lease import Holder, lease_seconds
+from tether.engine.sessions.renderings import Replay
+from tether.engine.sessions.state import (
     APPROVALS,
     MODES,
     NETWORK,
@@ -42,16 +42,16 @@ from tether.engine.session import (
     now_iso,
     with_window_choices,
 )
-from tether.engine.store import SessionRow, Store, folder
+from tether.engine.sessions.store import SessionRow, Store, folder
 from tether.engine.system_prompt import PERSONA, project_context, system_prompt
 from tether.engine.turn import Turn, TurnConfig
 from tether.engine.workspace import DEFAULT_DENYLIST
 from tether.schemas.config import SandboxConfig
 
 if TYPE_CHECKING:
-    from tether.engine.discovery import Discovery
     from tether.engine.mcp.host import McpHost
     from tether.engine.mcp.spec import ServerSpec
+    from tether.engine.providers.discovery import Discovery
 
 log = logging.getLogger("tether.sessions")
 
@@ -363,7 +363,7 @@ class SessionManager:
         catalog = self.deps.catalog
         if not catalog.providers:
             return False
-        from tether.engine.discovery import Discovery
+        from tether.engine.providers.discovery import Discovery
         from tether.paths import data_dir
 
         offered = list(catalog.infos)

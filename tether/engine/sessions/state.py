@@ -12,7 +12,7 @@ import msgspec
 from tether.engine.events import Event, Notice
 from tether.engine.grants import Grants
 from tether.engine.history import Message
-from tether.engine.undo import TurnChanges
+from tether.engine.sessions.undo import TurnChanges
 
 MODES: dict[str, tuple[str, str]] = {
     "ask": (

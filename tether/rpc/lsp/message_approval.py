@@ -22,8 +22,8 @@ from lsprotocol import types
 
 from tether.engine.events import DiffOut
 from tether.engine.seam import ConfirmDecision, ConfirmRequest, RoundCard
-from tether.rpc.errors import METHOD_NOT_FOUND, ConnectionClosed, RpcError
 from tether.rpc.lsp.wire import Connection
+from tether.rpc.rpc_error import METHOD_NOT_FOUND, ConnectionClosed, RpcError
 
 log = logging.getLogger("tether.lsp")
 

@@ -11,8 +11,8 @@ from typing import Any
 from msgspec import UNSET
 
 from tether.engine.seam import AskAnswer, AskField, SeamError
-from tether.rpc.errors import ConnectionClosed, RpcError
 from tether.rpc.peer import Peer
+from tether.rpc.rpc_error import ConnectionClosed, RpcError
 from tether.schemas import acp
 
 log = logging.getLogger("tether.acp")

@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import anyio
 
-from tether.engine.nofollow import PROC_FD, fd_path, parent_dir, still_at
+from tether.engine.local.nofollow import PROC_FD, fd_path, parent_dir, still_at
 from tether.engine.seam import TEXT_MAX_BYTES, DirEntry, FileKind, FileStat, SeamError
 
 _T = TypeVar("_T")

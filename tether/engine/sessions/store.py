@@ -19,10 +19,10 @@ import msgspec
 
 from tether.engine.events import Event, UserPrompted, coalesce
 from tether.engine.history import Message, UserMessage, UserPart
-from tether.engine.lease import HeldElsewhere, free
-from tether.engine.private import private_dir, private_file
-from tether.engine.rendering import Renderer, Replay
-from tether.engine.session import Session, SessionState
+from tether.engine.local.private_files import private_dir, private_file
+from tether.engine.sessions.lease import HeldElsewhere, free
+from tether.engine.sessions.renderings import Renderer, Replay
+from tether.engine.sessions.state import Session, SessionState
 
 log = logging.getLogger("tether.store")
 
@@ -54,13 +54,13 @@ _MIGRATIONS: list[Migration] = [
         PRIMARY KEY(session_id, seq)
     );
     """,
-    # An event's rendering by a front (tether/engine/rendering.py), and which renderer made it.
+    # An event's rendering by a front (engine/sessions/renderings.py), and its renderer.
     """
     CREATE TABLE renderers(id INTEGER PRIMARY KEY, tag TEXT NOT NULL UNIQUE);
     ALTER TABLE events ADD COLUMN shown BLOB;
     ALTER TABLE events ADD COLUMN shown_by INTEGER;
     """,
-    # Who writes the session's turns now, until when (tether/engine/lease.py).
+    # Who writes the session's turns now, until when (tether/engine/sessions/lease.py).
     """
     ALTER TABLE sessions ADD COLUMN lease_holder TEXT;
     ALTER TABLE sessions ADD COLUMN lease_until REAL;
@@ -385,7 +385,7 @@ class Store:
             found[seq] = message.parts if isinstance(message, UserMessage) else []
         return found
 
-    # --- one writer at a time (tether/engine/lease.py) ---------------------------------------
+    # --- one writer at a time (engine/sessions/lease.py) ----------------------------------
 
     async def take(self, s: Session, holder: str, seconds: float) -> CatchUp:
         """Take the session's lease for a turn (HeldElsewhere when another live process has

@@ -19,11 +19,11 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from tether.engine.local import decode_text
+from tether.cli.ask_transcript import Sink, Transcript
+from tether.engine.local.file_system import decode_text
 from tether.engine.seam import SeamError
-from tether.rpc.acp.transcript import Sink, Transcript
-from tether.rpc.errors import INTERNAL_ERROR, ConnectionClosed, RpcError
 from tether.rpc.peer import Peer
+from tether.rpc.rpc_error import INTERNAL_ERROR, ConnectionClosed, RpcError
 from tether.schemas import acp
 from tether.transports.framing import NdjsonFramer
 from tether.transports.streams import FramedStream

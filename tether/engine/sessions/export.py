@@ -11,7 +11,7 @@ import msgspec
 
 from tether.engine import events as ev
 from tether.engine.history import TextPart
-from tether.engine.session import Session
+from tether.engine.sessions.state import Session
 
 _STATUS = {"completed": "done", "failed": "failed", "in_progress": "running", "pending": "asked"}
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from lsprotocol import types
 
 from tether.engine.seam import AskAnswer, AskField, SeamError
-from tether.rpc.errors import METHOD_NOT_FOUND, ConnectionClosed, RpcError
-from tether.rpc.lsp.approval import LspApproval
+from tether.rpc.lsp.message_approval import LspApproval
 from tether.rpc.lsp.wire import Connection
+from tether.rpc.rpc_error import METHOD_NOT_FOUND, ConnectionClosed, RpcError
 
 CHOICE = "choice"
 

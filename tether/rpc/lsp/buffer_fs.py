@@ -23,13 +23,13 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.workspace import PositionCodec, TextDocument
 
-from tether.engine.local import LocalFileSystem
+from tether.engine.local.file_system import LocalFileSystem
 from tether.engine.seam import TEXT_MAX_BYTES, DirEntry, FileStat, SeamError
-from tether.rpc.errors import ConnectionClosed, RpcError
 from tether.rpc.lsp.documents import Documents
 from tether.rpc.lsp.edits import fill_empty, line_edit
 from tether.rpc.lsp.features import ClientFeatures
 from tether.rpc.lsp.wire import Connection
+from tether.rpc.rpc_error import ConnectionClosed, RpcError
 
 REPORT_WAIT = 5.0  # how long the client may take to report an applied edit (Neovim: 150 ms)
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import anyio
 
-from tether.engine.private import private_dir
-from tether.engine.session import Session
-from tether.engine.session_export import to_markdown
-from tether.engine.store import Store
+from tether.engine.local.private_files import private_dir
+from tether.engine.sessions.export import to_markdown
+from tether.engine.sessions.state import Session
+from tether.engine.sessions.store import Store
 
 NAME = "transcript.md"
 

@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 from tether.engine.seam import ConfirmDecision, ConfirmRequest, DecidedBy, RoundCard
 from tether.rpc.acp.translate import tool_content, tool_kind
-from tether.rpc.errors import ConnectionClosed, RpcError
 from tether.rpc.peer import Peer
+from tether.rpc.rpc_error import ConnectionClosed, RpcError
 from tether.schemas import acp
 from tether.schemas.acp import UNSET
 

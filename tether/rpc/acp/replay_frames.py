@@ -1,6 +1,7 @@
-"""How ACP shows a stored event, kept beside it in the store (tether/engine/rendering.py): its
-`session/update` payloads as encoded JSON, one per line, made by the same translator as live
-turns. A `session/load` then writes these bytes instead of decoding and translating again."""
+"""How ACP shows a stored event, kept beside it in the store
+(tether/engine/sessions/renderings.py): its `session/update` payloads as encoded JSON, one per
+line, made by the same translator as live turns. A `session/load` then writes these bytes
+instead of decoding and translating again."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import msgspec
 
 from tether import __version__
 from tether.engine import events as ev
-from tether.engine.rendering import Renderer, Replay, worth_keeping
+from tether.engine.sessions.renderings import Renderer, Replay, worth_keeping
 from tether.rpc.acp import translate
 from tether.schemas import acp
 

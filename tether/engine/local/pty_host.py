@@ -21,15 +21,15 @@ from typing import Any, Protocol
 
 import anyio
 
-from tether.engine.process import (
+from tether.engine.local.processes import (
     command_environment,
     exit_status,
     omitted_marker,
     signal_session,
     stop_sessions,
 )
+from tether.engine.local.terminal_text import sanitize
 from tether.engine.seam import PtyRead, SeamError
-from tether.engine.terminal_text import sanitize
 
 MAX_PTYS = 8
 IDLE_TIMEOUT = 30 * 60.0
