@@ -15,7 +15,7 @@ from tests.acp_schema import validate_agent_frame
 from tether.engine.config.catalog import ModelCatalog
 from tether.engine.providers.scripted import Script, ScriptedModel
 from tether.engine.registry import Registry, ToolDef
-from tether.engine.sessions.manager import EngineDeps
+from tether.engine.sessions.deps import EngineDeps
 from tether.engine.sessions.store import Store
 from tether.engine.system_prompt import PERSONA
 from tether.engine.turn import TurnConfig

@@ -217,7 +217,8 @@ async def test_a_folder_is_one_identity_however_it_is_spelled(
 async def test_the_store_moves_old_rows_to_real_paths_and_forgets_unprompted_sessions(
     home: Path, project: Path, tmp_path: Path
 ) -> None:
-    from tether.engine.sessions.store import Store, migrate
+    from tether.engine.sessions.migrations import migrate
+    from tether.engine.sessions.store import Store
 
     link = tmp_path / "link"
     link.symlink_to(project, target_is_directory=True)

@@ -243,7 +243,8 @@ async def test_two_processes_on_one_database_lose_nothing(home: Path, project: P
 
 
 async def test_an_old_database_is_migrated_forward(home: Path, project: Path) -> None:
-    from tether.engine.sessions.store import SCHEMA_VERSION, Store, migrate
+    from tether.engine.sessions.migrations import SCHEMA_VERSION, migrate
+    from tether.engine.sessions.store import Store
 
     db = apsw.Connection(str(home / "tether.db"))
     migrate(db, upto=1)

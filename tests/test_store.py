@@ -15,8 +15,9 @@ from tether.engine.history import (
     ToolResultMessage,
     UserMessage,
 )
+from tether.engine.sessions.migrations import SCHEMA_VERSION
 from tether.engine.sessions.state import Session, SessionState
-from tether.engine.sessions.store import SCHEMA_VERSION, Store
+from tether.engine.sessions.store import Store
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,7 @@ import apsw
 import pytest
 
 from tests.harness import REPO, script, spawn_agent
-from tether.engine.sessions.store import migrate
+from tether.engine.sessions.migrations import migrate
 
 pytestmark = pytest.mark.anyio
 

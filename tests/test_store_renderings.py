@@ -12,9 +12,10 @@ import pytest
 
 from tether.engine import events as ev
 from tether.engine.history import TextPart, UserMessage
+from tether.engine.sessions.migrations import migrate
 from tether.engine.sessions.renderings import MAX_RENDERING, Renderer, Replay
 from tether.engine.sessions.state import Session, SessionState
-from tether.engine.sessions.store import Store, migrate
+from tether.engine.sessions.store import Store
 
 pytestmark = pytest.mark.anyio
 

@@ -26,7 +26,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tether.engine.sessions.manager import FIRST_PROMPT_WAIT
+from tether.engine.sessions.model_choice import FIRST_PROMPT_WAIT
 
 from ..harness import REPO, AgentProcess, spawn_agent
 from ..stored import stored_messages

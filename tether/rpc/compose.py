@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tether.engine.sessions.manager import EngineDeps
+    from tether.engine.sessions.deps import EngineDeps
     from tether.engine.sessions.renderings import Renderer
     from tether.engine.web.capability import WebCapability
     from tether.schemas.web import WebConfig
@@ -46,7 +46,7 @@ def compose(
     from tether.engine.config.load import catalog_for, log_warnings
     from tether.engine.config.resolve import load_setup
     from tether.engine.registry import Registry
-    from tether.engine.sessions.manager import EngineDeps
+    from tether.engine.sessions.deps import EngineDeps
     from tether.engine.sessions.store import Store
     from tether.engine.system_prompt import PERSONA
     from tether.engine.turn import TurnConfig

@@ -17,14 +17,11 @@ from msgspec import UNSET
 from tether.engine import events as ev
 from tether.engine.providers.base import LLM
 from tether.engine.seam import Capabilities, Web
+from tether.engine.sessions.deps import EngineDeps
 from tether.engine.sessions.lease import HeldElsewhere
-from tether.engine.sessions.manager import (
-    EngineDeps,
-    InvalidSetting,
-    SessionManager,
-    UnknownSession,
-)
+from tether.engine.sessions.manager import SessionManager, UnknownSession
 from tether.engine.sessions.renderings import Replay
+from tether.engine.sessions.settings import InvalidSetting
 from tether.engine.sessions.state import Session, SessionBusy
 from tether.engine.turn import TurnFailed
 from tether.rpc.acp import commands, options
@@ -119,7 +116,7 @@ class AcpAgent:
             self.deps.spill_root,
             self._web,
             denylist,
-            self.manager.pty_host(session),
+            self.manager.runtime(session.id).pty_host(),
             self.deps.command_denylist,
             self.manager.sandbox(session),
         )
@@ -130,7 +127,7 @@ class AcpAgent:
         )
 
     async def send_options(self, s: Session) -> None:
-        opts = options.config_options(s, self.deps.catalog, self.manager.network(s))
+        opts = options.config_options(s, self.deps.catalog, self.manager.settings.network(s))
         await self.send(s.id, acp.ConfigOptionUpdate(config_options=opts))
 
     # --- helpers ---------------------------------------------------------------------------
@@ -147,7 +144,9 @@ class AcpAgent:
     def _state(self, s: Session) -> dict[str, Any]:
         return {
             "modes": options.mode_state(s),
-            "config_options": options.config_options(s, self.deps.catalog, self.manager.network(s)),
+            "config_options": options.config_options(
+                s, self.deps.catalog, self.manager.settings.network(s)
+            ),
         }
 
     def _after_open(
@@ -162,7 +161,7 @@ class AcpAgent:
                 self.manager.start_mcp(s, specs, ready_notices=self.handshake.notices)
             commands_update = acp.AvailableCommandsUpdate(available_commands=commands.COMMANDS)
             await self.send(s.id, commands_update)
-            if await self.manager.discover(s):
+            if await self.manager.models.discover(s):
                 await self.send_options(s)
 
         return after
@@ -193,7 +192,7 @@ class AcpAgent:
 
         async def discover() -> None:
             try:
-                if await self.manager.discover(s):
+                if await self.manager.models.discover(s):
                     await self.send_options(s)
             except ConnectionClosed:
                 pass  # the client left meanwhile
@@ -204,7 +203,7 @@ class AcpAgent:
         """A client that shows one diff per permission request reviews calls one by one (the
         session's `approvals` option, which the user can still change). True when changed."""
         if self.handshake.one_diff_per_request and s.state.approvals != "call":
-            await self.manager.set_approvals(s, "call")
+            await self.manager.settings.set_approvals(s, "call")
             return True
         return False
 
@@ -289,7 +288,7 @@ class AcpAgent:
     async def set_mode(self, params: acp.SetModeRequest) -> Reply:
         s = self._session(params.session_id)
         with _rpc_errors():
-            await self.manager.set_mode(s, params.mode_id)
+            await self.manager.settings.set_mode(s, params.mode_id)
         return Reply(acp.Empty(), lambda: self.send_options(s))
 
     async def set_config_option(self, params: acp.SetConfigOptionRequest) -> Reply:
@@ -297,19 +296,21 @@ class AcpAgent:
         if not isinstance(params.value, str):
             raise RpcError.invalid_params(f"option {params.config_id!r} takes a string value")
         setter = {
-            "mode": self.manager.set_mode,
-            "model": self.manager.set_model,
-            "approvals": self.manager.set_approvals,
-            "network": self.manager.set_network,
+            "mode": self.manager.settings.set_mode,
+            "model": self.manager.settings.set_model,
+            "approvals": self.manager.settings.set_approvals,
+            "network": self.manager.settings.set_network,
         }.get(params.config_id)
         if params.config_id == "reasoning" and options.has_reasoning(s, self.deps.catalog):
-            setter = self.manager.set_reasoning
+            setter = self.manager.settings.set_reasoning
         if setter is None:
             raise RpcError.invalid_params(f"unknown config option {params.config_id!r}")
         with _rpc_errors():
             await setter(s, params.value)
         result = acp.SetConfigOptionResponse(
-            config_options=options.config_options(s, self.deps.catalog, self.manager.network(s))
+            config_options=options.config_options(
+                s, self.deps.catalog, self.manager.settings.network(s)
+            )
         )
 
         async def sync() -> None:
@@ -336,7 +337,7 @@ class AcpAgent:
         try:
             if not params.prompt:
                 raise RpcError.invalid_params("prompt must contain at least one content block")
-            if await self.manager.settle_model(s):
+            if await self.manager.models.settle(s):
                 await self.send_options(s)
             parts = user_parts(params.prompt, self.manager.model(s).info)
             command = commands.parse(parts)

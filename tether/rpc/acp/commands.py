@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 from tether.engine import events as ev
 from tether.engine.history import UserPart
-from tether.engine.sessions.manager import prompt_text
 from tether.engine.sessions.state import MODES, Session
+from tether.engine.sessions.turn_runner import prompt_text
 from tether.schemas import acp
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ async def run(agent: AcpAgent, s: Session, name: str, arg: str) -> None:
     elif name == "undo":
         reply = await manager.undo(s)
     elif name == "title":
-        await manager.set_title(s, arg)
+        await manager.settings.set_title(s, arg)
         reply = f"Session renamed: **{s.title}**." if s.title else "Session title cleared."
     elif name == "status":
         reply = _status(agent, s)
@@ -76,7 +76,7 @@ async def _mode(agent: AcpAgent, s: Session, arg: str) -> str:
     if not arg:
         choices = "\n".join(f"- `{k}`: {d}" for k, (_, d) in MODES.items())
         return f"Mode is **{s.state.mode}**. Choose one with `/mode NAME`:\n{choices}"
-    await agent.manager.set_mode(s, arg)
+    await agent.manager.settings.set_mode(s, arg)
     await agent.send(s.id, acp.CurrentModeUpdate(current_mode_id=s.state.mode))
     await agent.send_options(s)
     return f"Mode is now **{s.state.mode}**: {MODES[s.state.mode][1]}."
@@ -87,14 +87,14 @@ async def _model(agent: AcpAgent, s: Session, arg: str) -> str:
         infos = agent.deps.catalog.infos.values()
         choices = "\n".join(f"- `{i.id}`: {i.name}" for i in infos)
         return f"Model is **{s.state.model}**. Choose one with `/model ID`:\n{choices}"
-    await agent.manager.set_model(s, arg)
+    await agent.manager.settings.set_model(s, arg)
     await agent.send_options(s)
     return f"Model is now **{s.state.model}**."
 
 
 def _status(agent: AcpAgent, s: Session) -> str:
     box = agent.manager.sandbox(s).info
-    network = "on" if agent.manager.network(s) else "off"
+    network = "on" if agent.manager.settings.network(s) else "off"
     return "\n".join(
         [
             f"- Model: **{s.state.model}**",
@@ -108,6 +108,6 @@ def _status(agent: AcpAgent, s: Session) -> str:
 def _help(agent: AcpAgent, s: Session) -> str:
     lines = ["Commands:", *[f"- /{c.name}: {c.description}" for c in COMMANDS], "", "Modes:"]
     lines += [f"- {k}: {d}" for k, (_, d) in MODES.items()]
-    tools = agent.manager.registry(s)
+    tools = agent.manager.runtime(s.id).registry()
     lines += ["", "Tools:", *[f"- {t.name}: {t.description.split('.')[0]}" for t in tools]]
     return "\n".join(lines)

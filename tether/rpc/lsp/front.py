@@ -38,9 +38,11 @@ from tether.engine.local.spill import LocalSpill
 from tether.engine.providers.base import LLM
 from tether.engine.read_ledger import ReadLedger
 from tether.engine.seam import Capabilities, Web
+from tether.engine.sessions.deps import EngineDeps
 from tether.engine.sessions.lease import HeldElsewhere
-from tether.engine.sessions.manager import EngineDeps, InvalidSetting, SessionManager
+from tether.engine.sessions.manager import SessionManager
 from tether.engine.sessions.renderings import Replay
+from tether.engine.sessions.settings import InvalidSetting
 from tether.engine.sessions.state import AccessGrant, Session
 from tether.engine.turn import TurnFailed
 from tether.engine.workspace import DirGrant, Workspace
@@ -202,7 +204,7 @@ class LspFront:
             llm=model,
             workspace=workspace,
             reads=ReadLedger(),
-            pty=self.manager.pty_host(session),
+            pty=self.manager.runtime(session.id).pty_host(),
             command_denylist=self.deps.command_denylist,
             sandbox=self.manager.sandbox(session),
         )
@@ -336,7 +338,7 @@ class LspFront:
         self._view = view = TurnView(self._report, notes.tool if notes is not None else None)
         ending = "Stopped"  # what the progress ends with when the turn ends otherwise
         try:
-            await self.manager.settle_model(s)  # a local server's own model names
+            await self.manager.models.settle(s)  # a local server's own model names
             stop = await self.manager.run_turn(s, [TextPart(text)], scope)
             ending = _ENDINGS.get(stop, stop)
         except TurnFailed as exc:
@@ -398,10 +400,10 @@ class LspFront:
         if not isinstance(options, dict):
             return
         setters = {
-            "mode": self.manager.set_mode,
-            "model": self.manager.set_model,
-            "approvals": self.manager.set_approvals,
-            "network": self.manager.set_network,
+            "mode": self.manager.settings.set_mode,
+            "model": self.manager.settings.set_model,
+            "approvals": self.manager.settings.set_approvals,
+            "network": self.manager.settings.set_network,
         }
         answer = options.get("answer")
         if answer is not None and answer not in (RESULT, MESSAGE):

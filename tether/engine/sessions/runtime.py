@@ -1,0 +1,112 @@
+"""What an open session holds beyond its stored state, as one object: its model, its tools, its
+MCP servers, its interactive programs, its sandbox, and what to close with it."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+import anyio.abc
+
+from tether.engine import events as ev
+from tether.engine.config.catalog import ModelCatalog
+from tether.engine.local.pty_host import PtyHost
+from tether.engine.providers.base import LLM
+from tether.engine.registry import Registry, ToolDef
+from tether.engine.sandbox.detect import detect
+from tether.engine.sandbox.session_sandbox import Sandbox
+from tether.engine.sessions.state import Session
+
+if TYPE_CHECKING:
+    from tether.engine.mcp.host import McpHost
+    from tether.engine.mcp.spec import ServerSpec
+
+log = logging.getLogger("tether.sessions")
+
+Closer = Callable[[], Awaitable[None]]
+
+
+class SessionRuntime:
+    """One open session: the session and everything running for it."""
+
+    def __init__(self, session: Session, registry_factory: Callable[[], Registry]) -> None:
+        self.session = session
+        self.llm: LLM | None = None  # opened at the first request; dropped when the model changes
+        self.mcp: McpHost | None = None
+        self._registry_factory = registry_factory
+        self._registry: Registry | None = None
+        self._ptys: PtyHost | None = None
+        self._sandbox: Sandbox | None = None
+        self._closers: list[Closer] = []
+
+    def model(self, catalog: ModelCatalog) -> LLM:
+        """The session's model, opened at the first request (again after the model changed)."""
+        if self.llm is None:
+            self.llm = catalog.open(self.session.state.model)
+        return self.llm
+
+    def registry(self) -> Registry:
+        """The session's tools: the built-in ones, and its MCP servers' while they are up."""
+        if self._registry is None:
+            self._registry = self._registry_factory()
+            self._registry.include(self._mcp_tools)
+        return self._registry
+
+    def _mcp_tools(self) -> list[ToolDef]:
+        return self.mcp.tools() if self.mcp is not None else []
+
+    def pty_host(self) -> PtyHost:
+        """The session's interactive programs; killed when it closes (and at exit)."""
+        if self._ptys is None:
+            self._ptys = PtyHost()
+            self._closers.append(self._ptys.close_all)
+        return self._ptys
+
+    def sandbox(self, mechanism: str, hidden: list[Path], network: bool) -> Sandbox:
+        """What confines the session's commands; its private temp directory goes with it."""
+        if self._sandbox is None:
+            sandbox = Sandbox(detect(mechanism), hidden=hidden)
+            self._sandbox = sandbox
+
+            async def close() -> None:
+                await anyio.to_thread.run_sync(sandbox.close)
+
+            self._closers.append(close)
+        self._sandbox.network = network
+        return self._sandbox
+
+    def start_mcp(
+        self,
+        servers: list[ServerSpec],
+        background: anyio.abc.TaskGroup,
+        notify: Callable[[ev.Notice], Awaitable[None]],
+        *,
+        ready_notices: bool,
+    ) -> None:
+        """Connect these MCP servers in the background (once while the session is open)."""
+        if self.mcp is not None or not servers:
+            return
+        from tether.engine.mcp.host import McpHost
+
+        self.mcp = McpHost(
+            servers, cwd=Path(self.session.cwd), notify=notify, ready_notices=ready_notices
+        )
+        self._closers.append(self.mcp.aclose)
+        self.mcp.start(background)
+
+    def on_close(self, closer: Closer) -> None:
+        """Run `closer` when the session closes (its processes, PTYs, servers)."""
+        self._closers.append(closer)
+
+    async def aclose(self) -> None:
+        """Stop the session's turn and everything it runs (newest first); its record stays."""
+        self.session.cancel_turn()
+        with anyio.CancelScope(shield=True):
+            for closer in reversed(self._closers):
+                try:
+                    await closer()
+                except Exception:
+                    log.exception("closing session %s", self.session.id)

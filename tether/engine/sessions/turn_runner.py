@@ -1,0 +1,150 @@
+"""One prompt as a turn, for the session manager: the session taken for this process (its lease),
+what other processes stored taken in and shown, the turn's system prompt, and the turn run."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import anyio
+import anyio.abc
+
+from tether.engine import events as ev
+from tether.engine.history import TextPart, UserPart
+from tether.engine.sandbox.detect import detect
+from tether.engine.sessions.deps import EngineDeps, Front
+from tether.engine.sessions.lease import Holder, lease_seconds
+from tether.engine.sessions.runtime import SessionRuntime
+from tether.engine.sessions.state import MODES, Session, with_window_choices
+from tether.engine.system_prompt import project_context, system_prompt
+from tether.engine.turn import Turn, TurnConfig
+
+log = logging.getLogger("tether.sessions")
+
+Emit = Callable[[Session, ev.Event], Awaitable[None]]
+Persist = Callable[[Session], Awaitable[None]]
+
+
+class TurnRunner:
+    def __init__(
+        self,
+        deps: EngineDeps,
+        front: Front,
+        background: anyio.abc.TaskGroup,
+        *,
+        emit: Emit,
+        persist: Persist,
+    ) -> None:
+        self.deps = deps
+        self.front = front
+        self._background = background
+        self._emit = emit
+        self._persist = persist
+        self._told_damage = False
+
+    async def run(
+        self, runtime: SessionRuntime, parts: list[UserPart], scope: anyio.CancelScope
+    ) -> ev.StopReason:
+        """One prompt as a turn; TurnFailed when the provider cannot serve it, HeldElsewhere
+        when another process runs a turn of this session."""
+        s = runtime.session
+        await self.deps.store.load_history(s)
+        holder = str(Holder.me())
+        await self._catch_up(s, holder)
+        renewing = anyio.CancelScope()
+        self._background.start_soon(self._renew_lease, s.id, holder, renewing)
+        try:
+            return await self._turn(runtime, parts, scope)
+        finally:
+            renewing.cancel()
+            with anyio.CancelScope(shield=True):
+                await self.deps.store.release(s.id, holder)
+
+    async def _catch_up(self, s: Session, holder: str) -> None:
+        """Take the session's lease, and take in what other processes stored meanwhile: their
+        messages join the history, their events are shown to this client first."""
+        caught = await self.deps.store.take(s, holder, lease_seconds())
+        s.history.extend(caught.messages)
+        s.message_seqs.extend(caught.seqs)
+        if caught.state is not None:
+            s.state = with_window_choices(caught.state, s.state)
+            s.title = s.title or caught.title
+        s.event_end = caught.event_end
+        if caught.replay.items:
+            note = "Earlier in this session, from another window:"
+            await self.front.show(s.id, ev.Notice("info", note))
+            await self.front.catch_up(s.id, caught.replay)
+
+    async def _renew_lease(self, session_id: str, holder: str, scope: anyio.CancelScope) -> None:
+        seconds = lease_seconds()
+        with scope:
+            while True:
+                await anyio.sleep(seconds / 3)
+                try:
+                    await self.deps.store.renew(session_id, holder, seconds)
+                except Exception:  # the turn goes on; the lease may lapse
+                    log.exception("renewing the lease of session %s", session_id)
+
+    async def _turn(
+        self, runtime: SessionRuntime, parts: list[UserPart], scope: anyio.CancelScope
+    ) -> ev.StopReason:
+        s = runtime.session
+        s.record(ev.UserPrompted(parts, message=len(s.history)))  # the client showed it
+        text = prompt_text(parts)
+        if s.title is None and text:
+            s.title = text.splitlines()[0][:80]
+            await self._emit(s, ev.TitleChanged(s.title))
+        model = runtime.model(self.deps.catalog)
+        await anyio.to_thread.run_sync(detect, self.deps.sandbox.mechanism)  # probed once
+        turn = Turn(
+            s,
+            model=model,
+            registry=runtime.registry(),
+            ctx=self.front.capabilities(s, model),
+            emit=lambda e: self._emit(s, e),
+            persist=self._persist,
+            config=await self._config(runtime),
+        )
+        await self._tell_problems(s)
+        stop = await turn.run(parts, scope)
+        if stop not in ("end_turn", "refusal"):  # (a refusal says so itself)
+            with anyio.CancelScope(shield=True):
+                await self._emit(s, ev.TurnEnded(stop))  # kept: a reload shows how it ended
+        await self._persist(s)
+        return stop
+
+    async def _config(self, runtime: SessionRuntime) -> TurnConfig:
+        s = runtime.session
+        if s.state.context is None:
+            s.state.context = await project_context(Path(s.cwd))
+        base = self.deps.turn
+        mode = s.state.mode
+        mcp = runtime.mcp.instructions() if runtime.mcp is not None else ""
+        system = system_prompt(
+            base.system, s.state.context, mode, MODES[mode][1], base.sections, mcp
+        )
+        return dataclasses.replace(base, system=system)
+
+    async def _tell_problems(self, s: Session) -> None:
+        """Configuration problems found at startup, and a damaged session database, shown
+        once, in the first turn."""
+        warnings = self.deps.catalog.warnings
+        if warnings:
+            text = "\n".join(warnings)
+            await self._emit(s, ev.Notice("warning", "tether's configuration has problems", text))
+            warnings.clear()
+        store = self.deps.store
+        if store.damaged is not None and not self._told_damage:
+            self._told_damage = True
+            text = (
+                f"{store.damaged}. This run keeps its sessions in memory only (earlier ones "
+                "cannot be loaded). `tether doctor --move-damaged-store` moves the file aside, "
+                "keeping it, so the next start makes a new one."
+            )
+            await self._emit(s, ev.Notice("error", "tether's session database is damaged", text))
+
+
+def prompt_text(parts: list[UserPart]) -> str:
+    return "\n".join(p.text for p in parts if isinstance(p, TextPart)).strip()
