@@ -13,13 +13,14 @@ import pytest
 from tests.providers.mock_llm_server import MockLLMServer, Reply
 from tests.providers.wire import chat_text
 from tests.web.servers import Page, PageServer
+from tether.cli.doctor import render_text
 from tether.engine.config import kinds
 from tether.engine.config.file import parse_config
 from tether.engine.config.issues import ConfigError
 from tether.engine.config.kinds import EnvVars, ProviderKind, WebKind, WebSources
 from tether.engine.config.load import build_catalog
 from tether.engine.config.resolve import resolve
-from tether.engine.doctor import check, key_description, render_text
+from tether.engine.diagnostics import check, key_description
 from tether.engine.history import TextPart, UserMessage
 from tether.engine.providers.base import ChatRequest, TextDelta
 from tether.engine.providers.common import HTTPProvider

@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_sessions(args)
     if args.command == "doctor":
-        from tether.engine.doctor import run_doctor
+        from tether.cli.doctor import run_doctor
         from tether.logs import log_path
 
         return run_doctor(

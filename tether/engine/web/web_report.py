@@ -1,11 +1,11 @@
-"""`tether doctor`'s web part: which web tools are offered, which search providers are asked in
-which order, the fetch provider, and whether each can work (nothing is sent to find out)."""
+"""The web part of `tether doctor`'s report: which web tools are offered, which search
+providers are asked in which order, the fetch provider, and whether each can work (nothing is
+sent to find out)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 from tether.engine.config.kinds import WebRole
 from tether.engine.web.build import SEARCH_HINT, WebPlan, plan_web
@@ -65,39 +65,3 @@ def _endpoint(provider: object) -> str:
         if isinstance(value, str):
             return value
     return "from this host"
-
-
-def web_rows(r: WebReport) -> list[list[str]]:
-    """Rows of (role, provider, status, detail), in the order they are asked."""
-    rows = _role_rows("search", r.search, r.search_hint)
-    return rows + _role_rows("fetch", r.fetch, '[web] fetch_provider = "none"')
-
-
-def _role_rows(role: str, found: list[WebProviderStatus] | None, empty: str) -> list[list[str]]:
-    if found is None:
-        return [[role, "-", "off", f"[web] {role} = false"]]
-    if not found:
-        return [[role, "-", "none", empty]]
-    numbered = len(found) > 1
-    return [
-        [
-            role,
-            f"{i}. {s.name}" if numbered else s.name,
-            "ok" if s.usable else "unavailable",
-            s.detail,
-        ]
-        for i, s in enumerate(found, 1)
-    ]
-
-
-def order_note(r: WebReport) -> str:
-    if r.search_order == "config":
-        return "search order: [web] search_providers"
-    return (
-        "search order: the environment's (a SearXNG URL, then a DeepSeek key); "
-        "[web] search_providers sets another"
-    )
-
-
-def web_json(r: WebReport) -> dict[str, Any]:
-    return asdict(r)
