@@ -14,20 +14,22 @@ from tests.providers.mock_llm_server import MockLLMServer, Reply
 from tests.providers.wire import chat_text
 from tests.web.servers import Page, PageServer
 from tether.cli.doctor import render_text
-from tether.engine.config import kinds
+from tether.engine.config import model_kinds
 from tether.engine.config.file import parse_config
 from tether.engine.config.issues import ConfigError
-from tether.engine.config.kinds import EnvVars, ProviderKind, WebKind, WebSources
 from tether.engine.config.load import build_catalog
+from tether.engine.config.model_kinds import EnvVars, ProviderKind
 from tether.engine.config.resolve import resolve
 from tether.engine.diagnostics import check, key_description
 from tether.engine.history import TextPart, UserMessage
 from tether.engine.providers.base import ChatRequest, TextDelta
 from tether.engine.providers.common import HTTPProvider
 from tether.engine.providers.openai_chat import OpenAIChat
+from tether.engine.web import web_kinds
 from tether.engine.web.build import build_web, plan_web
 from tether.engine.web.provider_registry import SearchProvider
 from tether.engine.web.searxng import SearxngSearch
+from tether.engine.web.web_kinds import WebKind, WebSources
 from tether.schemas.config import ModelConfig
 
 ACME = ProviderKind(
@@ -44,7 +46,7 @@ ACME = ProviderKind(
 
 @pytest.fixture
 def acme(monkeypatch: pytest.MonkeyPatch) -> ProviderKind:
-    monkeypatch.setitem(kinds.KINDS, ACME.name, ACME)
+    monkeypatch.setitem(model_kinds.KINDS, ACME.name, ACME)
     return ACME
 
 
@@ -110,7 +112,7 @@ def make_mirror(src: WebSources) -> SearchProvider | str:
 @pytest.mark.anyio
 async def test_a_web_kind_is_one_entry(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setitem(
-        kinds.WEB_KINDS, ("search", "mirror"), WebKind("mirror", "search", make_mirror)
+        web_kinds.WEB_KINDS, ("search", "mirror"), WebKind("mirror", "search", make_mirror)
     )
     web = resolve(parse_config('[web]\nsearch_providers = ["mirror", "searxng"]\n'), env={}).web
     with PageServer() as site:

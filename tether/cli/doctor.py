@@ -18,7 +18,7 @@ from typing import Any, TextIO
 import msgspec
 
 from tether.engine.config.catalog import ModelCatalog
-from tether.engine.config.kinds import env_kinds
+from tether.engine.config.model_kinds import env_kinds
 from tether.engine.config.resolve import Setup, provider_of
 from tether.engine.diagnostics import (
     Probe,

@@ -20,8 +20,8 @@ from tether.engine.config.adapters import make_adapter
 from tether.engine.config.catalog import ModelCatalog
 from tether.engine.config.file import load_config
 from tether.engine.config.issues import ConfigError, ConfigIssue
-from tether.engine.config.kinds import KINDS
 from tether.engine.config.load import catalog_for
+from tether.engine.config.model_kinds import KINDS
 from tether.engine.config.resolve import Provider, Setup, model_info, provider_of, resolve
 from tether.engine.providers.base import ModelInfo
 from tether.engine.sandbox.detect import SandboxInfo, detect

@@ -6,28 +6,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from tether.engine.config.kinds import KINDS
+from tether.engine.config.http_clients import HttpClients, http_timeout
+from tether.engine.config.model_kinds import KINDS
 
 if TYPE_CHECKING:
     import httpx
 
-    from tether.engine.config.catalog import HttpClients
     from tether.engine.config.resolve import Provider
     from tether.engine.providers.base import LLM, ModelInfo
     from tether.engine.providers.common import HTTPProvider
     from tether.engine.providers.retry import RetryPolicy
-
-DEFAULT_TIMEOUT = 600.0  # seconds; a slow model may think for minutes between deltas
-DEFAULT_CONNECT_TIMEOUT = 10.0
-
-
-def http_timeout(provider: Provider) -> float | httpx.Timeout:
-    t = provider.timeout
-    if t is None or isinstance(t, float | int):
-        return DEFAULT_TIMEOUT if t is None else float(t)
-    import httpx
-
-    return httpx.Timeout(t.read or DEFAULT_TIMEOUT, connect=t.connect or DEFAULT_CONNECT_TIMEOUT)
 
 
 def make_adapter(

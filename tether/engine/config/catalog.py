@@ -5,15 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-from tether.engine.config.adapters import http_timeout
+from tether.engine.config.http_clients import HttpClients
 from tether.engine.providers.base import LLM, ModelInfo
-
-if TYPE_CHECKING:
-    import httpx
-
-    from tether.engine.config.resolve import Provider
 
 
 class ListingLLM(LLM, Protocol):
@@ -31,31 +26,6 @@ class ProviderHandle:
     base_url: str
     keyless: bool  # sends no credentials: a local server
     open: Callable[[str, ModelInfo], ListingLLM]  # (model name, its info) -> an adapter
-
-
-class HttpClients:
-    """One HTTP client per provider, made on first use (inside the running event loop) and
-    shared by its sessions: connections are reused, and `aclose` closes them all when the
-    agent stops."""
-
-    def __init__(self) -> None:
-        self._clients: dict[str, httpx.AsyncClient] = {}
-
-    def get(self, provider: Provider) -> httpx.AsyncClient:
-        client = self._clients.get(provider.name)
-        if client is None:
-            import httpx
-
-            client = httpx.AsyncClient(timeout=http_timeout(provider))
-            self._clients[provider.name] = client
-        return client
-
-    def opened(self) -> list[httpx.AsyncClient]:
-        return list(self._clients.values())
-
-    async def aclose(self) -> None:
-        for client in self._clients.values():
-            await client.aclose()
 
 
 @dataclass

@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping
 
 from tether.engine.config.adapters import make_adapter, model_factory
-from tether.engine.config.catalog import HttpClients, ModelCatalog, ProviderHandle, builtin_catalog
+from tether.engine.config.catalog import ModelCatalog, ProviderHandle, builtin_catalog
 from tether.engine.config.default_model import (
     MODEL_ENV,
     Choice,
@@ -16,6 +16,7 @@ from tether.engine.config.default_model import (
     default_to_a_provider,
 )
 from tether.engine.config.file import Config
+from tether.engine.config.http_clients import HttpClients
 from tether.engine.config.resolve import Provider, Setup, load_setup, provider_of, resolve
 
 log = logging.getLogger("tether.config")

@@ -23,7 +23,7 @@ import anyio
 import msgspec
 
 from tether.engine.config.catalog import ModelCatalog, ProviderHandle
-from tether.engine.config.kinds import KINDS
+from tether.engine.config.model_kinds import KINDS
 from tether.engine.config.resolve import model_info
 from tether.engine.providers.base import LLM, ModelInfo, ProviderError
 from tether.engine.providers.model_list import RemoteModel

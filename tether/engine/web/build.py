@@ -1,6 +1,6 @@
 """Build `ctx.web` from the `[web]` configuration and the environment.
 
-Each kind in the web provider registry (`tether.engine.config.kinds.WEB_KINDS`) is made when it
+Each kind in the web provider registry (`tether.engine.web.web_kinds.WEB_KINDS`) is made when it
 can work (a DeepSeek key, a SearXNG URL; the local fetcher always; Bing only when the
 configuration lists it), and its reason noted when it cannot; the configuration's names select
 among them at call time. So a configured provider that cannot work is an error result naming
@@ -15,8 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
-from tether.engine.config.kinds import (
-    DEEPSEEK_ENV,
+from tether.engine.config.model_kinds import DEEPSEEK_ENV
+from tether.engine.web.capability import WebCapability
+from tether.engine.web.local_fetch import LocalFetcher
+from tether.engine.web.provider_registry import FetchProvider, ProviderRegistry, SearchProvider
+from tether.engine.web.ssrf import Resolver, system_resolver
+from tether.engine.web.web_kinds import (
     NO_FETCH,
     SEARXNG_ENV,
     WEB_KINDS,
@@ -24,10 +28,6 @@ from tether.engine.config.kinds import (
     WebRole,
     WebSources,
 )
-from tether.engine.web.capability import WebCapability
-from tether.engine.web.local_fetch import LocalFetcher
-from tether.engine.web.provider_registry import FetchProvider, ProviderRegistry, SearchProvider
-from tether.engine.web.ssrf import Resolver, system_resolver
 from tether.schemas.web import WebConfig
 
 if TYPE_CHECKING:

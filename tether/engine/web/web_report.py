@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tether.engine.config.kinds import WebRole
 from tether.engine.web.build import SEARCH_HINT, WebPlan, plan_web
+from tether.engine.web.web_kinds import WebRole
 from tether.schemas.web import WebConfig
 
 # The tool each `[web]` switch offers.

@@ -1,0 +1,48 @@
+"""The HTTP clients the providers' sessions share: one per provider, with the provider's
+timeouts, made on first use and closed with the catalog."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import httpx
+
+    from tether.engine.config.resolve import Provider
+
+DEFAULT_TIMEOUT = 600.0  # seconds; a slow model may think for minutes between deltas
+DEFAULT_CONNECT_TIMEOUT = 10.0
+
+
+def http_timeout(provider: Provider) -> float | httpx.Timeout:
+    t = provider.timeout
+    if t is None or isinstance(t, float | int):
+        return DEFAULT_TIMEOUT if t is None else float(t)
+    import httpx
+
+    return httpx.Timeout(t.read or DEFAULT_TIMEOUT, connect=t.connect or DEFAULT_CONNECT_TIMEOUT)
+
+
+class HttpClients:
+    """One HTTP client per provider, made on first use (inside the running event loop) and
+    shared by its sessions: connections are reused, and `aclose` closes them all when the
+    agent stops."""
+
+    def __init__(self) -> None:
+        self._clients: dict[str, httpx.AsyncClient] = {}
+
+    def get(self, provider: Provider) -> httpx.AsyncClient:
+        client = self._clients.get(provider.name)
+        if client is None:
+            import httpx
+
+            client = httpx.AsyncClient(timeout=http_timeout(provider))
+            self._clients[provider.name] = client
+        return client
+
+    def opened(self) -> list[httpx.AsyncClient]:
+        return list(self._clients.values())
+
+    async def aclose(self) -> None:
+        for client in self._clients.values():
+            await client.aclose()
