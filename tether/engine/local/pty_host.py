@@ -7,26 +7,19 @@ from __future__ import annotations
 import asyncio
 import atexit
 import codecs
-import math
 import os
-import queue
 import shutil
-import signal
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import anyio
 
 from tether.engine.local.processes import (
     command_environment,
-    exit_status,
     omitted_marker,
-    signal_session,
-    stop_sessions,
 )
 from tether.engine.local.terminal_text import sanitize
 from tether.engine.seam import PtyRead, SeamError
@@ -330,8 +323,12 @@ def _spawn_sync(argv: list[str], cwd: Path, env: dict[str, str]) -> _Backend:
             "COMMAND_NOT_FOUND", f"{argv[0]}: no such program (looked in PATH and {cwd})"
         )
     if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-        return _WinPty.spawn([program, *argv[1:]], cwd, env)
-    return _PosixPty.spawn([program, *argv[1:]], cwd, env)
+        from tether.engine.local.pty_windows import WindowsPty
+
+        return WindowsPty.spawn([program, *argv[1:]], cwd, env, SIZE)
+    from tether.engine.local.pty_posix import PosixPty
+
+    return PosixPty.spawn([program, *argv[1:]], cwd, env, SIZE)
 
 
 def _resolve(program: str, cwd: Path, env: dict[str, str]) -> str | None:
@@ -341,141 +338,3 @@ def _resolve(program: str, cwd: Path, env: dict[str, str]) -> str | None:
         full = cwd / program
         return str(full) if full.is_file() and os.access(full, os.X_OK) else None
     return shutil.which(program, path=env.get("PATH", os.defpath))
-
-
-class _PosixPty:
-    def __init__(self, proc: Any) -> None:
-        self.proc = proc
-        self.pid: int = proc.pid
-        self.fd: int = proc.fd
-        os.set_blocking(self.fd, False)
-        self._status: tuple[int | None, str | None] | None = None
-
-    @classmethod
-    def spawn(cls, argv: list[str], cwd: Path, env: dict[str, str]) -> _PosixPty:
-        from ptyprocess import PtyProcess
-
-        try:
-            proc = PtyProcess.spawn(argv, cwd=str(cwd), env=env, dimensions=SIZE)
-        except (FileNotFoundError, PermissionError, OSError) as exc:
-            raise SeamError("COMMAND_FAILED", f"{argv[0]} could not start: {exc}") from None
-        proc.delayafterclose = 0
-        proc.delayafterterminate = 0
-        return cls(proc)
-
-    async def read(self, wait: float) -> bytes | None:
-        if self.fd < 0:
-            return None
-        with anyio.move_on_after(wait if wait > 0 else 0.001):
-            try:
-                await anyio.wait_readable(self.fd)
-            except (anyio.ClosedResourceError, OSError):
-                return None
-            try:
-                return os.read(self.fd, _CHUNK) or None
-            except BlockingIOError:
-                return b""
-            except OSError:  # EIO: every process holding the terminal is gone
-                return None
-        return b""
-
-    async def write(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            try:
-                view = view[os.write(self.fd, view) :]
-            except BlockingIOError:
-                await anyio.wait_writable(self.fd)
-
-    def status(self) -> tuple[int | None, str | None] | None:
-        if self._status is None:
-            try:
-                alive = self.proc.isalive()
-            except Exception:  # reaped elsewhere: it is gone, its status unknown
-                self._status = (None, None)
-                return self._status
-            if not alive:
-                code = self.proc.exitstatus
-                sig = self.proc.signalstatus
-                self._status = exit_status(-sig if sig else code)
-        return self._status
-
-    async def stop(self) -> None:
-        await stop_sessions([self.pid], hangup=True)
-
-    def kill_now(self) -> None:
-        signal_session(self.pid, signal.SIGKILL)
-
-    def release(self) -> None:
-        if self.fd >= 0:
-            if _in_loop():
-                anyio.notify_closing(self.fd)  # wakes a read waiting on it
-            self.proc.closed = True
-            try:
-                self.proc.fileobj.close()
-            except OSError:
-                pass
-            self.fd = -1
-
-
-def _in_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
-class _WinPty:  # pragma: no cover - Windows only (pywinpty's ConPTY)
-    def __init__(self, proc: Any) -> None:
-        self.proc = proc
-        self.pid: int = proc.pid
-        self._queue: queue.Queue[bytes | None] = queue.Queue()
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    @classmethod
-    def spawn(cls, argv: list[str], cwd: Path, env: dict[str, str]) -> _WinPty:
-        import subprocess
-
-        from winpty import PtyProcess  # pyright: ignore
-
-        try:
-            proc = PtyProcess.spawn(
-                subprocess.list2cmdline(argv), cwd=str(cwd), env=env, dimensions=SIZE
-            )
-        except Exception as exc:
-            raise SeamError("COMMAND_FAILED", f"{argv[0]} could not start: {exc}") from None
-        return cls(proc)
-
-    def _pump(self) -> None:
-        try:
-            while True:
-                text = self.proc.read(_CHUNK)
-                self._queue.put(text.encode("utf-8") if isinstance(text, str) else text)
-        except Exception:
-            self._queue.put(None)
-
-    async def read(self, wait: float) -> bytes | None:
-        deadline = anyio.current_time() + (wait if math.isfinite(wait) else 1e9)
-        while True:
-            try:
-                return self._queue.get_nowait()
-            except queue.Empty:
-                if anyio.current_time() >= deadline:
-                    return b""
-                await anyio.sleep(0.02)
-
-    async def write(self, data: bytes) -> None:
-        await anyio.to_thread.run_sync(self.proc.write, data.decode("utf-8", "replace"))
-
-    def status(self) -> tuple[int | None, str | None] | None:
-        return None if self.proc.isalive() else (self.proc.exitstatus, None)
-
-    async def stop(self) -> None:
-        await stop_sessions([self.pid])
-
-    def kill_now(self) -> None:
-        self.proc.terminate(force=True)
-
-    def release(self) -> None:
-        self.proc.close(force=True)
