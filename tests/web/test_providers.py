@@ -11,13 +11,14 @@ import pytest
 from tests.web.servers import Page, PageServer, Seen
 from tether.engine.config.file import parse_config
 from tether.engine.config.issues import ConfigError
-from tether.engine.seam import SearchHit, WebError
+from tether.engine.seam import WebError
 from tether.engine.web.build import build_web
 from tether.engine.web.capability import WebCapability
 from tether.engine.web.deepseek import DeepSeekWeb, api_base_url
 from tether.engine.web.local_fetch import LocalFetcher
 from tether.engine.web.provider_registry import ProviderRegistry
 from tether.engine.web.searxng import SearxngSearch
+from tether.engine.web.types import SearchHit
 from tether.schemas.web import WebConfig
 
 pytestmark = pytest.mark.anyio

@@ -16,13 +16,14 @@ from tether.engine.events import Location, ToolContent
 from tether.engine.providers.base import LLM
 from tether.engine.read_ledger import ReadLedger
 from tether.engine.sandbox.session_sandbox import Sandbox
-from tether.engine.web.types import FetchResult as FetchResult
-from tether.engine.web.types import HttpRequest as HttpRequest
-from tether.engine.web.types import HttpResponse as HttpResponse
-from tether.engine.web.types import SearchHit as SearchHit
-from tether.engine.web.types import SearchResults as SearchResults
-from tether.engine.web.types import Target as Target
-from tether.engine.web.types import WebCode as WebCode
+from tether.engine.web.types import (
+    FetchResult,
+    HttpRequest,
+    HttpResponse,
+    SearchResults,
+    Target,
+    WebCode,
+)
 from tether.engine.workspace import Workspace
 
 

@@ -20,15 +20,14 @@ import msgspec
 
 from tether.engine.events import TextOut
 from tether.engine.registry import CallPlan, ToolDef, ToolOutput, tool
-from tether.engine.seam import (
-    Capabilities,
+from tether.engine.seam import Capabilities, WebError
+from tether.engine.web.types import (
     FetchResult,
     HttpRequest,
     HttpResponse,
     SearchHit,
     SearchResults,
     Target,
-    WebError,
 )
 from tether.schemas.web import WebConfig
 

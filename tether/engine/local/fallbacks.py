@@ -8,15 +8,11 @@ from tether.engine.seam import (
     AskField,
     ConfirmDecision,
     ConfirmRequest,
-    FetchResult,
-    HttpRequest,
-    HttpResponse,
     RoundCard,
     SeamError,
-    SearchResults,
-    Target,
     WebError,
 )
+from tether.engine.web.types import FetchResult, HttpRequest, HttpResponse, SearchResults, Target
 
 
 class PolicyApproval:
