@@ -27,7 +27,7 @@ from tests.providers.mock_llm_server import MockLLMServer, Reply  # noqa: E402
 from tests.providers.wire import chat_chunk, chat_end  # noqa: E402
 from tether.engine.history import TextPart, UserMessage  # noqa: E402
 from tether.engine.providers.base import ChatRequest, ModelInfo, TextDelta  # noqa: E402
-from tether.engine.providers.openai_chat import OpenAIChat  # noqa: E402
+from tether.engine.providers.openai_chat_adapter import OpenAIChat  # noqa: E402
 
 PATH = "/v1/chat/completions"
 PIECE = 16 * 1024  # bytes per HTTP chunk the server writes

@@ -24,11 +24,11 @@ from tether.engine.config.issues import ConfigError
 from tether.engine.config.load import build_catalog, load_catalog
 from tether.engine.config.resolve import resolve
 from tether.engine.config.toml_lines import index_keys, line_of
-from tether.engine.providers.anthropic import AnthropicMessages
+from tether.engine.providers.anthropic_adapter import AnthropicMessages
 from tether.engine.providers.base import LLM
 from tether.engine.providers.common import HTTPProvider
-from tether.engine.providers.openai_chat import OpenAIChat
-from tether.engine.providers.openai_responses import OpenAIResponses
+from tether.engine.providers.openai_chat_adapter import OpenAIChat
+from tether.engine.providers.openai_responses_adapter import OpenAIResponses
 from tether.paths import config_path
 
 FULL = """\

@@ -24,7 +24,7 @@ from tether.engine.diagnostics import check, key_description
 from tether.engine.history import TextPart, UserMessage
 from tether.engine.providers.base import ChatRequest, TextDelta
 from tether.engine.providers.common import HTTPProvider
-from tether.engine.providers.openai_chat import OpenAIChat
+from tether.engine.providers.openai_chat_adapter import OpenAIChat
 from tether.engine.web import web_kinds
 from tether.engine.web.build import build_web, plan_web
 from tether.engine.web.provider_registry import SearchProvider

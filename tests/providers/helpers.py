@@ -9,11 +9,11 @@ from typing import Any, TypeVar
 import httpx
 
 from tether.engine.history import Message, TextPart, UserMessage
-from tether.engine.providers.anthropic import AnthropicMessages
+from tether.engine.providers.anthropic_adapter import AnthropicMessages
 from tether.engine.providers.base import ChatRequest, ModelInfo, StreamEvent, ToolSpec
 from tether.engine.providers.common import HTTPProvider
-from tether.engine.providers.openai_chat import OpenAIChat
-from tether.engine.providers.openai_responses import OpenAIResponses
+from tether.engine.providers.openai_chat_adapter import OpenAIChat
+from tether.engine.providers.openai_responses_adapter import OpenAIResponses
 from tether.engine.providers.retry import RetryPolicy
 
 from . import wire

@@ -17,7 +17,7 @@ from tether.engine.history import (
     ToolResultMessage,
     UserMessage,
 )
-from tether.engine.providers.anthropic import AnthropicMessages
+from tether.engine.providers.anthropic_adapter import AnthropicMessages
 from tether.engine.providers.base import (
     Finish,
     OpaqueBlock,

@@ -25,7 +25,7 @@ from tether.engine.providers.base import (
     ToolCallDelta,
     Usage,
 )
-from tether.engine.providers.openai_chat import OpenAIChat
+from tether.engine.providers.openai_chat_adapter import OpenAIChat
 
 from . import wire
 from .helpers import FAST_RETRY, collect, model_info, of_type, request

@@ -26,7 +26,7 @@ from tether.engine.providers.base import (
     ToolCallDelta,
     Usage,
 )
-from tether.engine.providers.openai_responses import OpenAIResponses
+from tether.engine.providers.openai_responses_adapter import OpenAIResponses
 
 from . import wire
 from .helpers import FAST_RETRY, collect, model_info, of_type, request

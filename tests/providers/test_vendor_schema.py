@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from tether.engine.providers.base import ProviderError
-from tether.engine.providers.openai_chat import OpenAIChat
+from tether.engine.providers.openai_chat_adapter import OpenAIChat
 
 from . import wire
 from .helpers import FAST_RETRY, collect, model_info, request

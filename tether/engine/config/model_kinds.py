@@ -42,19 +42,19 @@ class ProviderKind:
 
 
 def _chat() -> type[HTTPProvider]:
-    from tether.engine.providers.openai_chat import OpenAIChat
+    from tether.engine.providers.openai_chat_adapter import OpenAIChat
 
     return OpenAIChat
 
 
 def _responses() -> type[HTTPProvider]:
-    from tether.engine.providers.openai_responses import OpenAIResponses
+    from tether.engine.providers.openai_responses_adapter import OpenAIResponses
 
     return OpenAIResponses
 
 
 def _messages() -> type[HTTPProvider]:
-    from tether.engine.providers.anthropic import AnthropicMessages
+    from tether.engine.providers.anthropic_adapter import AnthropicMessages
 
     return AnthropicMessages
 
