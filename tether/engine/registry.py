@@ -269,30 +269,28 @@ def _json_schema(args_type: type[msgspec.Struct]) -> dict[str, Any]:
     """The arguments' JSON schema, self-contained: providers reject a whole request for one
     `$ref` they cannot resolve, so nested definitions are inlined where they are used."""
     full = msgspec.json.schema(args_type)
-    defs: dict[str, Any] = full.get("$defs", {})
-    schema = _inline(defs[args_type.__name__], defs, ())
+    try:
+        schema = _closed(json_schema.inline({"$ref": full["$ref"]}, full))
+    except json_schema.RecursiveRef as exc:
+        name = exc.ref.rpartition("/")[2]
+        raise TypeError(f"tool argument type {name} is recursive; tools need flat types") from None
     schema.setdefault("required", [])
     schema["additionalProperties"] = False
     return schema
 
 
-def _inline(node: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:
+def _closed(node: Any) -> Any:
+    """msgspec's schema as a tool's: no titles (type names say nothing to a model), and every
+    object closed, as our Structs forbid unknown fields."""
     if isinstance(node, list):
-        return [_inline(v, defs, seen) for v in node]
+        return [_closed(v) for v in node]
     if not isinstance(node, dict):
         return node
-    ref = node.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        name = ref.removeprefix("#/$defs/")
-        if name in seen:
-            raise TypeError(f"tool argument type {name} is recursive; tools need flat types")
-        target = _inline(defs[name], defs, (*seen, name))
-        return {**target, **{k: _inline(v, defs, seen) for k, v in node.items() if k != "$ref"}}
-    out = {k: _inline(v, defs, seen) for k, v in node.items() if k not in ("title", "properties")}
+    out = {k: _closed(v) for k, v in node.items() if k not in ("title", "properties")}
     if isinstance(node.get("properties"), dict):  # a property may be called "title"
-        out["properties"] = {k: _inline(v, defs, seen) for k, v in node["properties"].items()}
+        out["properties"] = {k: _closed(v) for k, v in node["properties"].items()}
     if out.get("type") == "object" and "properties" in out:
-        out.setdefault("additionalProperties", False)  # our Structs forbid unknown fields
+        out.setdefault("additionalProperties", False)
     return out
 
 
