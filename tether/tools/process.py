@@ -13,7 +13,7 @@ import anyio
 import msgspec
 
 from tether.engine.events import TerminalOut, TextOut, ToolContent
-from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
+from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
 from tether.engine.seam import Capabilities, CommandResult, Stage
 from tether.tools.command_gate import (
     Command,
@@ -176,7 +176,17 @@ class _Command:
     timeout: float
 
 
-def _command(ctx: Capabilities, args: Any) -> _Command:
+class RunArgvArgs(ToolArgs):
+    argv: list[str]
+    cwd: str | None = None
+    stdin: str | None = None
+    env: dict[str, str] | None = None
+    timeout_seconds: float = DEFAULT_TIMEOUT
+    unconfined: bool = False
+    reason: str | None = None
+
+
+def _command(ctx: Capabilities, args: RunArgvArgs) -> _Command:
     stdin = args.stdin
     return _Command(
         argv=check_argv(args.argv),
@@ -190,16 +200,7 @@ def _command(ctx: Capabilities, args: Any) -> _Command:
 
 
 @tool(kind="execute", timeout=MAX_TIMEOUT + 60)
-async def run_argv(
-    ctx: Capabilities,
-    argv: list[str],
-    cwd: str | None = None,
-    stdin: str | None = None,
-    env: dict[str, str] | None = None,
-    timeout_seconds: float = DEFAULT_TIMEOUT,
-    unconfined: bool = False,
-    reason: str | None = None,
-) -> ToolOutput:
+async def run_argv(ctx: Capabilities, args: RunArgvArgs) -> ToolOutput:
     """Run one program with its arguments; returns its exit code and its output (stdout and
     stderr as they arrived; long output keeps its head and tail).
 
@@ -225,11 +226,9 @@ async def run_argv(
         unconfined: Run outside the sandbox (asks the user every time; give `reason`).
         reason: Why the command must run unconfined: what the sandbox stops it from doing.
     """
-    cmd = await anyio.to_thread.run_sync(
-        _command, ctx, _Args(argv, cwd, stdin, env, timeout_seconds)
-    )
+    cmd = await anyio.to_thread.run_sync(_command, ctx, args)
     refuse_denylisted(ctx, [Command(cmd.argv, cmd.cwd, cmd.env)])
-    started = await confine(ctx, cmd.argv, cmd.cwd, cmd.env, unconfined=unconfined)
+    started = await confine(ctx, cmd.argv, cmd.cwd, cmd.env, unconfined=args.unconfined)
     progress = CardProgress(ctx.report)
     result = await progress.around(
         lambda: ctx.terminal.run(
@@ -243,18 +242,9 @@ async def run_argv(
         )
     )
     text = result_text(result, cmd.timeout)
-    note = sandbox_note(ctx, result, unconfined=unconfined)
+    note = sandbox_note(ctx, result, unconfined=args.unconfined)
     text = f"{text}\n{note}" if note else text
     return ToolOutput(text, _card(result, text), raw_output=raw_result(result))
-
-
-@dataclass
-class _Args:
-    argv: Any
-    cwd: str | None
-    stdin: str | None
-    env: dict[str, str] | None
-    timeout_seconds: float | None
 
 
 def _card(result: CommandResult, text: str) -> list[ToolContent]:
@@ -264,7 +254,7 @@ def _card(result: CommandResult, text: str) -> list[ToolContent]:
 
 
 @run_argv.planned_by
-async def _plan_run(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
+async def _plan_run(ctx: Capabilities, args: RunArgvArgs, mode: str) -> CallPlan:
     cmd = await anyio.to_thread.run_sync(_command, ctx, args)
     plan = await plan_commands(
         ctx,
@@ -279,7 +269,7 @@ async def _plan_run(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
 
 
 @run_argv.described_by
-def _describe_run(ctx: Capabilities, args: Any) -> CallPlan:
+def _describe_run(ctx: Capabilities, args: RunArgvArgs) -> CallPlan:
     return CallPlan(title=shell_join(args.argv), kind="execute", target=shell_join(args.argv))
 
 
@@ -501,13 +491,14 @@ def _elide(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+class RunArgvBatchArgs(ToolArgs):
+    nodes: list[BatchNode]
+    unconfined: bool = False
+    reason: str | None = None
+
+
 @tool(kind="execute", timeout=BATCH_TIMEOUT + 60)
-async def run_argv_batch(
-    ctx: Capabilities,
-    nodes: list[BatchNode],
-    unconfined: bool = False,
-    reason: str | None = None,
-) -> ToolOutput:
+async def run_argv_batch(ctx: Capabilities, args: RunArgvBatchArgs) -> ToolOutput:
     """Run programs in order, with branches and pipes, in one call; returns each command's
     exit code and output, in the order they ran.
 
@@ -525,9 +516,9 @@ async def run_argv_batch(
         unconfined: Run every node outside the sandbox (asks every time; give `reason`).
         reason: Why the commands must run unconfined: what the sandbox stops them doing.
     """
-    tree = await anyio.to_thread.run_sync(_batch, ctx, nodes)
+    tree = await anyio.to_thread.run_sync(_batch, ctx, args.nodes)
     refuse_denylisted(ctx, _commands(tree))
-    run = _BatchRun(ctx, len(_walk(tree)), unconfined)
+    run = _BatchRun(ctx, len(_walk(tree)), args.unconfined)
     await run.progress.around(lambda: run.run_list(tree, ""))
     text = run.text()
     content: list[ToolContent] = [TerminalOut(t) for t in run.progress.terminals]
@@ -614,7 +605,7 @@ class _BatchRun:
 
 
 @run_argv_batch.planned_by
-async def _plan_batch(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
+async def _plan_batch(ctx: Capabilities, args: RunArgvBatchArgs, mode: str) -> CallPlan:
     tree = await anyio.to_thread.run_sync(_batch, ctx, args.nodes)
     commands = _commands(tree)
     listing = _listing(tree) if len(commands) > 1 else []
@@ -626,6 +617,6 @@ async def _plan_batch(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
 
 
 @run_argv_batch.described_by
-def _describe_batch(ctx: Capabilities, args: Any) -> CallPlan:
+def _describe_batch(ctx: Capabilities, args: RunArgvBatchArgs) -> CallPlan:
     lines = [shell_join(n.argv) for n in args.nodes]
     return CallPlan(title=_elide("; ".join(lines), 200), kind="execute")
