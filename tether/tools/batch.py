@@ -30,7 +30,7 @@ from tether.tools.command_gate import (
     sandbox_note,
 )
 from tether.tools.command_output import OUTPUT_LIMIT, CardProgress, raw_result, result_text
-from tether.tools.command_scan import shell_join
+from tether.tools.command_words import shell_join
 from tether.tools.text import fence
 
 BATCH_TIMEOUT = 3600.0  # a whole batch, however many nodes

@@ -12,7 +12,7 @@ from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, to
 from tether.engine.seam import Capabilities, PtyRead, Ptys, SeamError
 from tether.tools.command_args import check_argv, check_env, check_timeout, command_cwd
 from tether.tools.command_gate import Command, confine, plan_commands, refuse_denylisted
-from tether.tools.command_scan import shell_join
+from tether.tools.command_words import shell_join
 from tether.tools.pty_keys import UnknownKey, encode_keys
 from tether.tools.text import fence
 

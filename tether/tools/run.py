@@ -27,7 +27,7 @@ from tether.tools.command_gate import (
     sandbox_note,
 )
 from tether.tools.command_output import OUTPUT_LIMIT, CardProgress, raw_result, result_text
-from tether.tools.command_scan import shell_join
+from tether.tools.command_words import shell_join
 from tether.tools.text import fence
 from tether.tools.tool_paths import display
 
