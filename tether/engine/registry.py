@@ -260,7 +260,12 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
 def _args_type(fn: Callable[..., Any]) -> Any:
     """The ToolArgs Struct a tool function takes after `ctx`."""
     params = list(inspect.signature(fn).parameters)
-    hint = get_type_hints(fn).get(params[1]) if len(params) == 2 else None
+    try:
+        hint = get_type_hints(fn).get(params[1]) if len(params) == 2 else None
+    except NameError as exc:  # a Struct defined inside a function is not found by name
+        raise TypeError(
+            f"tool {fn.__name__}: define its ToolArgs at module level ({exc})"
+        ) from None
     if not (isinstance(hint, type) and issubclass(hint, ToolArgs)):
         raise TypeError(f"tool {fn.__name__} must take (ctx, args: a ToolArgs Struct)")
     return hint
@@ -284,7 +289,8 @@ def _json_schema(args_type: type[ToolArgs], docs: dict[str, str]) -> dict[str, A
 def _describe_fields(
     schema: dict[str, Any], args_type: type[ToolArgs], docs: dict[str, str]
 ) -> None:
-    """Each documented field's description first in its property, where msgspec puts one."""
+    """Each documented field's description, first in its property (where msgspec puts the
+    description of an annotated field)."""
     properties: dict[str, Any] = schema.get("properties", {})
     for f in msgspec.structs.fields(args_type):
         if f.name in docs and f.encode_name in properties:
