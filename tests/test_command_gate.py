@@ -12,8 +12,8 @@ import pytest
 
 from tether.tools.command_allowlist import read_only
 from tether.tools.command_grants import command_grant
-from tether.tools.command_policy import Denylist
-from tether.tools.command_scan import git_config, scan
+from tether.tools.denylist import Denylist
+from tether.tools.scan import git_config, scan
 
 
 def _anything(word: str) -> bool:

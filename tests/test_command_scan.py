@@ -5,20 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from tether.tools.command_policy import (
-    DangerReason,
-    Denylist,
-    DenyRule,
-    classify_danger,
-    command_danger,
-)
-from tether.tools.command_scan import (
-    WRAPPERS,
-    parse_options,
-    program_name,
-    scan,
-    split_script,
-)
+from tether.tools.command_words import parse_options, program_name
+from tether.tools.danger import DangerReason, classify_danger, command_danger
+from tether.tools.denylist import Denylist, DenyRule
+from tether.tools.scan import scan
+from tether.tools.shell_script import split_script
+from tether.tools.wrappers import WRAPPERS
 
 DENY = Denylist.default()
 
@@ -99,7 +91,7 @@ def test_unknown_options_stop_the_unwrap_and_are_reviewed() -> None:
 
 
 def test_getopt_details() -> None:
-    from tether.tools.command_scan import Spec
+    from tether.tools.command_words import Spec
 
     spec = Spec(flags="ab", values="c", long_flags=frozenset({"--all"}))
     p = parse_options(spec, ["-ab", "-cVALUE", "--all", "--", "-x"])

@@ -11,22 +11,26 @@ from tests.inprocess import agent_in_memory
 from tests.stored import stored_messages
 from tether.engine.compaction import SUMMARY_HEADER, SUMMARY_PROMPT
 from tether.engine.history import TextPart, ToolResultMessage, UserMessage
-from tether.engine.registry import ToolDef, tool
+from tether.engine.registry import ToolArgs, ToolDef, tool
 from tether.engine.seam import Capabilities
 from tether.tools import catalog
 
 pytestmark = pytest.mark.anyio
 
 
+class DumpArgs(ToolArgs):
+    n: int
+
+
 def _dump_tool() -> ToolDef:
     @tool(kind="read", read_only=True)
-    async def dump(ctx: Capabilities, n: int) -> str:
+    async def dump(ctx: Capabilities, args: DumpArgs) -> str:
         """Produce a long text.
 
         Args:
             n: Which dump.
         """
-        return f"dump {n}: " + "x" * 1500
+        return f"dump {args.n}: " + "x" * 1500
 
     return dump
 

@@ -15,7 +15,7 @@ from tests.harness import script, spawn_agent
 from tests.inprocess import Client, agent_in_memory
 from tests.stored import tool_results
 from tether.engine.history import ToolResultMessage
-from tether.engine.registry import CallPlan, ToolDef, tool
+from tether.engine.registry import CallPlan, ToolArgs, ToolDef, tool
 from tether.engine.seam import Capabilities
 from tether.rpc.rpc_error import RpcError
 from tether.tools import catalog
@@ -135,9 +135,13 @@ async def test_special_files_never_reach_the_editor(home: Path, project: Path) -
     )
 
 
+class BrokenArgs(ToolArgs):
+    x: int
+
+
 def _broken_tool() -> ToolDef:
     @tool(kind="read", read_only=True)
-    async def broken(ctx: Capabilities, x: int) -> str:
+    async def broken(ctx: Capabilities, args: BrokenArgs) -> str:
         """A tool whose planner has a bug.
 
         Args:
@@ -146,7 +150,7 @@ def _broken_tool() -> ToolDef:
         return "unreachable"
 
     @broken.planned_by
-    async def _plan(ctx: Capabilities, args: object, mode: str) -> CallPlan:
+    async def _plan(ctx: Capabilities, args: BrokenArgs, mode: str) -> CallPlan:
         raise RuntimeError("planner bug")
 
     return broken

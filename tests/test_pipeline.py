@@ -12,7 +12,7 @@ import pytest
 
 from tests.inprocess import agent_in_memory
 from tests.stored import tool_results
-from tether.engine.registry import CallPlan, ToolDef, tool
+from tether.engine.registry import CallPlan, ToolArgs, ToolDef, tool
 from tether.engine.seam import Capabilities
 from tether.engine.turn import TurnConfig
 from tether.tools import catalog
@@ -24,15 +24,19 @@ def _call(name: str, args: dict[str, Any], cid: str) -> dict[str, Any]:
     return {"tool_call": {"id": cid, "name": name, "arguments": args}}
 
 
+class NapArgs(ToolArgs):
+    seconds: float
+
+
 def _slow_tool() -> ToolDef:
     @tool(kind="other", read_only=True, timeout=0.2)
-    async def nap(ctx: Capabilities, seconds: float) -> str:
+    async def nap(ctx: Capabilities, args: NapArgs) -> str:
         """Sleep.
 
         Args:
             seconds: How long.
         """
-        await anyio.sleep(seconds)
+        await anyio.sleep(args.seconds)
         return "rested"
 
     return nap
@@ -55,9 +59,15 @@ async def test_a_late_tool_becomes_tool_timeout(home: Path, project: Path) -> No
     assert results[1] == "rested"
 
 
+class AppendArgs(ToolArgs):
+    path: str
+    text: str
+    delay: float
+
+
 def _ordered_tools(log: list[str]) -> list[ToolDef]:
     @tool(kind="edit", timeout=5)
-    async def append(ctx: Capabilities, path: str, text: str, delay: float) -> str:
+    async def append(ctx: Capabilities, args: AppendArgs) -> str:
         """Append text to a log after a delay.
 
         Args:
@@ -65,12 +75,12 @@ def _ordered_tools(log: list[str]) -> list[ToolDef]:
             text: What to append.
             delay: Seconds to wait first.
         """
-        await anyio.sleep(delay)
-        log.append(f"{path}:{text}")
+        await anyio.sleep(args.delay)
+        log.append(f"{args.path}:{args.text}")
         return "ok"
 
     @append.planned_by
-    async def _plan(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
+    async def _plan(ctx: Capabilities, args: AppendArgs, mode: str) -> CallPlan:
         return CallPlan(title=f"append {args.path}", writes=[args.path])
 
     return [append]
@@ -91,15 +101,19 @@ async def test_calls_on_the_same_file_run_in_call_order(home: Path, project: Pat
     assert log == ["b:1", "a:1", "a:2"]
 
 
+class DumpArgs(ToolArgs):
+    lines: int
+
+
 def _big_tool() -> ToolDef:
     @tool(kind="read", read_only=True)
-    async def dump(ctx: Capabilities, lines: int) -> str:
+    async def dump(ctx: Capabilities, args: DumpArgs) -> str:
         """Produce a long text.
 
         Args:
             lines: How many lines.
         """
-        return "\n".join(f"line {i:06d} of the dump" for i in range(lines))
+        return "\n".join(f"line {i:06d} of the dump" for i in range(args.lines))
 
     return dump
 

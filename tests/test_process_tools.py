@@ -14,7 +14,8 @@ from tests import toolctx
 from tether.engine.events import TextOut, ToolContent
 from tether.engine.registry import CallPlan, ToolDef, ToolError, ToolOutput
 from tether.engine.seam import Capabilities
-from tether.tools.process import MAX_NODES, run_argv, run_argv_batch
+from tether.tools.batch import MAX_NODES, run_argv_batch
+from tether.tools.run import run_argv
 
 pytestmark = [
     pytest.mark.anyio,

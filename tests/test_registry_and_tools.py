@@ -8,18 +8,22 @@ import msgspec
 import pytest
 
 from tests.toolctx import make_ctx
-from tether.engine.registry import ToolError, parse_docstring, tool
+from tether.engine.registry import ToolArgs, ToolError, parse_docstring, tool
 from tether.engine.seam import Capabilities
 from tether.tools.files import list_dir, read_file, write_file
 
 pytestmark = pytest.mark.anyio
 
 
+class FindArgs(ToolArgs):
+    pattern: str
+    limit: int = 10
+    paths: list[str] | None = None
+
+
 def test_schema_is_inferred_from_hints_and_docstring() -> None:
     @tool(kind="search", read_only=True)
-    async def find(
-        ctx: Capabilities, pattern: str, limit: int = 10, paths: list[str] | None = None
-    ) -> str:
+    async def find(ctx: Capabilities, args: FindArgs) -> str:
         """Find things in files.
 
         Longer explanation.

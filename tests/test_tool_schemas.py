@@ -11,7 +11,7 @@ import msgspec
 import pytest
 from jsonschema import Draft202012Validator
 
-from tether.engine.registry import ToolDef, tool
+from tether.engine.registry import ToolArgs, ToolDef, tool
 from tether.engine.seam import Capabilities
 from tether.tools import catalog
 
@@ -81,9 +81,14 @@ class _Item(msgspec.Struct, forbid_unknown_fields=True):
     tags: list[str] = []
 
 
+class NestedArgs(ToolArgs):
+    items: list[_Item]
+    title: str = ""
+
+
 def test_nested_definitions_are_inlined_and_a_property_may_be_called_title() -> None:
     @tool()
-    async def nested(ctx: Capabilities, items: list[_Item], title: str = "") -> str:
+    async def nested(ctx: Capabilities, args: NestedArgs) -> str:
         """A tool with nested argument types.
 
         Args:

@@ -1,9 +1,11 @@
-"""JSON schemas that come from elsewhere (an MCP server's tool), made fit for a model request
-and used to check a call's arguments before anyone is asked about it.
+"""Tool schemas made fit for a model request, and used to check a call's arguments before anyone
+is asked about it.
 
 Providers reject a whole request for one `$ref` they cannot resolve, so a schema is made
-self-contained: local references are inlined where they are used, a recursive one keeps its
-definitions (it resolves inside the schema), and one that points elsewhere becomes "anything".
+self-contained by the one inliner here (`inline`), for the built-in tools' inferred schemas
+(engine/registry.py) and for schemas that come from elsewhere (an MCP server's tool,
+`self_contained`): local references are inlined where they are used, within a bound on the
+work; a recursive one cannot be, and one that points elsewhere becomes "anything".
 `jsonschema` is imported only when a checker is built (it comes with the MCP SDK).
 """
 
@@ -22,8 +24,12 @@ MAX_NODES = 20_000
 Checker = Callable[[dict[str, Any]], list[str]]
 
 
-class _Recursive(Exception):
+class RecursiveRef(Exception):
     """A definition refers to itself: it cannot be inlined."""
+
+    def __init__(self, ref: str) -> None:
+        super().__init__(ref)
+        self.ref = ref
 
 
 class SchemaTooLarge(ValueError):
@@ -31,19 +37,20 @@ class SchemaTooLarge(ValueError):
 
 
 def self_contained(schema: dict[str, Any]) -> dict[str, Any]:
-    """A copy of an object schema with no reference a provider could fail to resolve."""
+    """A copy of an object schema with no reference a provider could fail to resolve: a
+    recursive one keeps its definitions (it resolves inside the schema)."""
     out = copy.deepcopy(schema)
     out.setdefault("type", "object")
     if out.get("type") == "object" and not isinstance(out.get("properties"), dict):
         out["properties"] = {}
     body = {k: v for k, v in out.items() if k not in DEFINITION_KEYS}
     try:
-        return _inline(body, out, (), [MAX_NODES])
-    except _Recursive:
+        return inline(body, out)
+    except RecursiveRef:
         return _drop_dangling(out, out)
 
 
-def _target(root: dict[str, Any], ref: str) -> Any:
+def target(root: dict[str, Any], ref: str) -> Any:
     """What a local reference (`#/$defs/Item`) points at, or None."""
     if not ref.startswith("#"):
         return None
@@ -57,6 +64,13 @@ def _target(root: dict[str, Any], ref: str) -> Any:
         else:
             return None
     return node
+
+
+def inline(node: Any, root: dict[str, Any]) -> Any:
+    """`node` with every local reference into `root` replaced by what it points at (a
+    reference's own keys win); one to nowhere or elsewhere is dropped (it accepts anything).
+    RecursiveRef for a reference inside its own target; SchemaTooLarge past MAX_NODES."""
+    return _inline(node, root, (), [MAX_NODES])
 
 
 def _inline(node: Any, root: dict[str, Any], seen: tuple[str, ...], budget: list[int]) -> Any:
@@ -75,11 +89,11 @@ def _inline(node: Any, root: dict[str, Any], seen: tuple[str, ...], budget: list
     if not isinstance(ref, str):
         return rest
     if ref in seen:
-        raise _Recursive(ref)
-    target = _target(root, ref)
-    if not isinstance(target, dict):
+        raise RecursiveRef(ref)
+    found = target(root, ref)
+    if not isinstance(found, dict):
         return rest  # a reference to nowhere (or elsewhere) accepts anything
-    return {**_inline(target, root, (*seen, ref), budget), **rest}
+    return {**_inline(found, root, (*seen, ref), budget), **rest}
 
 
 def _drop_dangling(node: Any, root: dict[str, Any]) -> Any:
@@ -90,7 +104,7 @@ def _drop_dangling(node: Any, root: dict[str, Any]) -> Any:
         return node
     out = {k: _drop_dangling(v, root) for k, v in node.items()}
     ref = out.get("$ref")
-    if isinstance(ref, str) and not isinstance(_target(root, ref), dict):
+    if isinstance(ref, str) and not isinstance(target(root, ref), dict):
         del out["$ref"]
     return out
 

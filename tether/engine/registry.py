@@ -1,6 +1,8 @@
-"""Tools as the engine knows them: `@tool` turns an annotated async function into a ToolDef whose
-JSON schema is inferred from the type hints and whose descriptions come from the docstring;
-`schema_tool` makes one from a JSON schema someone else wrote (an MCP server's tool)."""
+"""Tools as the engine knows them: `@tool` turns an async function taking its arguments as one
+`ToolArgs` Struct into a ToolDef whose JSON schema is inferred from that Struct's fields and
+whose descriptions come from the function's docstring; the hooks that plan and describe a call
+receive the same Struct, typed. `schema_tool` makes one from a JSON schema someone else wrote
+(an MCP server's tool), whose arguments are one dict."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Annotated, Any, get_type_hints
+from typing import Any, Generic, TypeVar, cast, get_type_hints
 
 import msgspec
 
@@ -66,29 +68,38 @@ class CallPlan:
     grantable: bool = True
 
 
-Planner = Callable[[Capabilities, Any, str], Awaitable[CallPlan]]
+class ToolArgs(msgspec.Struct, forbid_unknown_fields=True):
+    """A `@tool` tool's arguments: subclass it with one field per argument, described in the
+    tool's docstring under `Args:` (a subclass's own docstring would reach the model as its
+    schema's description). Unknown arguments are refused."""
+
+
+A = TypeVar("A")  # a call's decoded arguments: its tool's ToolArgs, or a dict (`schema_tool`)
+S = TypeVar("S", bound=ToolArgs)
+Args = Any  # any tool's arguments, as the pipeline holds them
+
+ToolFn = Callable[[Capabilities, A], Awaitable[ToolOutput | str]]
+Planner = Callable[[Capabilities, A, str], Awaitable[CallPlan]]
 # How a call looks before anything is checked (no I/O, may raise): the card a call keeps when
 # its plan refuses it (FILE_EXISTS, OUTSIDE_ROOTS, ...).
-Describer = Callable[[Capabilities, Any], CallPlan]
-# A call's decoded arguments: a Struct for `@tool` tools, a dict for `schema_tool` ones.
-Args = Any
+Describer = Callable[[Capabilities, A], CallPlan]
 
 
 @dataclass
-class ToolDef:
+class ToolDef(Generic[A]):
     name: str
     description: str
     parameters: dict[str, Any]
     # None: the arguments are a JSON object, checked against `parameters` by `check`, and `fn`
-    # takes them as one dict (`fn(ctx, args)`) rather than as keyword arguments.
-    args_type: type[msgspec.Struct] | None
-    fn: Callable[..., Awaitable[ToolOutput | str]]
+    # takes them as one dict.
+    args_type: type[A] | None
+    fn: ToolFn[A]
     kind: str = "other"
     read_only: bool = False
     timeout: float = DEFAULT_TIMEOUT
     spill: bool = True  # oversized results go to a spill file (reads opt out: they page instead)
-    planner: Planner | None = None
-    describer: Describer | None = None
+    planner: Planner[A] | None = None
+    describer: Describer[A] | None = None
     title: str = ""  # the call's card title when no describer names it (default: the name)
     check: json_schema.Checker | None = None
     # For a schema reshaped to suit every provider (renamed keys): the arguments back as the
@@ -99,11 +110,11 @@ class ToolDef:
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.parameters)
 
-    def decode(self, arguments: str | bytes) -> Args:
+    def decode(self, arguments: str | bytes) -> A:
         """Parse and validate the model's arguments; raises ToolError(INVALID_ARGS)."""
         try:
             if self.args_type is None:
-                return self._decode_object(arguments)
+                return cast(A, self._decode_object(arguments))
             return msgspec.json.decode(arguments or "{}", type=self.args_type)
         except msgspec.ValidationError as exc:
             raise ToolError("INVALID_ARGS", _args_message(str(exc))) from None
@@ -121,14 +132,14 @@ class ToolDef:
             raise ToolError("INVALID_ARGS", "; ".join(problems))
         return args
 
-    async def plan(self, ctx: Capabilities, args: Args, mode: str) -> CallPlan:
+    async def plan(self, ctx: Capabilities, args: A, mode: str) -> CallPlan:
         if self.planner is not None:
             return await self.planner(ctx, args, mode)
         plan = self.describe(ctx, args)
         plan.confirm, plan.scope = not self.read_only, self.name
         return plan
 
-    def describe(self, ctx: Capabilities, args: Args | None) -> CallPlan:
+    def describe(self, ctx: Capabilities, args: A | None) -> CallPlan:
         """The call's card without checks; never raises (falls back to the tool's name)."""
         if self.describer is not None and args is not None:
             try:
@@ -137,20 +148,16 @@ class ToolDef:
                 pass
         return CallPlan(title=self.title or self.name, kind=self.kind)
 
-    async def invoke(self, ctx: Capabilities, args: Args) -> ToolOutput:
-        if self.args_type is None:
-            out = await self.fn(ctx, args)
-        else:
-            values = {f: getattr(args, f) for f in args.__struct_fields__}
-            out = await self.fn(ctx, **values)
+    async def invoke(self, ctx: Capabilities, args: A) -> ToolOutput:
+        out = await self.fn(ctx, args)
         return ToolOutput(out, [TextOut(out)]) if isinstance(out, str) else out
 
-    def planned_by(self, planner: Planner) -> Planner:
+    def planned_by(self, planner: Planner[A]) -> Planner[A]:
         """Decorator: attach the function that builds this tool's CallPlan."""
         self.planner = planner
         return planner
 
-    def described_by(self, describer: Describer) -> Describer:
+    def described_by(self, describer: Describer[A]) -> Describer[A]:
         """Decorator: attach the function that names a call before it is checked."""
         self.describer = describer
         return describer
@@ -170,17 +177,18 @@ def tool(
     timeout: float = DEFAULT_TIMEOUT,
     spill: bool = True,
     name: str | None = None,
-) -> Callable[[Callable[..., Awaitable[ToolOutput | str]]], ToolDef]:
-    """Make a ToolDef from `async def f(ctx, arg: T, ...) -> ToolOutput | str` with a docstring
-    whose first paragraph describes the tool and whose `Args:` section describes each argument."""
+) -> Callable[[ToolFn[S]], ToolDef[S]]:
+    """Make a ToolDef from `async def f(ctx, args: FArgs) -> ToolOutput | str`, `FArgs` a
+    ToolArgs Struct, with a docstring whose first paragraph describes the tool and whose
+    `Args:` section describes each of FArgs' fields."""
 
-    def wrap(fn: Callable[..., Awaitable[ToolOutput | str]]) -> ToolDef:
+    def wrap(fn: ToolFn[S]) -> ToolDef[S]:
         summary, arg_docs = parse_docstring(inspect.getdoc(fn) or "")
-        args_type = _args_struct(fn, arg_docs)
+        args_type: type[S] = _args_type(fn)
         return ToolDef(
             name=name or fn.__name__,
             description=summary,
-            parameters=_json_schema(args_type),
+            parameters=_json_schema(args_type, arg_docs),
             args_type=args_type,
             fn=fn,
             kind=kind,
@@ -204,7 +212,7 @@ def schema_tool(
     title: str = "",
     read_only: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
-) -> ToolDef:
+) -> ToolDef[dict[str, Any]]:
     """A tool whose arguments are described by a JSON schema written elsewhere (an MCP
     server's): the schema goes to the model as it is, made self-contained; arguments are
     checked against it before anything is asked or run. ValueError when it is no schema for
@@ -249,50 +257,58 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     return " ".join(head.split()), args
 
 
-def _args_struct(fn: Callable[..., Any], docs: dict[str, str]) -> type[msgspec.Struct]:
-    hints = get_type_hints(fn, include_extras=True)
-    params = list(inspect.signature(fn).parameters.values())[1:]  # drop ctx
-    fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
-    for p in params:
-        hint: Any = hints.get(p.name, Any)
-        if p.name in docs:
-            hint = Annotated[hint, msgspec.Meta(description=docs[p.name])]
-        if p.default is inspect.Parameter.empty:
-            fields.append((p.name, hint))
-        else:
-            fields.append((p.name, hint, p.default))
-    name = "".join(part.title() for part in fn.__name__.split("_")) + "Args"
-    return msgspec.defstruct(name, fields, forbid_unknown_fields=True)
+def _args_type(fn: Callable[..., Any]) -> Any:
+    """The ToolArgs Struct a tool function takes after `ctx`."""
+    params = list(inspect.signature(fn).parameters)
+    try:
+        hint = get_type_hints(fn).get(params[1]) if len(params) == 2 else None
+    except NameError as exc:  # a Struct defined inside a function is not found by name
+        raise TypeError(
+            f"tool {fn.__name__}: define its ToolArgs at module level ({exc})"
+        ) from None
+    if not (isinstance(hint, type) and issubclass(hint, ToolArgs)):
+        raise TypeError(f"tool {fn.__name__} must take (ctx, args: a ToolArgs Struct)")
+    return hint
 
 
-def _json_schema(args_type: type[msgspec.Struct]) -> dict[str, Any]:
+def _json_schema(args_type: type[ToolArgs], docs: dict[str, str]) -> dict[str, Any]:
     """The arguments' JSON schema, self-contained: providers reject a whole request for one
     `$ref` they cannot resolve, so nested definitions are inlined where they are used."""
     full = msgspec.json.schema(args_type)
-    defs: dict[str, Any] = full.get("$defs", {})
-    schema = _inline(defs[args_type.__name__], defs, ())
+    _describe_fields(json_schema.target(full, full["$ref"]), args_type, docs)
+    try:
+        schema = _closed(json_schema.inline({"$ref": full["$ref"]}, full))
+    except json_schema.RecursiveRef as exc:
+        name = exc.ref.rpartition("/")[2]
+        raise TypeError(f"tool argument type {name} is recursive; tools need flat types") from None
     schema.setdefault("required", [])
     schema["additionalProperties"] = False
     return schema
 
 
-def _inline(node: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:
+def _describe_fields(
+    schema: dict[str, Any], args_type: type[ToolArgs], docs: dict[str, str]
+) -> None:
+    """Each documented field's description, first in its property (where msgspec puts the
+    description of an annotated field)."""
+    properties: dict[str, Any] = schema.get("properties", {})
+    for f in msgspec.structs.fields(args_type):
+        if f.name in docs and f.encode_name in properties:
+            properties[f.encode_name] = {"description": docs[f.name], **properties[f.encode_name]}
+
+
+def _closed(node: Any) -> Any:
+    """msgspec's schema as a tool's: no titles (type names say nothing to a model), and every
+    object closed, as our Structs forbid unknown fields."""
     if isinstance(node, list):
-        return [_inline(v, defs, seen) for v in node]
+        return [_closed(v) for v in node]
     if not isinstance(node, dict):
         return node
-    ref = node.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        name = ref.removeprefix("#/$defs/")
-        if name in seen:
-            raise TypeError(f"tool argument type {name} is recursive; tools need flat types")
-        target = _inline(defs[name], defs, (*seen, name))
-        return {**target, **{k: _inline(v, defs, seen) for k, v in node.items() if k != "$ref"}}
-    out = {k: _inline(v, defs, seen) for k, v in node.items() if k not in ("title", "properties")}
+    out = {k: _closed(v) for k, v in node.items() if k not in ("title", "properties")}
     if isinstance(node.get("properties"), dict):  # a property may be called "title"
-        out["properties"] = {k: _inline(v, defs, seen) for k, v in node["properties"].items()}
+        out["properties"] = {k: _closed(v) for k, v in node["properties"].items()}
     if out.get("type") == "object" and "properties" in out:
-        out.setdefault("additionalProperties", False)  # our Structs forbid unknown fields
+        out.setdefault("additionalProperties", False)
     return out
 
 

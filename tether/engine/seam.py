@@ -30,7 +30,7 @@ from tether.engine.workspace import Workspace
 @dataclass(frozen=True)
 class CommandDenylist:
     """Commands refused in every mode, nobody asked: the built-in entries (unless `builtin` is
-    off) and the configured ones (`program [flags] [words]`, see tools/command_policy.py)."""
+    off) and the configured ones (`program [flags] [words]`, see tools/denylist.py)."""
 
     entries: tuple[str, ...] = ()
     builtin: bool = True

@@ -11,11 +11,12 @@ def catalog(web: WebConfig | None = None) -> list[ToolDef]:
     the composition root to build a Registry from."""
     from tether.tools.access import request_directory_access
     from tether.tools.ask import ask_user
+    from tether.tools.batch import run_argv_batch
     from tether.tools.edit import edit_lineno, edit_replace
     from tether.tools.files import list_dir, read_file, view_image, write_file
     from tether.tools.manage import copy_path, delete_path, move_path
-    from tether.tools.process import run_argv, run_argv_batch
     from tether.tools.pty import close_pty, open_pty, read_pty, write_pty, write_pty_keys
+    from tether.tools.run import run_argv
     from tether.tools.search import glob_paths, regex_files, tree
     from tether.tools.todo import todo_write
     from tether.tools.vcs import vcs_branch, vcs_diff, vcs_log, vcs_status

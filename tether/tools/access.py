@@ -10,7 +10,7 @@ from typing import Literal
 
 import anyio
 
-from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
+from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
 from tether.engine.seam import Capabilities
 from tether.engine.workspace import Access, DirGrant
 
@@ -18,9 +18,14 @@ _ACCESS: dict[str, Access] = {"read": "read", "write": "write", "exec": "write"}
 _WORDS = {"read": "read", "write": "read and write", "exec": "run commands in (and write)"}
 
 
+class RequestDirectoryAccessArgs(ToolArgs):
+    path: str
+    mode: Literal["read", "write", "exec"] = "read"
+
+
 @tool(kind="other")
 async def request_directory_access(
-    ctx: Capabilities, path: str, mode: Literal["read", "write", "exec"] = "read"
+    ctx: Capabilities, args: RequestDirectoryAccessArgs
 ) -> ToolOutput:
     """Ask the user to open a directory outside the project to your tools, for this session.
     Use it when a task needs files elsewhere (a sibling repository, a shared config); the
@@ -31,9 +36,9 @@ async def request_directory_access(
         mode: read (read and search), write (also create and change files) or exec (also
             run commands there).
     """
-    full = await _target(ctx, path)
-    ctx.policy.grant(DirGrant(full, _ACCESS[mode]))
-    return ToolOutput(f"granted: {mode} access to {full} for this session")
+    full = await _target(ctx, args.path)
+    ctx.policy.grant(DirGrant(full, _ACCESS[args.mode]))
+    return ToolOutput(f"granted: {args.mode} access to {full} for this session")
 
 
 async def _target(ctx: Capabilities, path: str) -> Path:
@@ -56,13 +61,12 @@ async def _target(ctx: Capabilities, path: str) -> Path:
 
 
 @request_directory_access.planned_by
-async def _plan(ctx: Capabilities, args: object, mode: str) -> CallPlan:
-    want = str(getattr(args, "mode", "read"))
-    full = await _target(ctx, str(getattr(args, "path", "")))
+async def _plan(ctx: Capabilities, args: RequestDirectoryAccessArgs, mode: str) -> CallPlan:
+    full = await _target(ctx, args.path)
     return CallPlan(
-        title=f"Allow {_WORDS[want]} access to {full}",
+        title=f"Allow {_WORDS[args.mode]} access to {full}",
         kind="other",
         confirm=True,  # asked in every mode; never covered by an "always" answer elsewhere
-        scope=f"{want} {full}",
+        scope=f"{args.mode} {full}",
         target=str(full),
     )

@@ -6,7 +6,7 @@ from typing import Literal
 
 import msgspec
 
-from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
+from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
 from tether.engine.seam import AskField, Capabilities
 
 ASK_TIMEOUT = 1800.0  # seconds: a person answers, not a program
@@ -21,13 +21,14 @@ class Field(msgspec.Struct, forbid_unknown_fields=True):
     required: bool = True
 
 
+class AskUserArgs(ToolArgs):
+    question: str
+    options: list[str] | None = None
+    fields: list[Field] | None = None
+
+
 @tool(kind="other", read_only=True, timeout=ASK_TIMEOUT)
-async def ask_user(
-    ctx: Capabilities,
-    question: str,
-    options: list[str] | None = None,
-    fields: list[Field] | None = None,
-) -> ToolOutput:
+async def ask_user(ctx: Capabilities, args: AskUserArgs) -> ToolOutput:
     """Ask the user a question and wait for the answer. Use it when you cannot go on without
     the user's decision; otherwise decide yourself and say what you chose.
 
@@ -37,7 +38,8 @@ async def ask_user(
         fields: Values to fill in, each with name, label, type (text, number, integer,
             boolean) and required (default true); at most 8.
     """
-    options, fields = _check(question, options or [], fields or [])
+    question = args.question
+    options, fields = _check(question, args.options or [], args.fields or [])
     specs = [AskField(f.name, f.label or f.name, f.type, f.required) for f in fields]
     answer = await ctx.ask.ask(question.strip(), options, specs, ctx.call_id)
     if not answer.accepted:
@@ -64,6 +66,6 @@ def _check(question: str, options: list[str], fields: list[Field]) -> tuple[list
 
 
 @ask_user.described_by
-def _describe(ctx: Capabilities, args: object) -> CallPlan:
-    question = " ".join(str(getattr(args, "question", "")).split())
+def _describe(ctx: Capabilities, args: AskUserArgs) -> CallPlan:
+    question = " ".join(args.question.split())
     return CallPlan(title=f"Ask: {question[:80]}", kind="other")

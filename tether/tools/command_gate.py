@@ -25,9 +25,9 @@ from tether.engine.sandbox.session_sandbox import SandboxUnavailable, Scope
 from tether.engine.seam import Capabilities, CommandDenylist, CommandResult
 from tether.tools.command_allowlist import read_only
 from tether.tools.command_grants import command_grant
-from tether.tools.command_policy import Denylist, command_danger
 from tether.tools.command_resolve import resolve_program
-from tether.tools.command_scan import shell_join
+from tether.tools.danger import command_danger
+from tether.tools.denylist import Denylist
 from tether.tools.text import fence
 
 
@@ -224,7 +224,3 @@ def sandbox_note(ctx: Capabilities, result: CommandResult, *, unconfined: bool) 
         "the sandbox refusing it. If it must do this, call again with unconfined=true and a "
         "reason (the user is asked)."
     )
-
-
-def command_line(commands: Sequence[Command]) -> str:
-    return "; ".join(shell_join(c.argv) for c in commands)

@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tether.engine.events import DiffOut, Location
-from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
+from tether.engine.events import DiffOut
+from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
 from tether.engine.seam import Capabilities, FileStat
 from tether.tools.text import load_text, split_lines
-from tether.tools.tool_paths import display, named, regular_file, resolve
+from tether.tools.tool_paths import display, named, path_card, regular_file, resolve
 
 
 @dataclass
@@ -39,21 +39,16 @@ async def _target(ctx: Capabilities, path: str) -> tuple[Path, FileStat]:
 
 
 def _plan(ctx: Capabilities, e: _Edit) -> CallPlan:
-    return CallPlan(
-        title=f"Edit {display(ctx, e.full)}",
-        kind="edit",
-        locations=[Location(str(e.full), e.line)],
-        content=[DiffOut(str(e.full), e.new, e.old)],
-        confirm=True,
-        scope=str(e.full.parent),
-        writes=[str(e.full)],
-        target=display(ctx, e.full),
-    )
+    plan = path_card(ctx, "Edit", "edit", e.full, line=e.line)
+    plan.content = [DiffOut(str(e.full), e.new, e.old)]
+    plan.confirm = True
+    plan.scope = str(e.full.parent)
+    plan.writes = [str(e.full)]
+    return plan
 
 
-def _describe(ctx: Capabilities, args: object) -> CallPlan:
-    path = str(getattr(args, "path", ""))
-    return named(f"Edit {path}", "edit", ctx, path)
+def _describe(ctx: Capabilities, args: EditReplaceArgs | EditLinenoArgs) -> CallPlan:
+    return named(f"Edit {args.path}", "edit", ctx, args.path)
 
 
 async def _apply(ctx: Capabilities, e: _Edit) -> ToolOutput:
@@ -65,10 +60,15 @@ async def _apply(ctx: Capabilities, e: _Edit) -> ToolOutput:
 # --- edit_replace ---------------------------------------------------------------------------
 
 
+class EditReplaceArgs(ToolArgs):
+    path: str
+    old: str
+    new: str
+    max_replaces: int | None = None
+
+
 @tool(kind="edit")
-async def edit_replace(
-    ctx: Capabilities, path: str, old: str, new: str, max_replaces: int | None = None
-) -> ToolOutput:
+async def edit_replace(ctx: Capabilities, args: EditReplaceArgs) -> ToolOutput:
     """Replace exact text in a file: `old` (whitespace and indentation included) becomes `new`.
 
     Without max_replaces, `old` must occur exactly once: include enough surrounding lines to
@@ -81,27 +81,19 @@ async def edit_replace(
         max_replaces: Replace up to this many matches, first to last (e.g. to rename throughout
             the file). When omitted, `old` must match exactly once.
     """
-    return await _apply(ctx, await _replace(ctx, path, old, new, max_replaces))
+    return await _apply(ctx, await _replace(ctx, args))
 
 
 edit_replace.described_by(_describe)
 
 
 @edit_replace.planned_by
-async def _plan_replace(ctx: Capabilities, args: object, mode: str) -> CallPlan:
-    e = await _replace(
-        ctx,
-        str(getattr(args, "path", "")),
-        str(getattr(args, "old", "")),
-        str(getattr(args, "new", "")),
-        getattr(args, "max_replaces", None),
-    )
-    return _plan(ctx, e)
+async def _plan_replace(ctx: Capabilities, args: EditReplaceArgs, mode: str) -> CallPlan:
+    return _plan(ctx, await _replace(ctx, args))
 
 
-async def _replace(
-    ctx: Capabilities, path: str, old: str, new: str, max_replaces: int | None
-) -> _Edit:
+async def _replace(ctx: Capabilities, args: EditReplaceArgs) -> _Edit:
+    path, old, new, max_replaces = args.path, args.old, args.new, args.max_replaces
     if not old:
         raise ToolError("INVALID_ARGS", "old must not be empty; use write_file to create a file")
     if old == new:
@@ -157,10 +149,15 @@ def _near_miss(text: str, old: str) -> str:
 # --- edit_lineno ----------------------------------------------------------------------------
 
 
+class EditLinenoArgs(ToolArgs):
+    path: str
+    start_line: int
+    end_line: int
+    new: str
+
+
 @tool(kind="edit")
-async def edit_lineno(
-    ctx: Capabilities, path: str, start_line: int, end_line: int, new: str
-) -> ToolOutput:
+async def edit_lineno(ctx: Capabilities, args: EditLinenoArgs) -> ToolOutput:
     """Replace lines start_line..end_line (1-based, inclusive) of a file with `new`.
 
     Only lines you read with read_file(with_lineno=true) during this turn can be replaced, and
@@ -174,25 +171,19 @@ async def edit_lineno(
         end_line: Last line to replace, inclusive (start_line - 1 inserts before start_line).
         new: The new lines (empty to delete the range).
     """
-    return await _apply(ctx, await _by_lines(ctx, path, start_line, end_line, new))
+    return await _apply(ctx, await _by_lines(ctx, args))
 
 
 edit_lineno.described_by(_describe)
 
 
 @edit_lineno.planned_by
-async def _plan_lines(ctx: Capabilities, args: object, mode: str) -> CallPlan:
-    e = await _by_lines(
-        ctx,
-        str(getattr(args, "path", "")),
-        int(getattr(args, "start_line", 0)),
-        int(getattr(args, "end_line", 0)),
-        str(getattr(args, "new", "")),
-    )
-    return _plan(ctx, e)
+async def _plan_lines(ctx: Capabilities, args: EditLinenoArgs, mode: str) -> CallPlan:
+    return _plan(ctx, await _by_lines(ctx, args))
 
 
-async def _by_lines(ctx: Capabilities, path: str, start: int, end: int, new: str) -> _Edit:
+async def _by_lines(ctx: Capabilities, args: EditLinenoArgs) -> _Edit:
+    path, start, end, new = args.path, args.start_line, args.end_line, args.new
     if start < 1 or end < start - 1:
         raise ToolError(
             "INVALID_ARGS",

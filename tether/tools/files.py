@@ -6,10 +6,10 @@ import base64
 from pathlib import Path
 from typing import Literal
 
-from tether.engine.events import DiffOut, Location, TextOut
+from tether.engine.events import DiffOut, TextOut
 from tether.engine.history import ImagePart
 from tether.engine.images import IMAGE_MAX_BYTES, image_type
-from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
+from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
 from tether.engine.seam import TEXT_MAX_BYTES, Capabilities, DirEntry, FileStat, SeamError
 from tether.tools.text import (
     LINE_MAX_CHARS,
@@ -20,22 +20,31 @@ from tether.tools.text import (
     stream_window,
     window_of,
 )
-from tether.tools.tool_paths import display, existing, named, regular_file, resolve, spill_root
+from tether.tools.tool_paths import (
+    display,
+    existing,
+    named,
+    path_card,
+    regular_file,
+    resolve,
+    spill_root,
+)
 
 READ_MAX_CHARS = 32_000
 READ_HARD_MAX = 200_000
 LIST_MAX_ENTRIES = 500
 
 
+class ReadFileArgs(ToolArgs):
+    path: str
+    start_line: int = 1
+    end_line: int | None = None
+    with_lineno: bool = False
+    max_chars: int = READ_MAX_CHARS
+
+
 @tool(kind="read", read_only=True, spill=False)
-async def read_file(
-    ctx: Capabilities,
-    path: str,
-    start_line: int = 1,
-    end_line: int | None = None,
-    with_lineno: bool = False,
-    max_chars: int = READ_MAX_CHARS,
-) -> ToolOutput:
+async def read_file(ctx: Capabilities, args: ReadFileArgs) -> ToolOutput:
     """Read a text file of the project (the editor's unsaved text when it has the file open).
 
     The output starts with a label `L{start}-{end} of {total}` naming the lines shown. Lines
@@ -50,12 +59,13 @@ async def read_file(
             changed with edit_lineno during this turn.
         max_chars: At most this many characters are returned (up to 200000).
     """
+    path, start_line, end_line = args.path, args.start_line, args.end_line
     if start_line < 1:
         raise ToolError("INVALID_ARGS", "start_line must be 1 or more")
     if end_line is not None and end_line < start_line:
         raise ToolError("INVALID_ARGS", f"end_line ({end_line}) is before start_line")
     full = resolve(ctx, path, extra_roots=spill_root(ctx))
-    budget = min(max(max_chars, 1), READ_HARD_MAX)
+    budget = min(max(args.max_chars, 1), READ_HARD_MAX)
     st = await ctx.fs.stat(full)
     if st is None:  # not on disk: an editor may still hold it, as a new unsaved buffer
         win = window_of(await _unsaved(ctx, full, path), start_line, end_line, budget)
@@ -70,10 +80,10 @@ async def read_file(
         raise ToolError(
             "INVALID_ARGS", f"start_line={start_line} is past the end of {path} ({win.total} lines)"
         )
-    body, shown = _render(win, budget, with_lineno)
+    body, shown = _render(win, budget, args.with_lineno)
     last = start_line + len(shown) - 1
     label = _label(win, last, end_line, shown)
-    if with_lineno and st is not None:
+    if args.with_lineno and st is not None:
         ctx.reads.record(full, st.stamp, {n: t for n, (t, cut) in shown.items() if not cut})
     return ToolOutput(f"{label}\n{body}", [TextOut(f"{display(ctx, full)} {label}")])
 
@@ -124,29 +134,24 @@ def _label(win: Window, last: int, end_line: int | None, shown: dict[int, tuple[
 
 
 @read_file.planned_by
-async def _plan_read(ctx: Capabilities, args: object, mode: str) -> CallPlan:
-    path = str(getattr(args, "path", ""))
-    full = resolve(ctx, path, extra_roots=spill_root(ctx))
-    line = int(getattr(args, "start_line", 1) or 1)
-    return CallPlan(
-        title=f"Read {display(ctx, full)}",
-        kind="read",
-        locations=[Location(str(full), line)],
-        scope=str(full),
-        target=display(ctx, full),
-    )
+async def _plan_read(ctx: Capabilities, args: ReadFileArgs, mode: str) -> CallPlan:
+    full = resolve(ctx, args.path, extra_roots=spill_root(ctx))
+    return path_card(ctx, "Read", "read", full, line=args.start_line or 1)
 
 
 @read_file.described_by
-def _describe_read(ctx: Capabilities, args: object) -> CallPlan:
-    path = str(getattr(args, "path", ""))
-    return named(f"Read {path}", "read", ctx, path)
+def _describe_read(ctx: Capabilities, args: ReadFileArgs) -> CallPlan:
+    return named(f"Read {args.path}", "read", ctx, args.path)
+
+
+class WriteFileArgs(ToolArgs):
+    path: str
+    content: str
+    overwrite: bool = False
 
 
 @tool(kind="edit")
-async def write_file(
-    ctx: Capabilities, path: str, content: str, overwrite: bool = False
-) -> ToolOutput:
+async def write_file(ctx: Capabilities, args: WriteFileArgs) -> ToolOutput:
     """Create a text file, or replace an existing one when `overwrite` is true.
 
     Parent directories are created as needed. Replacing a file always asks the user first.
@@ -157,8 +162,9 @@ async def write_file(
         content: The complete new text of the file.
         overwrite: Must be true to replace a file that already exists.
     """
-    full = resolve(ctx, path, access="write")
-    old, unchanged = await _old_text(ctx, full, path, content, overwrite)
+    full = resolve(ctx, args.path, access="write")
+    old, unchanged = await _old_text(ctx, full, args)
+    content = args.content
     if unchanged:
         return ToolOutput(f"{display(ctx, full)} already has this content; nothing written")
     await ctx.fs.write_text(full, content)
@@ -171,38 +177,29 @@ async def write_file(
 
 
 @write_file.planned_by
-async def _plan_write(ctx: Capabilities, args: object, mode: str) -> CallPlan:
-    path = str(getattr(args, "path", ""))
-    content = str(getattr(args, "content", ""))
-    full = resolve(ctx, path, access="write")
-    overwrite = bool(getattr(args, "overwrite", False))
-    old, unchanged = await _old_text(ctx, full, path, content, overwrite)
+async def _plan_write(ctx: Capabilities, args: WriteFileArgs, mode: str) -> CallPlan:
+    full = resolve(ctx, args.path, access="write")
+    old, unchanged = await _old_text(ctx, full, args)
     verb = "Rewrite (unchanged)" if unchanged else "Replace" if old is not None else "Create"
-    return CallPlan(
-        title=f"{verb} {display(ctx, full)}",
-        kind="edit",
-        locations=[Location(str(full))],
-        content=[DiffOut(str(full), content, old)],
-        # Writing what is already there changes nothing: nobody needs to be asked.
-        confirm=not unchanged and (old is not None or mode != "code"),
-        waived_by_mode=not unchanged and old is None and mode == "code",
-        scope=str(full.parent),
-        writes=[str(full)],
-        target=display(ctx, full),
-    )
+    plan = path_card(ctx, verb, "edit", full)
+    plan.content = [DiffOut(str(full), args.content, old)]
+    # Writing what is already there changes nothing: nobody needs to be asked.
+    plan.confirm = not unchanged and (old is not None or mode != "code")
+    plan.waived_by_mode = not unchanged and old is None and mode == "code"
+    plan.scope = str(full.parent)
+    plan.writes = [str(full)]
+    return plan
 
 
 @write_file.described_by
-def _describe_write(ctx: Capabilities, args: object) -> CallPlan:
-    path = str(getattr(args, "path", ""))
-    return named(f"Write {path}", "edit", ctx, path)
+def _describe_write(ctx: Capabilities, args: WriteFileArgs) -> CallPlan:
+    return named(f"Write {args.path}", "edit", ctx, args.path)
 
 
-async def _old_text(
-    ctx: Capabilities, full: Path, path: str, content: str, overwrite: bool
-) -> tuple[str | None, bool]:
-    """The text a write would replace (None: a new file) and whether it equals `content`;
-    refuses what must not be replaced."""
+async def _old_text(ctx: Capabilities, full: Path, args: WriteFileArgs) -> tuple[str | None, bool]:
+    """The text a write would replace (None: a new file) and whether it equals the new
+    content; refuses what must not be replaced."""
+    path, content, overwrite = args.path, args.content, args.overwrite
     st = await ctx.fs.stat(full)
     if st is None:
         return None, False
@@ -235,17 +232,21 @@ def _single_link(path: str, st: FileStat) -> None:
         )
 
 
+class ListDirArgs(ToolArgs):
+    path: str = "."
+
+
 @tool(kind="read", read_only=True)
-async def list_dir(ctx: Capabilities, path: str = ".") -> ToolOutput:
+async def list_dir(ctx: Capabilities, args: ListDirArgs) -> ToolOutput:
     """List a directory of the project: one entry a line, directories end with `/`.
 
     Args:
         path: Directory path, relative to the project directory or absolute.
     """
-    full = resolve(ctx, path)
-    st = await existing(ctx, full, path)
+    full = resolve(ctx, args.path)
+    st = await existing(ctx, full, args.path)
     if st.kind != "dir":
-        raise ToolError("NOT_A_DIRECTORY", f"{path} is a file; use read_file")
+        raise ToolError("NOT_A_DIRECTORY", f"{args.path} is a file; use read_file")
     entries = sorted(
         (_entry_name(e) for e in await ctx.fs.list_dir(full)),
         key=lambda n: (not n.endswith("/"), n.lower()),
@@ -267,33 +268,29 @@ def _entry_name(e: DirEntry) -> str:
 
 
 @list_dir.planned_by
-async def _plan_list(ctx: Capabilities, args: object, mode: str) -> CallPlan:
-    full = resolve(ctx, str(getattr(args, "path", ".")))
-    return CallPlan(
-        title=f"List {display(ctx, full)}",
-        kind="read",
-        locations=[Location(str(full))],
-        scope=str(full),
-        target=display(ctx, full),
-    )
+async def _plan_list(ctx: Capabilities, args: ListDirArgs, mode: str) -> CallPlan:
+    return path_card(ctx, "List", "read", resolve(ctx, args.path))
 
 
 @list_dir.described_by
-def _describe_list(ctx: Capabilities, args: object) -> CallPlan:
-    path = str(getattr(args, "path", "."))
-    return named(f"List {path}", "read", ctx, path)
+def _describe_list(ctx: Capabilities, args: ListDirArgs) -> CallPlan:
+    return named(f"List {args.path}", "read", ctx, args.path)
+
+
+class ViewImageArgs(ToolArgs):
+    path: str
+    detail: Literal["auto", "low", "high", "original"] = "auto"
 
 
 @tool(kind="read", read_only=True, spill=False)
-async def view_image(
-    ctx: Capabilities, path: str, detail: Literal["auto", "low", "high", "original"] = "auto"
-) -> ToolOutput:
+async def view_image(ctx: Capabilities, args: ViewImageArgs) -> ToolOutput:
     """Look at an image file of the project (PNG, JPEG, GIF or WebP), for models that see images.
 
     Args:
         path: Image path, relative to the project directory or absolute.
         detail: How closely to look: auto, low, high or original resolution.
     """
+    path, detail = args.path, args.detail
     model = ctx.llm.info if ctx.llm is not None else None
     if model is None or not model.images:
         name = model.id if model is not None else "this session's model"
@@ -318,18 +315,10 @@ async def view_image(
 
 
 @view_image.planned_by
-async def _plan_view(ctx: Capabilities, args: object, mode: str) -> CallPlan:
-    full = resolve(ctx, str(getattr(args, "path", "")))
-    return CallPlan(
-        title=f"View {display(ctx, full)}",
-        kind="read",
-        locations=[Location(str(full))],
-        scope=str(full),
-        target=display(ctx, full),
-    )
+async def _plan_view(ctx: Capabilities, args: ViewImageArgs, mode: str) -> CallPlan:
+    return path_card(ctx, "View", "read", resolve(ctx, args.path))
 
 
 @view_image.described_by
-def _describe_view(ctx: Capabilities, args: object) -> CallPlan:
-    path = str(getattr(args, "path", ""))
-    return named(f"View {path}", "read", ctx, path)
+def _describe_view(ctx: Capabilities, args: ViewImageArgs) -> CallPlan:
+    return named(f"View {args.path}", "read", ctx, args.path)

@@ -6,15 +6,21 @@ import os
 from pathlib import Path
 
 from tether.engine.events import Location, TextOut
-from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
+from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
 from tether.engine.seam import Capabilities, FileStat
 from tether.tools.tool_paths import display, existing, named, resolve
 
 
+class PathPairArgs(ToolArgs):
+    src: str
+    dst: str
+
+
 async def _pair(
-    ctx: Capabilities, src: str, dst: str, *, move: bool
+    ctx: Capabilities, args: PathPairArgs, *, move: bool
 ) -> tuple[Path, Path, FileStat]:
     # A move renames the entry itself (a symlink stays a symlink); a copy reads what it names.
+    src, dst = args.src, args.dst
     s = resolve(ctx, src, access="write" if move else "read", follow_last=not move)
     d = resolve(ctx, dst, access="write", follow_last=False)
     st = await existing(ctx, s, src)
@@ -31,15 +37,22 @@ def _common_dir(a: Path, b: Path) -> str:
     return os.path.commonpath([a.parent, b.parent])
 
 
+def _pair_card(ctx: Capabilities, verb: str, kind: str, s: Path, d: Path) -> CallPlan:
+    """The card of a copy or a move: `{verb} a to b`, located at both paths."""
+    both = f"{display(ctx, s)} to {display(ctx, d)}"
+    locations = [Location(str(s)), Location(str(d))]
+    return CallPlan(title=f"{verb} {both}", kind=kind, locations=locations, target=both)
+
+
 @tool(kind="edit")
-async def copy_path(ctx: Capabilities, src: str, dst: str) -> ToolOutput:
+async def copy_path(ctx: Capabilities, args: PathPairArgs) -> ToolOutput:
     """Copy a file or a directory (with everything in it) to a new path.
 
     Args:
         src: The file or directory to copy.
         dst: The new path; it must not exist yet (parents are created).
     """
-    s, d, st = await _pair(ctx, src, dst, move=False)
+    s, d, st = await _pair(ctx, args, move=False)
     await ctx.fs.copy(s, d)
     ctx.reads.forget(d)
     what = "directory" if st.kind == "dir" else "file"
@@ -48,37 +61,28 @@ async def copy_path(ctx: Capabilities, src: str, dst: str) -> ToolOutput:
 
 
 @copy_path.planned_by
-async def _plan_copy(ctx: Capabilities, args: object, mode: str) -> CallPlan:
-    s, d, _ = await _pair(
-        ctx, str(getattr(args, "src", "")), str(getattr(args, "dst", "")), move=False
-    )
-    return CallPlan(
-        title=f"Copy {display(ctx, s)} to {display(ctx, d)}",
-        kind="edit",
-        locations=[Location(str(s)), Location(str(d))],
-        confirm=mode != "code",
-        waived_by_mode=mode == "code",
-        scope=str(d.parent),
-        writes=[str(d)],
-        target=display(ctx, d),
-    )
+async def _plan_copy(ctx: Capabilities, args: PathPairArgs, mode: str) -> CallPlan:
+    s, d, _ = await _pair(ctx, args, move=False)
+    plan = _pair_card(ctx, "Copy", "edit", s, d)
+    plan.confirm, plan.waived_by_mode = mode != "code", mode == "code"
+    plan.scope, plan.writes, plan.target = str(d.parent), [str(d)], display(ctx, d)
+    return plan
 
 
 @copy_path.described_by
-def _describe_copy(ctx: Capabilities, args: object) -> CallPlan:
-    src, dst = str(getattr(args, "src", "")), str(getattr(args, "dst", ""))
-    return named(f"Copy {src} to {dst}", "edit", ctx, dst)
+def _describe_copy(ctx: Capabilities, args: PathPairArgs) -> CallPlan:
+    return named(f"Copy {args.src} to {args.dst}", "edit", ctx, args.dst)
 
 
 @tool(kind="move")
-async def move_path(ctx: Capabilities, src: str, dst: str) -> ToolOutput:
+async def move_path(ctx: Capabilities, args: PathPairArgs) -> ToolOutput:
     """Move or rename a file or a directory.
 
     Args:
         src: The file or directory to move.
         dst: The new path; it must not exist yet (parents are created).
     """
-    s, d, st = await _pair(ctx, src, dst, move=True)
+    s, d, st = await _pair(ctx, args, move=True)
     await ctx.fs.move(s, d)
     ctx.reads.forget(s)
     ctx.reads.forget(d)
@@ -88,29 +92,26 @@ async def move_path(ctx: Capabilities, src: str, dst: str) -> ToolOutput:
 
 
 @move_path.planned_by
-async def _plan_move(ctx: Capabilities, args: object, mode: str) -> CallPlan:
-    s, d, _ = await _pair(
-        ctx, str(getattr(args, "src", "")), str(getattr(args, "dst", "")), move=True
-    )
-    return CallPlan(
-        title=f"Move {display(ctx, s)} to {display(ctx, d)}",
-        kind="move",
-        locations=[Location(str(s)), Location(str(d))],
-        confirm=True,
-        scope=_common_dir(s, d),
-        writes=[str(s), str(d)],
-        target=f"{display(ctx, s)} to {display(ctx, d)}",
-    )
+async def _plan_move(ctx: Capabilities, args: PathPairArgs, mode: str) -> CallPlan:
+    s, d, _ = await _pair(ctx, args, move=True)
+    plan = _pair_card(ctx, "Move", "move", s, d)
+    plan.confirm = True
+    plan.scope, plan.writes = _common_dir(s, d), [str(s), str(d)]
+    return plan
 
 
 @move_path.described_by
-def _describe_move(ctx: Capabilities, args: object) -> CallPlan:
-    src, dst = str(getattr(args, "src", "")), str(getattr(args, "dst", ""))
-    return named(f"Move {src} to {dst}", "move", ctx, src)
+def _describe_move(ctx: Capabilities, args: PathPairArgs) -> CallPlan:
+    return named(f"Move {args.src} to {args.dst}", "move", ctx, args.src)
+
+
+class DeletePathArgs(ToolArgs):
+    path: str
+    permanent: bool = False
 
 
 @tool(kind="delete")
-async def delete_path(ctx: Capabilities, path: str, permanent: bool = False) -> ToolOutput:
+async def delete_path(ctx: Capabilities, args: DeletePathArgs) -> ToolOutput:
     """Delete a file or a directory (with everything in it) by moving it to the system trash,
     where the user can restore it.
 
@@ -118,11 +119,11 @@ async def delete_path(ctx: Capabilities, path: str, permanent: bool = False) -> 
         path: The file or directory to delete.
         permanent: Delete it for good instead of trashing it. Only when the user asks for it.
     """
-    full, st = await _victim(ctx, path)
-    await ctx.fs.delete(full, permanent=permanent)
+    full, st = await _victim(ctx, args.path)
+    await ctx.fs.delete(full, permanent=args.permanent)
     ctx.reads.forget(full)
     what = "directory" if st.kind == "dir" else "file"
-    where = "deleted permanently" if permanent else "moved to the system trash"
+    where = "deleted permanently" if args.permanent else "moved to the system trash"
     text = f"{what} {display(ctx, full)} {where}"
     return ToolOutput(text, [TextOut(text)])
 
@@ -135,16 +136,13 @@ async def _victim(ctx: Capabilities, path: str) -> tuple[Path, FileStat]:
 
 
 @delete_path.planned_by
-async def _plan_delete(ctx: Capabilities, args: object, mode: str) -> CallPlan:
-    path = str(getattr(args, "path", ""))
-    full, st = await _victim(ctx, path)
+async def _plan_delete(ctx: Capabilities, args: DeletePathArgs, mode: str) -> CallPlan:
+    full, st = await _victim(ctx, args.path)
     shown = display(ctx, full) + ("/" if st.kind == "dir" else "")
-    if getattr(args, "permanent", False):
-        title = f"Delete {shown} permanently"
-    else:
-        title = f"Move {shown} to the system trash"
     return CallPlan(
-        title=title,
+        title=f"Delete {shown} permanently"
+        if args.permanent
+        else f"Move {shown} to the system trash",
         kind="delete",
         locations=[Location(str(full))],
         confirm=True,
@@ -155,6 +153,5 @@ async def _plan_delete(ctx: Capabilities, args: object, mode: str) -> CallPlan:
 
 
 @delete_path.described_by
-def _describe_delete(ctx: Capabilities, args: object) -> CallPlan:
-    path = str(getattr(args, "path", ""))
-    return named(f"Delete {path}", "delete", ctx, path)
+def _describe_delete(ctx: Capabilities, args: DeletePathArgs) -> CallPlan:
+    return named(f"Delete {args.path}", "delete", ctx, args.path)

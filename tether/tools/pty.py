@@ -8,11 +8,11 @@ from typing import Any
 import anyio
 
 from tether.engine.events import TextOut
-from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
+from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
 from tether.engine.seam import Capabilities, PtyRead, Ptys, SeamError
+from tether.tools.command_args import check_argv, check_env, check_timeout, command_cwd
 from tether.tools.command_gate import Command, confine, plan_commands, refuse_denylisted
-from tether.tools.command_scan import shell_join
-from tether.tools.process import check_argv, check_env, check_timeout, command_cwd
+from tether.tools.command_words import shell_join
 from tether.tools.pty_keys import UnknownKey, encode_keys
 from tether.tools.text import fence
 
@@ -28,15 +28,16 @@ def _host(ctx: Capabilities) -> Ptys:
     return ctx.pty
 
 
+class OpenPtyArgs(ToolArgs):
+    argv: list[str]
+    cwd: str | None = None
+    env: dict[str, str] | None = None
+    unconfined: bool = False
+    reason: str | None = None
+
+
 @tool(kind="execute")
-async def open_pty(
-    ctx: Capabilities,
-    argv: list[str],
-    cwd: str | None = None,
-    env: dict[str, str] | None = None,
-    unconfined: bool = False,
-    reason: str | None = None,
-) -> ToolOutput:
+async def open_pty(ctx: Capabilities, args: OpenPtyArgs) -> ToolOutput:
     """Start an interactive program on a pseudo-terminal (a REPL, a debugger, a TUI, a
     server you want to watch) and return its pty_id; then read_pty, write_pty /
     write_pty_keys, and close_pty when done. For a command that just runs and exits, use
@@ -50,11 +51,11 @@ async def open_pty(
         unconfined: Run outside the sandbox (asks the user; give `reason`).
         reason: Why the program must run unconfined: what the sandbox stops it from doing.
     """
-    argv = check_argv(argv)
-    here = await anyio.to_thread.run_sync(command_cwd, ctx, cwd)
-    extra = check_env(env)
+    argv = check_argv(args.argv)
+    here = await anyio.to_thread.run_sync(command_cwd, ctx, args.cwd)
+    extra = check_env(args.env)
     refuse_denylisted(ctx, [Command(argv, here, extra)])
-    started = await confine(ctx, argv, here, extra, unconfined=unconfined, tty=True)
+    started = await confine(ctx, argv, here, extra, unconfined=args.unconfined, tty=True)
     confined = started is not argv
     pty_id, pid = await _host(ctx).open(started, cwd=here, env=extra, confined=confined)
     text = (
@@ -66,7 +67,7 @@ async def open_pty(
 
 
 @open_pty.planned_by
-async def _plan_open(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
+async def _plan_open(ctx: Capabilities, args: OpenPtyArgs, mode: str) -> CallPlan:
     argv = check_argv(args.argv)
     here = await anyio.to_thread.run_sync(command_cwd, ctx, args.cwd)
     plan = await plan_commands(
@@ -83,14 +84,18 @@ async def _plan_open(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
 
 
 @open_pty.described_by
-def _describe_open(ctx: Capabilities, args: Any) -> CallPlan:
+def _describe_open(ctx: Capabilities, args: OpenPtyArgs) -> CallPlan:
     return CallPlan(title=f"pty: {shell_join(args.argv)}", kind="execute")
 
 
+class ReadPtyArgs(ToolArgs):
+    pty_id: int
+    until: str | None = None
+    timeout_seconds: float | None = None
+
+
 @tool(kind="execute", read_only=True, timeout=MAX_READ_TIMEOUT + 30, spill=False)
-async def read_pty(
-    ctx: Capabilities, pty_id: int, until: str | None = None, timeout_seconds: float | None = None
-) -> ToolOutput:
+async def read_pty(ctx: Capabilities, args: ReadPtyArgs) -> ToolOutput:
     """Read what a PTY program printed since the last read, with escape sequences removed,
     and whether it still runs (or its exit code).
 
@@ -102,8 +107,8 @@ async def read_pty(
         until: Plain text (not a pattern) to wait for in the output.
         timeout_seconds: The longest wait, 10 s by default with `until`, 2 s without.
     """
-    default = READ_TIMEOUT_UNTIL if until else READ_TIMEOUT_PLAIN
-    timeout = check_timeout(timeout_seconds, default, MAX_READ_TIMEOUT, "timeout_seconds")
+    pty_id, until = args.pty_id, args.until
+    timeout = _read_timeout(args)
     host = _host(ctx)
     try:
         seen = await host.read(pty_id, until=until or None, timeout=timeout, max_chars=READ_LIMIT)
@@ -138,16 +143,25 @@ def _raw(seen: PtyRead) -> dict[str, Any]:
     return {"alive": seen.alive, "exitCode": seen.exit_code, "matched": seen.matched}
 
 
-@read_pty.planned_by
-async def _plan_read(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
+def _read_timeout(args: ReadPtyArgs) -> float:
     default = READ_TIMEOUT_UNTIL if args.until else READ_TIMEOUT_PLAIN
-    check_timeout(args.timeout_seconds, default, MAX_READ_TIMEOUT, "timeout_seconds")
+    return check_timeout(args.timeout_seconds, default, MAX_READ_TIMEOUT, "timeout_seconds")
+
+
+@read_pty.planned_by
+async def _plan_read(ctx: Capabilities, args: ReadPtyArgs, mode: str) -> CallPlan:
+    _read_timeout(args)
     until = f" until {args.until!r}" if args.until else ""
     return CallPlan(title=f"Read pty {args.pty_id}{until}", kind="execute")
 
 
+class WritePtyArgs(ToolArgs):
+    pty_id: int
+    data: str
+
+
 @tool(kind="execute")
-async def write_pty(ctx: Capabilities, pty_id: int, data: str) -> ToolOutput:
+async def write_pty(ctx: Capabilities, args: WritePtyArgs) -> ToolOutput:
     """Type text into a PTY program exactly as given: include "\\n" to press Enter. For
     control keys (Ctrl-C, Esc, arrows) use write_pty_keys. Then read_pty for the answer.
 
@@ -155,13 +169,13 @@ async def write_pty(ctx: Capabilities, pty_id: int, data: str) -> ToolOutput:
         pty_id: The id open_pty returned.
         data: The text to type.
     """
-    raw = data.encode("utf-8")
-    await _host(ctx).write(pty_id, raw)
-    return ToolOutput(f"typed {len(raw):,} bytes into pty {pty_id}")
+    raw = args.data.encode("utf-8")
+    await _host(ctx).write(args.pty_id, raw)
+    return ToolOutput(f"typed {len(raw):,} bytes into pty {args.pty_id}")
 
 
 @write_pty.planned_by
-async def _plan_write(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
+async def _plan_write(ctx: Capabilities, args: WritePtyArgs, mode: str) -> CallPlan:
     shown = args.data if len(args.data) <= 60 else args.data[:59] + "…"
     plan = CallPlan(
         title=f"Type into pty {args.pty_id}: {shown!r}",
@@ -187,8 +201,13 @@ def _input_consent(ctx: Capabilities, pty_id: int, plan: CallPlan) -> CallPlan:
     return plan
 
 
+class WritePtyKeysArgs(ToolArgs):
+    pty_id: int
+    keys: str
+
+
 @tool(kind="execute")
-async def write_pty_keys(ctx: Capabilities, pty_id: int, keys: str) -> ToolOutput:
+async def write_pty_keys(ctx: Capabilities, args: WritePtyKeysArgs) -> ToolOutput:
     """Press keys in a PTY program: markers such as <enter>, <c-c>, <esc>, <tab>, <up*3>,
     <m-x>, <c-s-f5>, <f1>..<f12>, <pgup>, <del>, <lt> (a literal '<') and \\xHH bytes; text
     between markers is typed as it is. An unknown marker is an error and nothing is typed.
@@ -197,9 +216,9 @@ async def write_pty_keys(ctx: Capabilities, pty_id: int, keys: str) -> ToolOutpu
         pty_id: The id open_pty returned.
         keys: Keys and text, e.g. "<c-c>", ":wq<enter>" or "<down*2><enter>".
     """
-    data = _encode(keys)
-    await _host(ctx).write(pty_id, data)
-    return ToolOutput(f"pressed {keys} in pty {pty_id} ({len(data):,} bytes)")
+    data = _encode(args.keys)
+    await _host(ctx).write(args.pty_id, data)
+    return ToolOutput(f"pressed {args.keys} in pty {args.pty_id} ({len(data):,} bytes)")
 
 
 def _encode(keys: str) -> bytes:
@@ -213,24 +232,29 @@ def _encode(keys: str) -> bytes:
 
 
 @write_pty_keys.planned_by
-async def _plan_keys(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
+async def _plan_keys(ctx: Capabilities, args: WritePtyKeysArgs, mode: str) -> CallPlan:
     _encode(args.keys)  # an unknown marker fails here, before anything is shown or typed
     return _input_consent(ctx, args.pty_id, _describe_keys(ctx, args))
 
 
 @write_pty_keys.described_by
-def _describe_keys(ctx: Capabilities, args: Any) -> CallPlan:
+def _describe_keys(ctx: Capabilities, args: WritePtyKeysArgs) -> CallPlan:
     return CallPlan(title=f"Press {args.keys} in pty {args.pty_id}", kind="execute")
 
 
+class ClosePtyArgs(ToolArgs):
+    pty_id: int
+
+
 @tool(kind="execute")
-async def close_pty(ctx: Capabilities, pty_id: int) -> ToolOutput:
+async def close_pty(ctx: Capabilities, args: ClosePtyArgs) -> ToolOutput:
     """Stop a PTY program (hang-up and SIGTERM, then SIGKILL for whatever it started) and
     return its last output and how it ended.
 
     Args:
         pty_id: The id open_pty returned.
     """
+    pty_id = args.pty_id
     ended = await _host(ctx).close(pty_id)
     text = f"pty {pty_id} closed: {_state(ended).removeprefix('closed by tether: ')}"
     if ended.text.strip():
@@ -239,5 +263,5 @@ async def close_pty(ctx: Capabilities, pty_id: int) -> ToolOutput:
 
 
 @close_pty.planned_by
-async def _plan_close(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
+async def _plan_close(ctx: Capabilities, args: ClosePtyArgs, mode: str) -> CallPlan:
     return CallPlan(title=f"Close pty {args.pty_id}", kind="execute")

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
-from tether.engine.events import Location, TextOut
-from tether.engine.registry import CallPlan, Describer, Planner, ToolError, ToolOutput, tool
+from tether.engine.events import TextOut
+from tether.engine.registry import CallPlan, ToolArgs, ToolDef, ToolError, ToolOutput, tool
 from tether.engine.seam import Capabilities, SeamError
 from tether.tools.globs import glob_regex
 from tether.tools.text import SNIFF_BYTES, is_binary
-from tether.tools.tool_paths import display, existing, named, resolve
+from tether.tools.tool_paths import display, existing, named, path_card, resolve
 from tether.tools.walk import Found, WalkStats, walk
 
 if TYPE_CHECKING:
@@ -27,31 +28,26 @@ REGEX_FILE_MAX_BYTES = 8 * 1024 * 1024
 MATCH_LINE_CHARS = 300
 
 
-def _plan_for(title: str) -> Planner:
-    """A read-only card: `title` is formatted with `where` (the path) and the call's `pattern`."""
-
-    async def plan(ctx: Capabilities, args: object, mode: str) -> CallPlan:
-        full = resolve(ctx, str(getattr(args, "path", ".") or "."))
-        where = display(ctx, full)
-        shown = title.format(where=where, pattern=getattr(args, "pattern", ""))
-        return CallPlan(
-            title=shown,
-            kind="search",
-            locations=[Location(str(full))],
-            scope=str(full),
-            target=where,
-        )
-
-    return plan
+class _Searches(Protocol):
+    path: str  # where to search (empty: the project directory)
 
 
-def _describe_for(title: str) -> Describer:
-    def describe(ctx: Capabilities, args: object) -> CallPlan:
-        path = str(getattr(args, "path", ".") or ".")
-        shown = title.format(where=path, pattern=getattr(args, "pattern", ""))
-        return named(shown, "search", ctx, path)
+A = TypeVar("A", bound=_Searches)
 
-    return describe
+
+def _search_cards(t: ToolDef[A], title: Callable[[A, str], str]) -> None:
+    """A search's cards: `title(args, where)`, located at the path searched; read-only."""
+
+    async def plan(ctx: Capabilities, args: A, mode: str) -> CallPlan:
+        full = resolve(ctx, args.path or ".")
+        return path_card(ctx, lambda where: title(args, where), "search", full)
+
+    def describe(ctx: Capabilities, args: A) -> CallPlan:
+        path = args.path or "."
+        return named(title(args, path), "search", ctx, path)
+
+    t.planned_by(plan)
+    t.described_by(describe)
 
 
 async def _directory(ctx: Capabilities, path: str) -> Path:
@@ -76,13 +72,14 @@ def _skipped_note(stats: WalkStats) -> str:
 # --- tree -----------------------------------------------------------------------------------
 
 
+class TreeArgs(ToolArgs):
+    path: str = "."
+    format: Literal["markdown", "flat", "decorated"] = "markdown"
+    max_depth: int | None = None
+
+
 @tool(kind="search", read_only=True)
-async def tree(
-    ctx: Capabilities,
-    path: str = ".",
-    format: Literal["markdown", "flat", "decorated"] = "markdown",
-    max_depth: int | None = None,
-) -> ToolOutput:
+async def tree(ctx: Capabilities, args: TreeArgs) -> ToolOutput:
     """Show the files and directories under a directory, as a tree.
 
     VCS directories, noise directories (node_modules, __pycache__, .venv, caches) and
@@ -94,9 +91,10 @@ async def tree(
             (├── drawing).
         max_depth: How many levels to descend (1: the directory's own entries); all when omitted.
     """
+    max_depth = args.max_depth
     if max_depth is not None and max_depth < 1:
         raise ToolError("INVALID_ARGS", "max_depth must be 1 or more")
-    full = await _directory(ctx, path)
+    full = await _directory(ctx, args.path)
     stats = WalkStats()
     found: list[Found] = []
     more = False
@@ -107,7 +105,7 @@ async def tree(
         found.append(f)
     dirs = sum(f.is_dir for f in found)
     head = f"{display(ctx, full)}/"
-    body = _render_tree(found, format)
+    body = _render_tree(found, args.format)
     foot = f"({dirs} directories, {len(found) - dirs} files){_skipped_note(stats)}"
     if more:
         foot += f"\n[… truncated at {TREE_MAX_ENTRIES} entries; narrow with path or max_depth]"
@@ -115,8 +113,7 @@ async def tree(
     return ToolOutput(text, [TextOut(text)])
 
 
-tree.planned_by(_plan_for("Tree of {where}"))
-tree.described_by(_describe_for("Tree of {where}"))
+_search_cards(tree, lambda args, where: f"Tree of {where}")
 
 
 def _render_tree(found: list[Found], fmt: str) -> str:
@@ -148,8 +145,13 @@ def _render_tree(found: list[Found], fmt: str) -> str:
 # --- glob_paths -----------------------------------------------------------------------------
 
 
+class GlobPathsArgs(ToolArgs):
+    pattern: str
+    path: str = "."
+
+
 @tool(kind="search", read_only=True)
-async def glob_paths(ctx: Capabilities, pattern: str, path: str = ".") -> ToolOutput:
+async def glob_paths(ctx: Capabilities, args: GlobPathsArgs) -> ToolOutput:
     """Find files and directories whose path matches a glob pattern, e.g. `**/*.py` or
     `src/**/test_*.{ts,tsx}`.
 
@@ -162,8 +164,9 @@ async def glob_paths(ctx: Capabilities, pattern: str, path: str = ".") -> ToolOu
         pattern: The glob pattern, relative to `path`.
         path: The directory to search, relative to the project directory or absolute.
     """
+    pattern = args.pattern
     rx = glob_regex(pattern)
-    full = await _directory(ctx, path)
+    full = await _directory(ctx, args.path)
     depth = None if "**" in pattern else pattern.strip("/").count("/") + 1
     stats = WalkStats()
     hits: list[str] = []
@@ -184,21 +187,21 @@ async def glob_paths(ctx: Capabilities, pattern: str, path: str = ".") -> ToolOu
     return ToolOutput(text, [TextOut(head)])
 
 
-glob_paths.planned_by(_plan_for("Find {pattern} in {where}"))
-glob_paths.described_by(_describe_for("Find {pattern} in {where}"))
+_search_cards(glob_paths, lambda args, where: f"Find {args.pattern} in {where}")
 
 
 # --- regex_files ----------------------------------------------------------------------------
 
 
+class RegexFilesArgs(ToolArgs):
+    pattern: str
+    path: str = "."
+    glob: str | None = None
+    max_results: int = REGEX_DEFAULT_RESULTS
+
+
 @tool(kind="search", read_only=True)
-async def regex_files(
-    ctx: Capabilities,
-    pattern: str,
-    path: str = ".",
-    glob: str | None = None,
-    max_results: int = REGEX_DEFAULT_RESULTS,
-) -> ToolOutput:
+async def regex_files(ctx: Capabilities, args: RegexFilesArgs) -> ToolOutput:
     """Search file contents with a Python regular expression, line by line.
 
     Prints `path:line: text` for each matching line. `pattern` is a Python `re` regex, not a
@@ -212,6 +215,7 @@ async def regex_files(
             `*.py` or `src/**/*.ts`.
         max_results: At most this many matching lines are printed (up to 1000).
     """
+    pattern, path, glob, max_results = args.pattern, args.path, args.glob, args.max_results
     rx = _line_regex(pattern)
     if max_results < 1:
         raise ToolError("INVALID_ARGS", "max_results must be 1 or more")
@@ -235,8 +239,7 @@ async def regex_files(
     return search.output(pattern, display(ctx, full), stats)
 
 
-regex_files.planned_by(_plan_for("Search {where} for /{pattern}/"))
-regex_files.described_by(_describe_for("Search {where} for /{pattern}/"))
+_search_cards(regex_files, lambda args, where: f"Search {where} for /{args.pattern}/")
 
 
 def _glob_hit(rx: re.Pattern[str], glob: str | None, f: Found) -> bool:

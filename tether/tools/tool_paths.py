@@ -1,8 +1,9 @@
-"""Path resolution for tools: the workspace policy (engine/workspace.py) as tool errors, and the
-file checks every file tool shares."""
+"""Path resolution for tools: the workspace policy (engine/workspace.py) as tool errors, the
+file checks every file tool shares, and the cards of calls on one path."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from tether.engine.events import Location
@@ -33,6 +34,27 @@ def resolve(
         )
     except PathRefused as exc:
         raise ToolError(exc.code, exc.message) from None
+
+
+def path_card(
+    ctx: Capabilities,
+    title: str | Callable[[str], str],
+    kind: str,
+    full: Path,
+    *,
+    line: int | None = None,
+) -> CallPlan:
+    """The card of a planned call on one resolved path: titled `{title} {path}` (or
+    `title(path)`), the path as the user reads it; located there; what an "always" answer
+    covers is that path."""
+    shown = display(ctx, full)
+    return CallPlan(
+        title=title(shown) if callable(title) else f"{title} {shown}",
+        kind=kind,
+        locations=[Location(str(full), line)],
+        scope=str(full),
+        target=shown,
+    )
 
 
 def named(title: str, kind: str, ctx: Capabilities, path: str) -> CallPlan:

@@ -8,7 +8,7 @@ no prompts and no optional index writes, so looking at a cloned repository is sa
 from __future__ import annotations
 
 from tether.engine.events import Location, TextOut
-from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
+from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
 from tether.engine.seam import Capabilities, SeamError
 from tether.tools.tool_paths import display, resolve
 
@@ -73,13 +73,17 @@ def _card(ctx: Capabilities, title: str) -> CallPlan:
     return CallPlan(title=title, kind="read", locations=where, scope="git", target=title)
 
 
+class NoArgs(ToolArgs):
+    pass
+
+
 def _result(text: str, empty: str) -> ToolOutput:
     body = text or empty
     return ToolOutput(body, [TextOut(body)])
 
 
 @tool(kind="read", read_only=True)
-async def vcs_status(ctx: Capabilities) -> ToolOutput:
+async def vcs_status(ctx: Capabilities, args: NoArgs) -> ToolOutput:
     """Show the git status of the project: the branch, staged, changed and untracked files."""
     return _result(await _git(ctx, "status", "--short", "--branch"), "nothing to report")
 
@@ -88,50 +92,58 @@ vcs_status.described_by(lambda ctx, args: _card(ctx, "git status"))
 
 
 @vcs_status.planned_by
-async def _plan_status(ctx: Capabilities, args: object, mode: str) -> CallPlan:
+async def _plan_status(ctx: Capabilities, args: NoArgs, mode: str) -> CallPlan:
     return _card(ctx, "git status")
 
 
+class VcsDiffArgs(ToolArgs):
+    path: str | None = None
+    staged: bool = False
+
+
 @tool(kind="read", read_only=True)
-async def vcs_diff(ctx: Capabilities, path: str | None = None, staged: bool = False) -> ToolOutput:
+async def vcs_diff(ctx: Capabilities, args: VcsDiffArgs) -> ToolOutput:
     """Show uncommitted changes as a unified diff (git diff).
 
     Args:
         path: Only changes to this file or directory.
         staged: Show the changes staged for the next commit instead of the unstaged ones.
     """
-    args = ["diff", "--no-ext-diff", "--no-textconv"]
-    if staged:
-        args.append("--cached")
-    args += ["--", str(resolve(ctx, path)) if path is not None else "."]
+    words = ["diff", "--no-ext-diff", "--no-textconv"]
+    if args.staged:
+        words.append("--cached")
+    words += ["--", str(resolve(ctx, args.path)) if args.path is not None else "."]
     # Denylisted files (.env, keys) stay out of a whole-tree diff as they stay out of reads.
     for entry in ctx.policy.denylist:
-        args += [f":(exclude,glob,icase)**/{entry}", f":(exclude,glob,icase)**/{entry}/**"]
-    which = "staged" if staged else "unstaged"
-    return _result(await _git(ctx, *args), f"no {which} changes")
+        words += [f":(exclude,glob,icase)**/{entry}", f":(exclude,glob,icase)**/{entry}/**"]
+    which = "staged" if args.staged else "unstaged"
+    return _result(await _git(ctx, *words), f"no {which} changes")
 
 
 vcs_diff.described_by(lambda ctx, args: _card(ctx, "git diff"))
 
 
 @vcs_diff.planned_by
-async def _plan_diff(ctx: Capabilities, args: object, mode: str) -> CallPlan:
-    path = getattr(args, "path", None)
-    where = f" {display(ctx, resolve(ctx, str(path)))}" if path is not None else ""
-    staged = " --cached" if getattr(args, "staged", False) else ""
+async def _plan_diff(ctx: Capabilities, args: VcsDiffArgs, mode: str) -> CallPlan:
+    where = f" {display(ctx, resolve(ctx, args.path))}" if args.path is not None else ""
+    staged = " --cached" if args.staged else ""
     return _card(ctx, f"git diff{staged}{where}")
 
 
+class VcsLogArgs(ToolArgs):
+    max_count: int = LOG_DEFAULT
+
+
 @tool(kind="read", read_only=True)
-async def vcs_log(ctx: Capabilities, max_count: int = LOG_DEFAULT) -> ToolOutput:
+async def vcs_log(ctx: Capabilities, args: VcsLogArgs) -> ToolOutput:
     """Show recent commits of the current branch: hash, date, author and subject.
 
     Args:
         max_count: How many commits, newest first (up to 200).
     """
-    if max_count < 1:
+    if args.max_count < 1:
         raise ToolError("INVALID_ARGS", "max_count must be 1 or more")
-    count = min(max_count, LOG_MAX)
+    count = min(args.max_count, LOG_MAX)
     try:
         text = await _git(
             ctx, "log", f"--max-count={count}", "--date=short", "--format=%h %ad %an: %s"
@@ -147,12 +159,12 @@ vcs_log.described_by(lambda ctx, args: _card(ctx, "git log"))
 
 
 @vcs_log.planned_by
-async def _plan_log(ctx: Capabilities, args: object, mode: str) -> CallPlan:
+async def _plan_log(ctx: Capabilities, args: VcsLogArgs, mode: str) -> CallPlan:
     return _card(ctx, "git log")
 
 
 @tool(kind="read", read_only=True)
-async def vcs_branch(ctx: Capabilities) -> ToolOutput:
+async def vcs_branch(ctx: Capabilities, args: NoArgs) -> ToolOutput:
     """Show the current git branch and the local branches."""
     current = await _git(ctx, "branch", "--show-current")
     branches = await _git(ctx, "branch", "--list", "-vv")
@@ -164,5 +176,5 @@ vcs_branch.described_by(lambda ctx, args: _card(ctx, "git branch"))
 
 
 @vcs_branch.planned_by
-async def _plan_branch(ctx: Capabilities, args: object, mode: str) -> CallPlan:
+async def _plan_branch(ctx: Capabilities, args: NoArgs, mode: str) -> CallPlan:
     return _card(ctx, "git branch")

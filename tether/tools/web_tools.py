@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
-from typing import Any, Literal
-
-import msgspec
+from typing import Literal, TypeVar
 
 from tether.engine.events import TextOut
-from tether.engine.registry import CallPlan, ToolDef, ToolOutput, tool
+from tether.engine.registry import CallPlan, ToolArgs, ToolDef, ToolOutput, tool
 from tether.engine.seam import Capabilities, WebError
 from tether.engine.web.types import (
     FetchResult,
@@ -154,16 +152,17 @@ class _PlannedTargets:
 
 
 _PLANNED = _PlannedTargets()
+A = TypeVar("A")
 _TARGET: contextvars.ContextVar[Target | None] = contextvars.ContextVar(
     "tether_web_target", default=None
 )
 
 
 @dataclasses.dataclass
-class _PlannedTool(ToolDef):
+class _PlannedTool(ToolDef[A]):
     """A ToolDef whose run sees the target its plan checked (in `_TARGET`, for this task)."""
 
-    async def invoke(self, ctx: Capabilities, args: msgspec.Struct) -> ToolOutput:
+    async def invoke(self, ctx: Capabilities, args: A) -> ToolOutput:
         token = _TARGET.set(_PLANNED.take(args))
         try:
             return await super().invoke(ctx, args)
@@ -171,7 +170,7 @@ class _PlannedTool(ToolDef):
             _TARGET.reset(token)
 
 
-def _planned(t: ToolDef) -> ToolDef:
+def _planned(t: ToolDef[A]) -> ToolDef[A]:
     fields = {f.name: getattr(t, f.name) for f in dataclasses.fields(t)}
     return _PlannedTool(**fields)
 
@@ -183,15 +182,20 @@ def _consent_note(target: Target) -> str:
 # --- web_search -----------------------------------------------------------------------------
 
 
-def _search_tool(max_results: int, timeout: float) -> ToolDef:
+class WebSearchArgs(ToolArgs):
+    query: str
+
+
+def _search_tool(max_results: int, timeout: float) -> ToolDef[WebSearchArgs]:
     @tool(kind="search", read_only=True, timeout=timeout, name="web_search")
-    async def web_search(ctx: Capabilities, query: str) -> ToolOutput:
+    async def web_search(ctx: Capabilities, args: WebSearchArgs) -> ToolOutput:
         """Search the web. Returns an optional answer plus a list of source URLs, with snippets
         and dates when the search provider has them.
 
         Args:
             query: What to search for.
         """
+        query = args.query
         if not query.strip():
             return _error(BLANK_QUERY)
         try:
@@ -201,8 +205,8 @@ def _search_tool(max_results: int, timeout: float) -> ToolDef:
         return _text(format_search(found))
 
     @web_search.planned_by
-    async def _plan(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
-        query = _one_line(str(getattr(args, "query", "")))
+    async def _plan(ctx: Capabilities, args: WebSearchArgs, mode: str) -> CallPlan:
+        query = _one_line(args.query)
         return CallPlan(title=f"Search the web: {_clip(query)}", kind="search", scope=query)
 
     return web_search
@@ -215,9 +219,13 @@ def _clip(text: str, width: int = 80) -> str:
 # --- web_fetch ------------------------------------------------------------------------------
 
 
-def _fetch_tool(timeout: float) -> ToolDef:
+class WebFetchArgs(ToolArgs):
+    url: str
+
+
+def _fetch_tool(timeout: float) -> ToolDef[WebFetchArgs]:
     @tool(kind="fetch", read_only=True, timeout=timeout, name="web_fetch")
-    async def web_fetch(ctx: Capabilities, url: str) -> ToolOutput:
+    async def web_fetch(ctx: Capabilities, args: WebFetchArgs) -> ToolOutput:
         """Retrieve the content of a specific HTTP(S) URL: HTML comes back as Markdown, text as
         it is. A non-2xx status is reported with the body, not as an error. Loopback and
         local-network addresses are fetched only after the user allows them.
@@ -225,6 +233,7 @@ def _fetch_tool(timeout: float) -> ToolDef:
         Args:
             url: The absolute http:// or https:// URL to retrieve.
         """
+        url = args.url
         if not url.strip():
             return _error(BLANK_URL)
         try:
@@ -236,8 +245,8 @@ def _fetch_tool(timeout: float) -> ToolDef:
         return ToolOutput(text, [TextOut(card)], raw_output={"status": page.status})
 
     @web_fetch.planned_by
-    async def _plan(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
-        url = str(getattr(args, "url", "")).strip()
+    async def _plan(ctx: Capabilities, args: WebFetchArgs, mode: str) -> CallPlan:
+        url = args.url.strip()
         if not url:
             return CallPlan(title="Fetch (no URL)", kind="fetch")
         try:
@@ -265,15 +274,16 @@ def _fetch_tool(timeout: float) -> ToolDef:
 Method = Literal["GET", "POST", "PUT", "DELETE"]
 
 
-def _fetch_local_tool(timeout: float) -> ToolDef:
+class FetchLocalArgs(ToolArgs):
+    url: str
+    method: Method = "GET"
+    headers: dict[str, str] | None = None
+    body: str | None = None
+
+
+def _fetch_local_tool(timeout: float) -> ToolDef[FetchLocalArgs]:
     @tool(kind="fetch", read_only=False, timeout=timeout, name="fetch_local")
-    async def fetch_local(
-        ctx: Capabilities,
-        url: str,
-        method: Method = "GET",
-        headers: dict[str, str] | None = None,
-        body: str | None = None,
-    ) -> ToolOutput:
+    async def fetch_local(ctx: Capabilities, args: FetchLocalArgs) -> ToolOutput:
         """Send one raw HTTP request from this machine and read the status, the response
         headers and the body. For APIs, other methods than GET, localhost or LAN services, and
         inspecting headers or redirects; use web_fetch to read a page. A GET follows
@@ -286,13 +296,13 @@ def _fetch_local_tool(timeout: float) -> ToolDef:
             headers: Request headers, name to value.
             body: The request body, sent as UTF-8 text.
         """
-        if not url.strip():
+        if not args.url.strip():
             return _error(BLANK_URL)
         request = HttpRequest(
-            method=method,
-            url=url.strip(),
-            headers=dict(headers or {}),
-            body=body.encode("utf-8") if body is not None else None,
+            method=args.method,
+            url=args.url.strip(),
+            headers=dict(args.headers or {}),
+            body=args.body.encode("utf-8") if args.body is not None else None,
         )
         resp = await ctx.web.http(request, target=_TARGET.get())  # WebError: error [CODE]
         text = format_http(request, resp)
@@ -300,9 +310,8 @@ def _fetch_local_tool(timeout: float) -> ToolDef:
         return ToolOutput(text, [TextOut(card)], raw_output={"status": resp.status})
 
     @fetch_local.planned_by
-    async def _plan(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
-        url = str(getattr(args, "url", "")).strip()
-        method = str(getattr(args, "method", "GET"))
+    async def _plan(ctx: Capabilities, args: FetchLocalArgs, mode: str) -> CallPlan:
+        url, method = args.url.strip(), args.method
         title = f"{method} {url or '(no URL)'}"
         if not url:
             return CallPlan(title=title, kind="fetch")

@@ -1,20 +1,27 @@
-"""Process tools: run_argv (one program, no shell) and run_argv_batch (sequences, branches and
-pipes of programs). Commands run through `ctx.terminal`: a client terminal when the editor
-offers one, else a local process; the card streams the output while they run."""
+"""run_argv_batch: sequences, branches (`then` / `else`) and pipes of programs in one call, no
+shell. Each command runs through `ctx.terminal` like run_argv's; the card streams the output of
+the batch so far."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import anyio
 import msgspec
 
 from tether.engine.events import TerminalOut, TextOut, ToolContent
-from tether.engine.registry import CallPlan, ToolError, ToolOutput, tool
+from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
 from tether.engine.seam import Capabilities, CommandResult, Stage
+from tether.tools.command_args import (
+    DEFAULT_TIMEOUT,
+    MAX_TIMEOUT,
+    check_argv,
+    check_env,
+    check_timeout,
+    command_cwd,
+)
 from tether.tools.command_gate import (
     Command,
     confine,
@@ -22,279 +29,14 @@ from tether.tools.command_gate import (
     refuse_denylisted,
     sandbox_note,
 )
-from tether.tools.command_scan import shell_join
+from tether.tools.command_output import OUTPUT_LIMIT, CardProgress, raw_result, result_text
+from tether.tools.command_words import shell_join
 from tether.tools.text import fence
-from tether.tools.tool_paths import display, resolve
 
-T = TypeVar("T")
-
-DEFAULT_TIMEOUT = 120.0
-MAX_TIMEOUT = 1800.0
 BATCH_TIMEOUT = 3600.0  # a whole batch, however many nodes
-OUTPUT_LIMIT = 24_000  # bytes of output kept per command (head and tail)
 MAX_NODES = 20
 MAX_LEVELS = 4
-PROGRESS_INTERVAL = 0.25  # seconds between two progress updates of a card
-PROGRESS_TAIL = 4_000  # characters of live output a card shows
 
-
-# --- shared with the PTY tools -------------------------------------------------------------
-
-
-def check_argv(argv: object, where: str = "argv") -> list[str]:
-    if isinstance(argv, str):
-        raise ToolError(
-            "INVALID_ARGS",
-            f"{where} must be a list of strings, one per argument (there is no shell): "
-            f'e.g. ["git", "status", "--short"], not {argv!r}',
-        )
-    if not isinstance(argv, list) or not argv:
-        raise ToolError("INVALID_ARGS", f"{where} must name a program: a non-empty list")
-    items: list[object] = argv
-    if not all(isinstance(a, str) for a in items) or not items[0]:
-        raise ToolError("INVALID_ARGS", f"{where} must be strings, the first one a program")
-    if any("\0" in a for a in items):  # pyright: ignore[reportOperatorIssue]
-        raise ToolError("INVALID_ARGS", f"{where} must not contain NUL characters")
-    return [str(a) for a in items]
-
-
-def check_env(env: dict[str, str] | None, where: str = "env") -> dict[str, str]:
-    for name, value in (env or {}).items():
-        if not name or "=" in name or "\0" in name or "\0" in value:
-            raise ToolError("INVALID_ARGS", f"{where}: {name!r} is not a valid variable")
-    return dict(env or {})
-
-
-def check_timeout(value: float | None, default: float, maximum: float, where: str) -> float:
-    if value is None:
-        return default
-    if not value > 0:
-        raise ToolError("INVALID_ARGS", f"{where} must be a positive number of seconds")
-    if value > maximum:
-        raise ToolError("INVALID_ARGS", f"{where} may be at most {maximum:g} seconds")
-    return float(value)
-
-
-def command_cwd(ctx: Capabilities, cwd: str | None, where: str = "cwd") -> Path:
-    if cwd is None or cwd in ("", "."):
-        return ctx.cwd
-    full = resolve(ctx, cwd, access="write")  # a command may change anything where it runs
-    if not full.is_dir():
-        raise ToolError("NOT_A_DIRECTORY", f"{where} {cwd!r} is not a directory")
-    return full
-
-
-class CardProgress:
-    """A running command's card: its live output tail (at most every PROGRESS_INTERVAL), or
-    the client terminals it runs in. Implements the seam's CommandProgress."""
-
-    def __init__(
-        self, report: Callable[[list[ToolContent]], Awaitable[None]] | None, prefix: str = ""
-    ) -> None:
-        self.report = report
-        self.prefix = prefix  # what earlier commands of a batch printed
-        self.terminals: list[str] = []
-        self._tail = ""
-        self._changed = anyio.Event()
-
-    def output(self, text: str) -> None:
-        self._tail = (self._tail + text)[-PROGRESS_TAIL:]
-        self._changed.set()
-
-    async def terminal(self, terminal_id: str) -> None:
-        self.terminals.append(terminal_id)
-        if self.report is not None:
-            await self.report([TerminalOut(t) for t in self.terminals])
-
-    def restart(self, prefix: str) -> None:
-        self.prefix = prefix
-        self._tail = ""
-
-    async def around(self, work: Callable[[], Awaitable[T]]) -> T:
-        if self.report is None:
-            return await work()
-        done: list[T] = []
-        failed: list[Exception] = []
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._ticker)
-            try:
-                done.append(await work())
-            except Exception as exc:  # raised as itself, not inside an ExceptionGroup
-                failed.append(exc)
-            tg.cancel_scope.cancel()  # the card's last word is the result, not a late tick
-        if failed:
-            raise failed[0]
-        return done[0]
-
-    async def _ticker(self) -> None:
-        assert self.report is not None
-        while True:
-            await self._changed.wait()
-            self._changed = anyio.Event()
-            text = f"{self.prefix}{self._tail}"[-PROGRESS_TAIL * 2 :]
-            await self.report([TextOut(fence(text))])
-            await anyio.sleep(PROGRESS_INTERVAL)
-
-
-def status_line(result: CommandResult, timeout: float) -> str:
-    if result.timed_out:
-        return f"timed out after {timeout:g} s: the command and what it started were killed"
-    line = f"killed by {result.signal}" if result.signal else f"exit code {result.exit_code}"
-    if len(result.stage_codes) > 1:
-        codes = " | ".join("killed" if c is None else str(c) for c in result.stage_codes)
-        line += f" (pipeline: {codes})"
-    return line
-
-
-def result_text(result: CommandResult, timeout: float) -> str:
-    lines = [status_line(result, timeout)]
-    if result.truncated and not result.omitted:
-        lines.append("[... the start of the output was dropped by the terminal ...]")
-    body = result.output.rstrip("\n")
-    lines.append(body if body else "(no output)")
-    return "\n".join(lines)
-
-
-def raw_result(result: CommandResult) -> dict[str, Any]:
-    return {
-        "exitCode": result.exit_code,
-        "signal": result.signal,
-        "timedOut": result.timed_out,
-        "truncated": result.truncated,
-    }
-
-
-# --- run_argv --------------------------------------------------------------------------------
-
-
-@dataclass
-class _Command:
-    argv: list[str]
-    cwd: Path
-    env: dict[str, str]
-    stdin: bytes | None
-    timeout: float
-
-
-def _command(ctx: Capabilities, args: Any) -> _Command:
-    stdin = args.stdin
-    return _Command(
-        argv=check_argv(args.argv),
-        cwd=command_cwd(ctx, args.cwd),
-        env=check_env(args.env),
-        stdin=stdin.encode("utf-8") if isinstance(stdin, str) else None,
-        timeout=check_timeout(
-            args.timeout_seconds, DEFAULT_TIMEOUT, MAX_TIMEOUT, "timeout_seconds"
-        ),
-    )
-
-
-@tool(kind="execute", timeout=MAX_TIMEOUT + 60)
-async def run_argv(
-    ctx: Capabilities,
-    argv: list[str],
-    cwd: str | None = None,
-    stdin: str | None = None,
-    env: dict[str, str] | None = None,
-    timeout_seconds: float = DEFAULT_TIMEOUT,
-    unconfined: bool = False,
-    reason: str | None = None,
-) -> ToolOutput:
-    """Run one program with its arguments; returns its exit code and its output (stdout and
-    stderr as they arrived; long output keeps its head and tail).
-
-    There is no shell: give the program and each argument as separate strings, and expect no
-    pipes, redirections, globs, `&&` or `$VAR` expansion. Use run_argv_batch for ordered steps
-    and pipes; several run_argv calls in one step may run in parallel. Invoke the target
-    command directly instead of wrapping it in `bash -c` / `python -c` / `node -e`: an
-    interpreter always asks the user first, and a dedicated tool (read_file, ...) is better
-    when one does the job. Denylisted commands (sudo, rm -rf /, shutdown, ...) are refused.
-
-    Commands run in a sandbox where the machine has one: they may write only in the project
-    (not its uncommitted work or .git) and a private $TMPDIR, and reach no network unless the
-    session allows it. When the sandbox is what stops a command, call again with
-    `unconfined: true` and a `reason`; that always asks the user.
-
-    Args:
-        argv: The program and its arguments, one string each, e.g. ["pytest", "-q", "tests"].
-        cwd: Working directory, relative to the project directory (the default).
-        stdin: Text written to the program's standard input, which is then closed; without
-            it the program reads an empty input.
-        env: Extra environment variables, e.g. {"RUST_LOG": "debug"}.
-        timeout_seconds: Seconds before the program, and everything it started, is killed.
-        unconfined: Run outside the sandbox (asks the user every time; give `reason`).
-        reason: Why the command must run unconfined: what the sandbox stops it from doing.
-    """
-    cmd = await anyio.to_thread.run_sync(
-        _command, ctx, _Args(argv, cwd, stdin, env, timeout_seconds)
-    )
-    refuse_denylisted(ctx, [Command(cmd.argv, cmd.cwd, cmd.env)])
-    started = await confine(ctx, cmd.argv, cmd.cwd, cmd.env, unconfined=unconfined)
-    progress = CardProgress(ctx.report)
-    result = await progress.around(
-        lambda: ctx.terminal.run(
-            started,
-            cwd=cmd.cwd,
-            env=cmd.env,
-            timeout=cmd.timeout,
-            output_limit=OUTPUT_LIMIT,
-            stdin=cmd.stdin,
-            progress=progress,
-        )
-    )
-    text = result_text(result, cmd.timeout)
-    note = sandbox_note(ctx, result, unconfined=unconfined)
-    text = f"{text}\n{note}" if note else text
-    return ToolOutput(text, _card(result, text), raw_output=raw_result(result))
-
-
-@dataclass
-class _Args:
-    argv: Any
-    cwd: str | None
-    stdin: str | None
-    env: dict[str, str] | None
-    timeout_seconds: float | None
-
-
-def _card(result: CommandResult, text: str) -> list[ToolContent]:
-    if result.terminal_id is not None:
-        return [TerminalOut(result.terminal_id), TextOut(text.split("\n", 1)[0])]
-    return [TextOut(fence(text))]
-
-
-@run_argv.planned_by
-async def _plan_run(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
-    cmd = await anyio.to_thread.run_sync(_command, ctx, args)
-    plan = await plan_commands(
-        ctx,
-        [Command(cmd.argv, cmd.cwd, cmd.env)],
-        mode,
-        unconfined=args.unconfined,
-        reason=args.reason,
-        notes=_where(ctx, cmd.cwd, cmd.env, cmd.stdin),
-    )
-    plan.title = plan.target = shell_join(cmd.argv)
-    return plan
-
-
-@run_argv.described_by
-def _describe_run(ctx: Capabilities, args: Any) -> CallPlan:
-    return CallPlan(title=shell_join(args.argv), kind="execute", target=shell_join(args.argv))
-
-
-def _where(ctx: Capabilities, cwd: Path, env: dict[str, str], stdin: bytes | None) -> list[str]:
-    notes: list[str] = []
-    if cwd != ctx.cwd:
-        notes.append(f"in {display(ctx, cwd)}")
-    if env:
-        notes.append("with " + " ".join(shell_join([f"{k}={v}"]) for k, v in env.items()))
-    if stdin is not None:
-        notes.append(f"with {len(stdin):,} bytes on its input")
-    return notes
-
-
-# --- run_argv_batch ------------------------------------------------------------------------
 
 Continuation = Annotated[
     dict[str, Any] | list[dict[str, Any]],
@@ -501,13 +243,14 @@ def _elide(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+class RunArgvBatchArgs(ToolArgs):
+    nodes: list[BatchNode]
+    unconfined: bool = False
+    reason: str | None = None
+
+
 @tool(kind="execute", timeout=BATCH_TIMEOUT + 60)
-async def run_argv_batch(
-    ctx: Capabilities,
-    nodes: list[BatchNode],
-    unconfined: bool = False,
-    reason: str | None = None,
-) -> ToolOutput:
+async def run_argv_batch(ctx: Capabilities, args: RunArgvBatchArgs) -> ToolOutput:
     """Run programs in order, with branches and pipes, in one call; returns each command's
     exit code and output, in the order they ran.
 
@@ -525,9 +268,9 @@ async def run_argv_batch(
         unconfined: Run every node outside the sandbox (asks every time; give `reason`).
         reason: Why the commands must run unconfined: what the sandbox stops them doing.
     """
-    tree = await anyio.to_thread.run_sync(_batch, ctx, nodes)
+    tree = await anyio.to_thread.run_sync(_batch, ctx, args.nodes)
     refuse_denylisted(ctx, _commands(tree))
-    run = _BatchRun(ctx, len(_walk(tree)), unconfined)
+    run = _BatchRun(ctx, len(_walk(tree)), args.unconfined)
     await run.progress.around(lambda: run.run_list(tree, ""))
     text = run.text()
     content: list[ToolContent] = [TerminalOut(t) for t in run.progress.terminals]
@@ -614,7 +357,7 @@ class _BatchRun:
 
 
 @run_argv_batch.planned_by
-async def _plan_batch(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
+async def _plan_batch(ctx: Capabilities, args: RunArgvBatchArgs, mode: str) -> CallPlan:
     tree = await anyio.to_thread.run_sync(_batch, ctx, args.nodes)
     commands = _commands(tree)
     listing = _listing(tree) if len(commands) > 1 else []
@@ -626,6 +369,6 @@ async def _plan_batch(ctx: Capabilities, args: Any, mode: str) -> CallPlan:
 
 
 @run_argv_batch.described_by
-def _describe_batch(ctx: Capabilities, args: Any) -> CallPlan:
+def _describe_batch(ctx: Capabilities, args: RunArgvBatchArgs) -> CallPlan:
     lines = [shell_join(n.argv) for n in args.nodes]
     return CallPlan(title=_elide("; ".join(lines), 200), kind="execute")
