@@ -453,9 +453,9 @@ def test_every_example_in_the_example_config_is_valid() -> None:
     assert list(i for i in catalog.infos if i.startswith("local:")) == ["local:qwen2.5-coder:32b"]
 
 
-def test_the_readme_example_is_valid() -> None:
-    readme = (REPO / "README.md").read_text()
-    block = readme.split("### The config file", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+def test_the_documented_example_is_valid() -> None:
+    doc = (REPO / "docs" / "configuration.md").read_text()
+    block = doc.split("### The config file", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
     catalog = build_catalog(parse_config(block), env={})
     assert catalog.default == "work:claude-sonnet-5-5"
     assert catalog.infos["local:qwen2.5-coder:32b"].default_reasoning == "medium"

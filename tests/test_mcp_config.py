@@ -190,9 +190,9 @@ def test_the_example_configs_servers_are_valid() -> None:
     assert github.env == {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_1"} and not github.problem
 
 
-def test_the_readme_servers_are_valid() -> None:
-    readme = (REPO / "README.md").read_text()
-    block = readme.split("### The config file", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+def test_the_documented_servers_are_valid() -> None:
+    doc = (REPO / "docs" / "configuration.md").read_text()
+    block = doc.split("### The config file", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
     specs = specs_of(block, GITHUB_TOKEN="ghp_1")
     assert {s.name: s.transport for s in specs} == {"github": "stdio", "docs": "http"}
 
