@@ -64,11 +64,14 @@ def test_a_trap_converts_in_linear_time_and_keeps_the_text_after_it(name: str) -
     assert took < 8 * floor, f"{name}: {took:.2f} s against {floor:.2f} s for an ordinary page"
 
 
-def test_doubling_a_trap_about_doubles_its_time() -> None:
+def test_quadrupling_a_trap_does_not_square_its_time() -> None:
     piece = TRAPS["unclosed <em> and stray </b>"]
-    small = fastest(lambda: html_to_markdown(trap(piece, SIZE // 2)))
-    large = fastest(lambda: html_to_markdown(trap(piece, SIZE * 2)))
-    assert large < 8 * small  # 4x the input: quadratic would be 16x
+    small_page, large_page = trap(piece, SIZE // 2), trap(piece, SIZE * 2)
+    small = large = float("inf")
+    for _ in range(4):  # interleaved, so a busy moment of the machine hits both alike
+        small = min(small, fastest(lambda: html_to_markdown(small_page), runs=1))
+        large = min(large, fastest(lambda: html_to_markdown(large_page), runs=1))
+    assert large < 10 * small  # 4x the input: quadratic would be 16x
 
 
 def test_ordinary_markup_passes_the_nesting_bound_untouched() -> None:

@@ -18,6 +18,7 @@ from tether.engine.history import (
     UserMessage,
     UserPart,
 )
+from tether.errors import TetherError
 
 IMAGE_MAX_BYTES = 3_750_000  # 5 MB once base64-encoded: the smallest provider limit (Anthropic)
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -32,8 +33,11 @@ _MAGIC = (
 _SPACE = re.compile(r"\s+")
 
 
-class ImageRefused(ValueError):
+class ImageRefused(TetherError, ValueError):
     """An image no provider would take; the message says why, for the user."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("IMAGE_REFUSED", message)
 
 
 def image_type(head: bytes) -> str | None:

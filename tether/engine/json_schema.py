@@ -15,6 +15,8 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from tether.errors import TetherError
+
 DEFINITION_KEYS = ("$defs", "definitions")
 MAX_PROBLEMS = 5  # problems named in one INVALID_ARGS message
 # Inlining a chain of definitions each used twice doubles per link: a 2 KB schema can grow to
@@ -32,8 +34,11 @@ class RecursiveRef(Exception):
         self.ref = ref
 
 
-class SchemaTooLarge(ValueError):
+class SchemaTooLarge(TetherError, ValueError):
     """Made self-contained, the schema would be too large to send with every request."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("SCHEMA_TOO_LARGE", message)
 
 
 def self_contained(schema: dict[str, Any]) -> dict[str, Any]:

@@ -19,17 +19,13 @@ from tether.engine.events import Location, PlanItem, TextOut, ToolContent
 from tether.engine.history import ImagePart
 from tether.engine.providers.base import ToolSpec
 from tether.engine.seam import Capabilities
+from tether.errors import TetherError
 
 DEFAULT_TIMEOUT = 120.0
 
 
-class ToolError(Exception):
+class ToolError(TetherError):
     """A failure the model should read: `code` is stable (INVALID_ARGS, FILE_EXISTS, ...)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass

@@ -22,9 +22,9 @@ from tether.engine.web.types import (
     HttpResponse,
     SearchResults,
     Target,
-    WebCode,
 )
 from tether.engine.workspace import Workspace
+from tether.errors import TetherError, WebCode
 
 
 @dataclass(frozen=True)
@@ -39,13 +39,8 @@ class CommandDenylist:
 BUILTIN_COMMAND_DENYLIST = CommandDenylist()  # what applies unless the config file says more
 
 
-class SeamError(Exception):
+class SeamError(TetherError):
     """A capability failed in a way the model should read: `code` is stable, message is prose."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 FileKind = Literal["file", "dir", "symlink", "other"]
@@ -314,7 +309,6 @@ class WebError(SeamError):
 
     def __init__(self, code: WebCode, message: str) -> None:
         super().__init__(code, message)
-        self.code: WebCode = code
 
 
 class Web(Protocol):

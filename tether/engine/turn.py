@@ -32,6 +32,7 @@ from tether.engine.registry import Registry
 from tether.engine.seam import Capabilities
 from tether.engine.sessions import undo
 from tether.engine.sessions.state import Session
+from tether.errors import TetherError
 
 log = logging.getLogger("tether.turn")
 
@@ -46,8 +47,11 @@ CONTINUE_PROMPT = (
 )
 
 
-class TurnFailed(Exception):
+class TurnFailed(TetherError):
     """The provider could not serve the turn; the message is fit to show the user."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("TURN_FAILED", message)
 
 
 @dataclass

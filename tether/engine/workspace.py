@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from tether.errors import TetherError
+
 Access = Literal["read", "write"]
 
 DEFAULT_DENYLIST: tuple[str, ...] = (
@@ -38,13 +40,8 @@ MAX_PATH_CHARS = 4096
 MAX_NAME_BYTES = 255
 
 
-class PathRefused(Exception):
+class PathRefused(TetherError):
     """A path the policy refuses: `code` is INVALID_PATH, OUTSIDE_ROOTS or PATH_DENIED."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass(frozen=True)

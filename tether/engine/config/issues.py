@@ -9,6 +9,7 @@ from pathlib import Path
 import msgspec
 
 from tether.engine.config.toml_lines import Key
+from tether.errors import TetherError
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
 
@@ -25,11 +26,11 @@ class ConfigIssue(msgspec.Struct, frozen=True):
         return f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
 
 
-class ConfigError(Exception):
+class ConfigError(TetherError):
     """The file cannot be used; `issues` lists every problem found, each with key and line."""
 
     def __init__(self, path: Path | None, issues: list[ConfigIssue]) -> None:
-        super().__init__("\n".join(i.render(path) for i in issues))
+        super().__init__("CONFIG_INVALID", "\n".join(i.render(path) for i in issues))
         self.path = path
         self.issues = issues
 

@@ -20,6 +20,7 @@ import anyio
 
 from tether.engine.local.nofollow import PROC_FD, fd_path, parent_dir, still_at
 from tether.engine.seam import TEXT_MAX_BYTES, DirEntry, FileKind, FileStat, SeamError
+from tether.errors import ErrorCode
 
 _T = TypeVar("_T")
 _COMMON = os.O_NONBLOCK | os.O_NOCTTY if os.name == "posix" else 0
@@ -45,7 +46,7 @@ def seam_error(exc: OSError | ValueError, path: Path) -> SeamError:
     """An OS failure as an error the model reads."""
     if isinstance(exc, ValueError):
         return SeamError("INVALID_PATH", f"{path}: {exc}")
-    code = {
+    codes: dict[int, ErrorCode] = {
         errno.ENOENT: "FILE_NOT_FOUND",
         errno.EISDIR: "IS_A_DIRECTORY",
         errno.ENOTDIR: "NOT_A_DIRECTORY",
@@ -56,7 +57,8 @@ def seam_error(exc: OSError | ValueError, path: Path) -> SeamError:
         errno.ENAMETOOLONG: "INVALID_PATH",
         errno.ENXIO: "NOT_A_REGULAR_FILE",
         errno.ENOSPC: "DISK_FULL",
-    }.get(exc.errno or 0, "IO_ERROR")
+    }
+    code = codes.get(exc.errno or 0, "IO_ERROR")
     where = exc.filename or path
     return SeamError(code, f"{where}: {exc.strerror or exc}")
 

@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tether.errors import TetherError
+
 Transport = Literal["stdio", "http", "sse"]
 
 
@@ -47,11 +49,11 @@ class RemoteTool:
     read_only_hint: bool = False
 
 
-class ServerFailed(Exception):
+class ServerFailed(TetherError):
     """A server could not start, or stopped while the session still used it."""
 
     def __init__(self, started: bool, reason: str, output: str = "") -> None:
-        super().__init__(reason)
+        super().__init__("MCP_SERVER_FAILED", reason)
         self.started = started  # False: it never became ready
         self.reason = reason
         self.output = output  # the end of what it wrote to stderr, when known

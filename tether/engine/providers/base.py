@@ -8,6 +8,7 @@ from typing import Any, Protocol
 import msgspec
 
 from tether.engine.history import FinishReason, Message, Reasoning
+from tether.errors import TetherError
 
 
 class ToolSpec(msgspec.Struct, frozen=True):
@@ -108,11 +109,11 @@ StreamEvent = (
 )
 
 
-class ProviderError(Exception):
+class ProviderError(TetherError):
     """A request the provider could not serve. `retryable` says whether backoff may help."""
 
     def __init__(self, message: str, *, status: int | None = None, retryable: bool = False) -> None:
-        super().__init__(message)
+        super().__init__("PROVIDER_FAILED", message)
         self.status = status
         self.retryable = retryable
 

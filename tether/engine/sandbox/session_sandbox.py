@@ -24,6 +24,7 @@ from tether.engine.sandbox.confinement import PROVIDER_KEYS, Confinement
 from tether.engine.sandbox.detect import LAUNCHER, SandboxInfo
 from tether.engine.sandbox.programs import program_files
 from tether.engine.sandbox.seatbelt import seatbelt_argv
+from tether.errors import TetherError
 
 SECRETS_FRESH = 10.0  # seconds a secrets scan is reused
 # Seconds a `git status` is reused: the plan's look serves the run that follows it at once.
@@ -191,8 +192,11 @@ class Sandbox:
         return path
 
 
-class SandboxUnavailable(Exception):
+class SandboxUnavailable(TetherError):
     """A command cannot be confined as promised; it must not run confined-but-leaky."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("SANDBOX_UNAVAILABLE", message)
 
 
 def _holds(outer: Path, inner: Path) -> bool:

@@ -36,6 +36,7 @@ from tether.engine.sessions.session_rows import SessionRow
 from tether.engine.sessions.settings import InvalidSetting, SessionSettings, reasoning_for
 from tether.engine.sessions.state import Session, SessionState, now_iso
 from tether.engine.sessions.turn_runner import TurnRunner
+from tether.errors import TetherError
 
 if TYPE_CHECKING:
     from tether.engine.mcp.spec import ServerSpec
@@ -45,9 +46,9 @@ log = logging.getLogger("tether.sessions")
 REPLAY_PART = 2048  # events read at a time by a replay
 
 
-class UnknownSession(LookupError):
+class UnknownSession(TetherError, LookupError):
     def __init__(self, session_id: str) -> None:
-        super().__init__(f"no session {session_id!r}")
+        super().__init__("SESSION_UNKNOWN", f"no session {session_id!r}")
         self.session_id = session_id
 
 

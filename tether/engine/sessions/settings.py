@@ -9,11 +9,15 @@ from tether.engine import events as ev
 from tether.engine.config.catalog import ModelCatalog
 from tether.engine.sessions.runtime import SessionRuntime
 from tether.engine.sessions.state import APPROVALS, MODES, NETWORK, Session
+from tether.errors import TetherError
 from tether.schemas.config import SandboxConfig
 
 
-class InvalidSetting(ValueError):
+class InvalidSetting(TetherError, ValueError):
     """A setting's value is not one of its choices; the message lists them."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("SETTING_INVALID", message)
 
 
 class SessionSettings:

@@ -13,6 +13,7 @@ from tether.engine.events import Event, Notice
 from tether.engine.grants import Grants
 from tether.engine.history import Message
 from tether.engine.sessions.undo import TurnChanges
+from tether.errors import TetherError
 
 MODES: dict[str, tuple[str, str]] = {
     "ask": (
@@ -156,8 +157,9 @@ class Session:
                 self.turn_cancelled.set()
 
 
-class SessionBusy(Exception):
+class SessionBusy(TetherError):
     """A turn already runs in this session."""
 
     def __init__(self, session_id: str) -> None:
-        super().__init__(f"session {session_id} is already running a turn; cancel it first")
+        message = f"session {session_id} is already running a turn; cancel it first"
+        super().__init__("SESSION_BUSY", message)

@@ -8,21 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-WebCode = Literal[
-    "WEB_PROVIDER_UNAVAILABLE",  # no provider is configured for this operation
-    "WEB_PROVIDER_AMBIGUOUS",  # several are registered and none is selected by name
-    "WEB_PROVIDER_CONFIGURED_MISSING",  # the configured provider is not registered
-    "WEB_ABORTED",  # the capability was shut down under a running request
-    "WEB_PROVIDER_ERROR",  # the provider failed (HTTP error, malformed answer, network)
-    "WEB_INVALID_URL",  # not an absolute http(s) URL, or longer than the cap
-    "WEB_INVALID_QUERY",  # a search query the provider refuses (too long)
-    "WEB_BLOCKED_URL",  # credentials in the URL, or a destination that is never fetched
-    "WEB_REDIRECT_BLOCKED",  # a cross-origin or unsafe redirect, or too many hops
-    "WEB_FETCH_TOO_LARGE",  # the response is over the byte cap
-    "WEB_FETCH_TIMEOUT",  # the provider's own backstop elapsed
-    "WEB_UNSUPPORTED_CONTENT_TYPE",  # binary or missing content type
-]
-
 Reach = Literal["public", "loopback", "private network"]
 
 
