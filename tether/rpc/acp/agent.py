@@ -28,9 +28,9 @@ from tether.engine.sessions.renderings import Replay
 from tether.engine.sessions.state import Session, SessionBusy
 from tether.engine.turn import TurnFailed
 from tether.rpc.acp import commands, options
+from tether.rpc.acp.acp_handshake import Handshake
 from tether.rpc.acp.capabilities import acp_capabilities
 from tether.rpc.acp.fast_session import Prepared
-from tether.rpc.acp.handshake import Handshake
 from tether.rpc.acp.mcp_entries import server_specs
 from tether.rpc.acp.prompt_parts import user_parts
 from tether.rpc.acp.replay_frames import replay_updates, update_params
