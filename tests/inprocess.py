@@ -19,8 +19,8 @@ from tether.engine.sessions.deps import EngineDeps
 from tether.engine.sessions.store import Store
 from tether.engine.system_prompt import PERSONA
 from tether.engine.turn import TurnConfig
+from tether.rpc.acp.acp_handshake import Handshake
 from tether.rpc.acp.agent import AcpAgent
-from tether.rpc.acp.handshake import Handshake
 from tether.rpc.acp.replay_frames import acp_renderer
 from tether.rpc.peer import Peer
 from tether.transports.framing import NdjsonFramer

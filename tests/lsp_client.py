@@ -301,8 +301,9 @@ async def lsp_in_process(
     """`tether lsp --script SCRIPT` served in this process (the real composition: config,
     tools, store under $TETHER_HOME) over two real pipes; yields the editor and, once the block
     ends (the editor closes its output), the server's exit code in the list."""
-    from tether.rpc.lsp.handshake import LspHandshake
-    from tether.rpc.lsp.serve import LspOptions, serve_stream
+    from tether.rpc.lsp.lsp_handshake import LspHandshake
+    from tether.rpc.lsp.lsp_serve import serve_stream
+    from tether.rpc.startup import ServeOptions
     from tether.transports.framing import ContentLengthFramer
     from tether.transports.stdio import StdioStream
     from tether.transports.streams import FramedStream
@@ -320,7 +321,7 @@ async def lsp_in_process(
     served = anyio.Event()
 
     async def serve() -> None:
-        codes.append(await serve_stream(stream, LspHandshake(), LspOptions(script=str(script))))
+        codes.append(await serve_stream(stream, LspHandshake(), ServeOptions(script=str(script))))
         await stream.aclose()
         served.set()
 

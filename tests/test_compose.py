@@ -15,10 +15,12 @@ import pytest
 from tests.providers.mock_llm_server import MockLLMServer, Reply
 from tests.providers.wire import chat_text
 from tether.engine.seam import WebError
-from tether.rpc.acp.compose import Composed, compose, serve_composed
-from tether.rpc.acp.handshake import Handshake
-from tether.rpc.acp.serve import ServeOptions
+from tether.rpc.acp.acp_handshake import Handshake
+from tether.rpc.acp.acp_serve import serve_composed
+from tether.rpc.acp.replay_frames import acp_renderer
+from tether.rpc.compose import Composed, compose
 from tether.rpc.peer import Peer
+from tether.rpc.startup import ServeOptions
 from tether.transports.framing import NdjsonFramer
 from tether.transports.memory import memory_pair
 from tether.transports.streams import FramedStream
@@ -34,7 +36,7 @@ async def test_clients_are_closed_when_the_input_ends(
         llm.script("/v1/models", Reply(body=json.dumps({"object": "list", "data": []}).encode()))
         llm.script("/v1/chat/completions", Reply(chunks=chat_text(["Hello"])))
         env = {"OPENAI_BASE_URL": f"{llm.url}/v1", "TETHER_MODEL": "openai:gpt-5.4"}
-        composed = compose(ServeOptions(), env=env, home=home)
+        composed = compose(ServeOptions(), acp_renderer(), env=env, home=home)
         a, b = memory_pair()
         client = Peer(FramedStream(b, NdjsonFramer()), name="client")
         updates: list[object] = []

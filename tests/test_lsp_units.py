@@ -18,9 +18,10 @@ from pygls.workspace import PositionCodec, TextDocument
 
 from tests.harness import REPO
 from tether.rpc.lsp.edits import fill_empty, line_edit, lines_of
-from tether.rpc.lsp.handshake import LspHandshake, fast_answer
+from tether.rpc.lsp.lsp_handshake import LspHandshake, clean_params
 from tether.rpc.lsp.server import make_server
 from tether.rpc.lsp.wire import Connection
+from tether.rpc.startup import initialize_request
 from tether.transports.framing import ContentLengthFramer
 from tether.transports.memory import memory_pair
 from tether.transports.streams import FramedStream
@@ -32,11 +33,12 @@ def test_the_fast_path_loads_no_pygls_lsprotocol_anyio_or_msgspec() -> None:
     code = (
         "import sys, json\n"
         "from tether.cli.main import _fast_lsp_args\n"
-        "from tether.rpc.lsp import serve\n"
-        "from tether.rpc.lsp.handshake import LspHandshake, fast_answer\n"
+        "from tether.rpc.lsp import lsp_serve\n"
+        "from tether.rpc.lsp.lsp_handshake import LspHandshake, clean_params\n"
+        "from tether.rpc.startup import initialize_request\n"
         "frame = json.dumps({'jsonrpc': '2.0', 'id': 1, 'method': 'initialize',"
         " 'params': {'processId': None, 'capabilities': {}}}).encode()\n"
-        "rid, params = fast_answer(frame)\n"
+        "rid, params = initialize_request(frame, clean_params)\n"
         "LspHandshake().answer(params)\n"
         "heavy = [m for m in ('pygls', 'lsprotocol', 'cattrs', 'anyio', 'msgspec', 'tether.engine')"
         " if m in sys.modules]\n"
@@ -65,7 +67,7 @@ async def test_the_answer_and_pygls_use_one_position_encoding(
     caps: dict[str, Any] = {"general": {"positionEncodings": offered}} if offered else {}
     params = json.dumps({"processId": None, "capabilities": caps}).encode()
     frame = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":%s}' % params
-    clean = fast_answer(frame)
+    clean = initialize_request(frame, clean_params)
     assert clean is not None
     handshake = LspHandshake()
     answer = handshake.answer(clean[1])
@@ -106,7 +108,7 @@ def test_fast_answer_leaves_odd_initializes_to_the_connection() -> None:
         b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{},"rootUri":5}}',
         b'{"jsonrpc":"2.0","id":1,"method":"shutdown"}',
     ]:
-        assert fast_answer(body) is None, body
+        assert initialize_request(body, clean_params) is None, body
 
 
 text_lines = st.lists(

@@ -362,7 +362,7 @@ async def test_load_and_resume_start_the_servers_they_are_given(
 def test_the_sdk_is_not_imported_without_servers() -> None:
     """Startup, the agent and the built-in tools leave the MCP SDK (and jsonschema) unloaded."""
     code = (
-        "import sys, tether.rpc.acp.serve, tether.rpc.acp.agent, tether.tools\n"
+        "import sys, tether.rpc.acp.acp_serve, tether.rpc.acp.agent, tether.tools\n"
         "tether.tools.catalog()\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'mcp', 'jsonschema', 'pydantic'}))"
     )

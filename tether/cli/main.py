@@ -138,9 +138,12 @@ def _fast_lsp_args(argv: list[str]) -> dict[str, str] | None:
 
 
 def _lsp(found: dict[str, str]) -> int:
-    from tether.rpc.lsp.serve import LspOptions, serve_stdio
+    from tether.rpc.lsp.lsp_serve import serve_stdio
+    from tether.rpc.startup import ServeOptions
 
-    options = LspOptions(found.get("script"), found.get("model"), found.get("log_level"))
+    options = ServeOptions(
+        script=found.get("script"), model=found.get("model"), log_level=found.get("log_level")
+    )
     if "max_frame" in found:
         options.max_frame = int(found["max_frame"])
     return serve_stdio(options)
@@ -172,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     if fast is not None and _bad_script(fast.get("script")):
         return 2
     if fast is not None:
-        from tether.rpc.acp.serve import ServeOptions, serve_stdio
+        from tether.rpc.acp.acp_serve import serve_stdio
+        from tether.rpc.startup import ServeOptions
 
         opts = ServeOptions(script=fast.get("script"), model=fast.get("model"))
         opts.framing = fast.get("framing", "auto")  # type: ignore[assignment]  # checked above
@@ -183,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     if _bad_script(getattr(args, "script", None)):
         return 2
     if args.command == "acp":
-        from tether.rpc.acp.serve import ServeOptions, serve_stdio
+        from tether.rpc.acp.acp_serve import serve_stdio
+        from tether.rpc.startup import ServeOptions
 
         return serve_stdio(
             ServeOptions(

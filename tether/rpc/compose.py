@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from tether.engine.sessions.deps import EngineDeps
     from tether.engine.sessions.renderings import Renderer
     from tether.engine.web.capability import WebCapability
+    from tether.rpc.startup import ServeOptions
     from tether.schemas.web import WebConfig
 
 SPILL_DAYS = 7.0  # default age after which a session's spill files are removed
@@ -34,15 +35,15 @@ class Composed:
 
 
 def compose(
-    script: str | None = None,
-    model: str | None = None,
+    options: ServeOptions,
+    renderer: Renderer | None = None,
     env: Mapping[str, str] | None = None,
     home: Path | None = None,
-    renderer: Renderer | None = None,
 ) -> Composed:
-    """`script` (a scripted-provider file) and `model` ("provider:model") choose the default
-    model over the environment's; `home`: where the store and spill files go (default: the
-    data dir); `renderer`: the front's, whose renderings the store keeps for replays."""
+    """The options' `script` (a scripted-provider file) and `model` ("provider:model") choose
+    the default model over the environment's; `renderer`: the front's, whose renderings the
+    store keeps for replays; `home`: where the store and spill files go (default: the data
+    dir)."""
     from tether.engine.config.load import catalog_for, log_warnings
     from tether.engine.config.resolve import load_setup
     from tether.engine.registry import Registry
@@ -57,7 +58,7 @@ def compose(
     env = os.environ if env is None else env
     home = data_dir() if home is None else home
     setup = load_setup(env)  # a broken file is logged and left out
-    catalog = catalog_for(setup, script=script, model_override=model, env=env)
+    catalog = catalog_for(setup, script=options.script, model_override=options.model, env=env)
     log_warnings(catalog)
     tools = tool_catalog(setup.web)
     web = build_web(setup.web, env)

@@ -15,6 +15,8 @@ import msgspec
 from msgspec import UNSET
 
 from tether.engine import events as ev
+from tether.engine.commands import slash_registry
+from tether.engine.commands.slash_command import CommandContext
 from tether.engine.providers.base import LLM
 from tether.engine.seam import Capabilities, Web
 from tether.engine.sessions.deps import EngineDeps
@@ -24,10 +26,11 @@ from tether.engine.sessions.renderings import Replay
 from tether.engine.sessions.settings import InvalidSetting
 from tether.engine.sessions.state import Session, SessionBusy
 from tether.engine.turn import TurnFailed
-from tether.rpc.acp import commands, options
+from tether.rpc.acp import options
+from tether.rpc.acp.acp_handshake import Handshake
+from tether.rpc.acp.available_commands import available_commands
 from tether.rpc.acp.capabilities import acp_capabilities
 from tether.rpc.acp.fast_session import Prepared
-from tether.rpc.acp.handshake import Handshake
 from tether.rpc.acp.mcp_entries import server_specs
 from tether.rpc.acp.prompt_parts import user_parts
 from tether.rpc.acp.replay_frames import replay_updates, update_params
@@ -159,8 +162,7 @@ class AcpAgent:
             if s.id in self.sessions:
                 specs = server_specs(mcp_servers)
                 self.manager.start_mcp(s, specs, ready_notices=self.handshake.notices)
-            commands_update = acp.AvailableCommandsUpdate(available_commands=commands.COMMANDS)
-            await self.send(s.id, commands_update)
+            await self.send(s.id, available_commands(_command_context(self, s)))
             if await self.manager.models.discover(s):
                 await self.send_options(s)
 
@@ -186,7 +188,7 @@ class AcpAgent:
         follow the answer, already written), its model lists fetched in the background."""
         s = await self.manager.new(prepared.cwd, [], [prepared.cwd], prepared.session_id)
         self.manager.start_mcp(s, [], ready_notices=self.handshake.notices)
-        await self.send(s.id, acp.AvailableCommandsUpdate(available_commands=commands.COMMANDS))
+        await self.send(s.id, available_commands(_command_context(self, s)))
         if await self._fit_to_client(s):
             await self.send_options(s)  # the cached answer said `round`
 
@@ -340,11 +342,12 @@ class AcpAgent:
             if await self.manager.models.settle(s):
                 await self.send_options(s)
             parts = user_parts(params.prompt, self.manager.model(s).info)
-            command = commands.parse(parts)
+            context = _command_context(self, s)
+            command = slash_registry.parse(context, parts)
             if command is not None:
                 s.record(ev.UserPrompted(parts))  # the client shows its own prompt: replayed
                 with _rpc_errors():
-                    await commands.run(self, s, *command)
+                    await slash_registry.run(context, *command)
                 return acp.PromptResponse(stop_reason="end_turn")
             try:
                 stop = await self.manager.run_turn(s, parts, scope)
@@ -368,6 +371,18 @@ class _rpc_errors:
             raise RpcError.not_found(str(exc), {"sessionId": exc.session_id}) from None
         if isinstance(exc, InvalidSetting):
             raise RpcError.invalid_params(str(exc)) from None
+
+
+def _command_context(agent: AcpAgent, s: Session) -> CommandContext:
+    """What the engine's slash commands work through in `s`: a changed option is shown as ACP
+    shows it (a changed mode as `current_mode_update` too)."""
+
+    async def options_changed(option: str) -> None:
+        if option == "mode":
+            await agent.send(s.id, acp.CurrentModeUpdate(current_mode_id=s.state.mode))
+        await agent.send_options(s)
+
+    return CommandContext(agent.manager, s, options_changed)
 
 
 def _roots(cwd: str, params: acp.NewSessionRequest) -> list[str]:

@@ -14,10 +14,10 @@ from tether.engine.sandbox.session_sandbox import Sandbox
 from tether.engine.seam import BUILTIN_COMMAND_DENYLIST, Capabilities, CommandDenylist, Ptys, Web
 from tether.engine.sessions.state import AccessGrant, Session
 from tether.engine.workspace import DirGrant, Workspace
+from tether.rpc.acp.acp_handshake import Handshake
 from tether.rpc.acp.client_fs import ClientFileSystem
 from tether.rpc.acp.client_terminal import ClientTerminal
 from tether.rpc.acp.elicitation import AcpAsk
-from tether.rpc.acp.handshake import Handshake
 from tether.rpc.acp.permission import AcpApproval
 from tether.rpc.peer import Peer
 from tether.schemas import acp

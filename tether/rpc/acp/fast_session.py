@@ -1,4 +1,5 @@
-"""The first `session/new`, answered before the event loop like the first `initialize`.
+"""ACP's first `session/new`, answered before the event loop like the first `initialize`
+(tether/rpc/startup.py), once that is answered.
 
 What a new session's answer holds (its modes and config options) depends only on the model
 catalog, and the catalog only on the config file, the environment and the command line. The
@@ -15,11 +16,13 @@ from __future__ import annotations
 
 import os
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (startup time)
+from tether.rpc.startup import TYPE_CHECKING, read_frames, write_all
+
 if TYPE_CHECKING:
     from typing import Any
 
-    from tether.rpc.acp.serve import ServeOptions
+    from tether.rpc.startup import ServeOptions
+    from tether.transports.framing import Frame, Framer
 
 CACHE_FILE = "new-session.json"
 _ENV_PREFIXES = ("OPENAI_", "ANTHROPIC_", "DEEPSEEK_", "TETHER_")
@@ -32,6 +35,34 @@ class Prepared:
     def __init__(self, session_id: str, cwd: str) -> None:
         self.session_id = session_id
         self.cwd = cwd
+
+
+def answer_first(
+    in_fd: int, out_fd: int, framer: Framer, frames: list[Frame], options: ServeOptions
+) -> tuple[list[Frame], list[Prepared]]:
+    """Answer the first `session/new` here too when the cached answer for this configuration
+    is there; meanwhile the engine's modules load on a thread."""
+    from tether.paths import data_dir
+
+    cached = read_answer(str(data_dir()), cache_key(options))
+    if cached is None:
+        return frames, []
+    import threading
+
+    threading.Thread(target=_preload, name="tether-preload", daemon=True).start()
+    frames = frames or read_frames(in_fd, framer)
+    first = frames[0] if frames else None
+    reply = answer(first, cached) if isinstance(first, bytes) else None
+    if reply is None:
+        return frames, []
+    data, prepared = reply
+    write_all(out_fd, framer.encode(data))
+    return frames[1:], [prepared]
+
+
+def _preload() -> None:
+    """Import what serving needs while the main thread waits for the client (imports release
+    nothing they hold twice: a module the main thread needs next is simply already there)."""
 
 
 def cache_key(options: ServeOptions, env: dict[str, str] | None = None) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from tether.rpc.lsp.handshake import PROMPT
+from tether.rpc.lsp.lsp_handshake import PROMPT
 
 ASK = "The selected text is my question or instruction: answer it or do it."
 EXPLAIN = "Explain what the selected code does."

@@ -17,7 +17,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace import PositionCodec, TextDocument
 
 from tether.engine.seam import FileSystem, SeamError
-from tether.rpc.lsp.handshake import PROMPT
+from tether.rpc.lsp.lsp_handshake import PROMPT
 
 USAGE = (
     f'{PROMPT} takes one argument: {{"prompt": "...", "textDocument"?: {{"uri": "file:///..."}}, '

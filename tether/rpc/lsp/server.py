@@ -5,7 +5,7 @@ document sync (pygls keeps the texts; the front hears of each change), progress 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cattrs
 from lsprotocol import types
@@ -14,10 +14,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import default_converter
 
 from tether import __version__
-from tether.rpc.lsp.handshake import CANCEL, PROMPT
+from tether.rpc.lsp.lsp_handshake import CANCEL, PROMPT
 from tether.rpc.rpc_error import INTERNAL_ERROR
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from tether.rpc.lsp.front import LspFront
 

@@ -30,7 +30,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from tether.rpc.json_depth import too_deep
-from tether.rpc.lsp.handshake import PROMPT, LspHandshake, clean_params
+from tether.rpc.lsp.lsp_handshake import PROMPT, LspHandshake, clean_params
 from tether.rpc.rpc_error import (
     INTERNAL_ERROR,
     INVALID_PARAMS,

@@ -2,15 +2,15 @@
 
 No heavy imports: the first `initialize` is answered before the event loop, pygls and
 lsprotocol are loaded (together they take a few hundred milliseconds to import, and editors wait
-on this answer). The same answer serves an `initialize` that arrives later, so there is one
-source of truth for what the server offers.
+on this answer; see tether/rpc/startup.py). The same answer serves an `initialize` that arrives
+later, so there is one source of truth for what the server offers.
 """
 
 from __future__ import annotations
 
 from tether import __version__
+from tether.rpc.startup import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (startup time)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -24,6 +24,8 @@ INCREMENTAL_SYNC = 2
 
 
 class LspHandshake:
+    ensure_ascii = True  # as pygls writes its answers: non-ASCII ids go out escaped
+
     def __init__(self) -> None:
         self.params: dict[str, Any] | None = None  # the client's `initialize` params
         self.encoding = DEFAULT_ENCODING
@@ -31,6 +33,9 @@ class LspHandshake:
     @property
     def done(self) -> bool:
         return self.params is not None
+
+    def clean(self, params: object) -> dict[str, Any] | None:
+        return clean_params(params)
 
     def answer(self, params: dict[str, Any]) -> dict[str, Any]:
         """The `initialize` result for params that passed `clean_params`."""
@@ -77,29 +82,3 @@ def clean_params(params: object) -> dict[str, Any] | None:
     ):
         return None
     return params
-
-
-def fast_answer(frame: bytes) -> tuple[Any, dict[str, Any]] | None:
-    """(id, params) when `frame` is a clean `initialize` request answerable before pygls is
-    loaded; None leaves it to the connection (which also reports any error)."""
-    import json
-
-    from tether.rpc.json_depth import too_deep
-
-    if too_deep(frame):
-        return None
-    try:
-        msg = json.loads(frame)
-    except (ValueError, RecursionError):
-        return None
-    if (
-        not isinstance(msg, dict)
-        or msg.get("jsonrpc") != "2.0"
-        or msg.get("method") != "initialize"
-    ):
-        return None
-    rid = msg.get("id")
-    if isinstance(rid, bool) or not isinstance(rid, int | str):
-        return None
-    params = clean_params(msg.get("params"))
-    return None if params is None else (rid, params)

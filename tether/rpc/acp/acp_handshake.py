@@ -1,15 +1,16 @@
-"""`initialize`: version negotiation and capabilities.
+"""ACP's `initialize`: version negotiation and capabilities.
 
 Plain JSON in, plain JSON out, and no heavy imports: the first `initialize` is answered before
-the event loop, msgspec or the engine are loaded (editors wait on it at startup). The client's
-capabilities are typed lazily, leniently: a malformed optional capability counts as absent.
+the event loop, msgspec or the engine are loaded (editors wait on it at startup; see
+tether/rpc/startup.py). The client's capabilities are typed lazily, leniently: a malformed
+optional capability counts as absent.
 """
 
 from __future__ import annotations
 
 from tether import __version__
+from tether.rpc.startup import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (startup time)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -33,6 +34,8 @@ AGENT_CAPABILITIES: dict[str, Any] = {
 
 
 class Handshake:
+    ensure_ascii = False  # as the peer's msgspec writes: non-ASCII ids go out as UTF-8
+
     def __init__(self) -> None:
         self.raw_caps: dict[str, Any] | None = None
         self.client_info: dict[str, Any] | None = None
@@ -41,6 +44,19 @@ class Handshake:
     @property
     def done(self) -> bool:
         return self.raw_caps is not None
+
+    def clean(self, params: object) -> dict[str, Any] | None:
+        """The params when they are an `initialize` answerable before the event loop; None
+        sends the request down the normal path (which also reports any error)."""
+        if not isinstance(params, dict):
+            return None
+        version = params.get("protocolVersion")
+        if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version <= 65535:
+            return None
+        for key in ("clientCapabilities", "clientInfo"):
+            if params.get(key) is not None and not isinstance(params[key], dict):
+                return None
+        return params
 
     def answer(self, params: dict[str, Any]) -> dict[str, Any]:
         """The `initialize` result for already-validated params (wire names)."""
@@ -100,34 +116,3 @@ class Handshake:
     def form_elicitation(self) -> bool:
         c = self.client
         return bool(c and c.elicitation and c.elicitation.form is not None)
-
-
-def fast_answer(frame: bytes) -> tuple[Any, dict[str, Any]] | None:
-    """(id, params) when `frame` is a clean `initialize` request we can answer without the
-    JSON-RPC peer; None sends it down the normal path (which also reports any error)."""
-    import json
-
-    from tether.rpc.json_depth import too_deep
-
-    if too_deep(frame):
-        return None  # the peer answers it (-32600) once the event loop runs
-    try:
-        msg = json.loads(frame)
-    except (ValueError, RecursionError):
-        return None
-    if (
-        not isinstance(msg, dict)
-        or msg.get("jsonrpc") != "2.0"
-        or msg.get("method") != "initialize"
-    ):
-        return None
-    rid, params = msg.get("id"), msg.get("params")
-    if isinstance(rid, bool) or not isinstance(rid, int | str) or not isinstance(params, dict):
-        return None
-    version = params.get("protocolVersion")
-    if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version <= 65535:
-        return None
-    for key in ("clientCapabilities", "clientInfo"):
-        if params.get(key) is not None and not isinstance(params[key], dict):
-            return None
-    return rid, params

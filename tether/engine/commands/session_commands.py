@@ -1,0 +1,51 @@
+"""The commands that show or change one session: /mode, /model, /undo, /title, /status."""
+
+from __future__ import annotations
+
+from tether.engine.commands.slash_command import CommandContext
+from tether.engine.sessions.state import MODES
+
+
+async def mode(ctx: CommandContext, arg: str) -> str:
+    s = ctx.session
+    if not arg:
+        choices = "\n".join(f"- `{k}`: {d}" for k, (_, d) in MODES.items())
+        return f"Mode is **{s.state.mode}**. Choose one with `/mode NAME`:\n{choices}"
+    await ctx.manager.settings.set_mode(s, arg)
+    await ctx.options_changed("mode")
+    return f"Mode is now **{s.state.mode}**: {MODES[s.state.mode][1]}."
+
+
+async def model(ctx: CommandContext, arg: str) -> str:
+    s = ctx.session
+    if not arg:
+        infos = ctx.manager.deps.catalog.infos.values()
+        choices = "\n".join(f"- `{i.id}`: {i.name}" for i in infos)
+        return f"Model is **{s.state.model}**. Choose one with `/model ID`:\n{choices}"
+    await ctx.manager.settings.set_model(s, arg)
+    await ctx.options_changed("model")
+    return f"Model is now **{s.state.model}**."
+
+
+async def undo(ctx: CommandContext, arg: str) -> str:
+    return await ctx.manager.undo(ctx.session)
+
+
+async def title(ctx: CommandContext, arg: str) -> str:
+    s = ctx.session
+    await ctx.manager.settings.set_title(s, arg)
+    return f"Session renamed: **{s.title}**." if s.title else "Session title cleared."
+
+
+async def status(ctx: CommandContext, arg: str) -> str:
+    s = ctx.session
+    box = ctx.manager.sandbox(s).info
+    network = "on" if ctx.manager.settings.network(s) else "off"
+    return "\n".join(
+        [
+            f"- Model: **{s.state.model}**",
+            f"- Mode: **{s.state.mode}**: {MODES[s.state.mode][1]}",
+            f"- Sandbox: **{box.mechanism}**: {box.summary} ({box.why})",
+            f"- Network for confined commands: **{network}** (the Command network option)",
+        ]
+    )

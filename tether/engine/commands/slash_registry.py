@@ -1,0 +1,65 @@
+"""The slash commands, one registry: every front offers `offered(ctx)` and runs what `parse`
+finds in a prompt's text. A command's reply is an agent message (recorded like any event, so a
+reload shows it)."""
+
+from __future__ import annotations
+
+import uuid
+
+from tether.engine import events as ev
+from tether.engine.commands import session_commands
+from tether.engine.commands.slash_command import Command, CommandContext
+from tether.engine.history import UserPart
+from tether.engine.sessions.state import MODES
+from tether.engine.sessions.turn_runner import prompt_text
+
+
+async def _help(ctx: CommandContext, arg: str) -> str:
+    lines = ["Commands:", *[f"- /{c.name}: {c.help}" for c in offered(ctx)], "", "Modes:"]
+    lines += [f"- {k}: {d}" for k, (_, d) in MODES.items()]
+    tools = ctx.manager.runtime(ctx.session.id).registry()
+    lines += ["", "Tools:", *[f"- {t.name}: {t.description.split('.')[0]}" for t in tools]]
+    return "\n".join(lines)
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        "mode",
+        "Switch mode: ask, code or read-only",
+        session_commands.mode,
+        hint="ask | code | read-only",
+    ),
+    Command("model", "Switch the model of this session", session_commands.model, hint="model id"),
+    Command(
+        "undo",
+        "Revert the file changes of the last turn (again: one more turn back)",
+        session_commands.undo,
+    ),
+    Command("title", "Rename this session", session_commands.title, hint="new title"),
+    Command(
+        "status", "Show the model, the mode and what confines commands", session_commands.status
+    ),
+    Command("help", "List tether's commands, modes and tools", _help),
+)
+
+
+def offered(ctx: CommandContext) -> list[Command]:
+    """The commands available in this session, in the order fronts list them."""
+    return [c for c in COMMANDS if c.available(ctx)]
+
+
+def parse(ctx: CommandContext, parts: list[UserPart]) -> tuple[Command, str] | None:
+    """(/mode, "code") for "/mode code"; None when the prompt is not an offered command."""
+    text = prompt_text(parts)
+    if not text.startswith("/"):
+        return None
+    name, _, arg = text[1:].strip().partition(" ")
+    command = next((c for c in offered(ctx) if c.name == name), None)
+    return None if command is None else (command, arg.strip())
+
+
+async def run(ctx: CommandContext, command: Command, arg: str) -> None:
+    """Run the command and show its reply, stored with the session."""
+    reply = await command.run(ctx, arg)
+    await ctx.manager.emit(ctx.session, ev.TextDelta(uuid.uuid4().hex, reply))
+    await ctx.manager.persist(ctx.session)
