@@ -20,7 +20,7 @@ from tests.harness import REPO
 from tether.rpc.lsp.edits import fill_empty, line_edit, lines_of
 from tether.rpc.lsp.lsp_handshake import LspHandshake, clean_params
 from tether.rpc.lsp.server import make_server
-from tether.rpc.lsp.wire import Connection
+from tether.rpc.lsp.wire import Connection, prime
 from tether.rpc.startup import initialize_request
 from tether.transports.framing import ContentLengthFramer
 from tether.transports.memory import memory_pair
@@ -91,8 +91,8 @@ async def _primed(handshake: LspHandshake, params: dict[str, Any]) -> LanguageSe
     server, converter = make_server()
     a, b = memory_pair()
     try:
-        conn = Connection(FramedStream(a, ContentLengthFramer()), server, handshake, converter)
-        conn._prime(params)
+        Connection(FramedStream(a, ContentLengthFramer()), server, handshake, converter)
+        prime(server.protocol, converter, handshake.encoding, params)
     finally:
         await a.aclose()
         await b.aclose()

@@ -17,24 +17,20 @@ from msgspec import UNSET
 from tether.engine import events as ev
 from tether.engine.commands import slash_registry
 from tether.engine.commands.slash_command import CommandContext
-from tether.engine.providers.base import LLM
-from tether.engine.seam import Capabilities, Web
 from tether.engine.sessions.deps import EngineDeps
 from tether.engine.sessions.lease import HeldElsewhere
 from tether.engine.sessions.manager import SessionManager, UnknownSession
-from tether.engine.sessions.renderings import Replay
 from tether.engine.sessions.settings import InvalidSetting
 from tether.engine.sessions.state import Session, SessionBusy
 from tether.engine.turn import TurnFailed
 from tether.rpc.acp import options
+from tether.rpc.acp.acp_front import AcpFront
 from tether.rpc.acp.acp_handshake import Handshake
 from tether.rpc.acp.available_commands import available_commands
-from tether.rpc.acp.capabilities import acp_capabilities
 from tether.rpc.acp.fast_session import Prepared
 from tether.rpc.acp.mcp_entries import server_specs
 from tether.rpc.acp.prompt_parts import user_parts
 from tether.rpc.acp.replay_frames import replay_updates, update_params
-from tether.rpc.acp.translate import to_updates
 from tether.rpc.peer import Peer, Reply
 from tether.rpc.rpc_error import (
     INVALID_REQUEST,
@@ -62,9 +58,9 @@ class AcpAgent:
         self.peer = peer
         self.handshake = handshake
         self.deps = deps
-        self.manager = SessionManager(deps, self, background)
+        self.front = AcpFront(peer, handshake, deps)
+        self.manager = self.front.manager = SessionManager(deps, self.front, background)
         self._background = background
-        self._web: Web | None = None
 
     @property
     def sessions(self) -> dict[str, Session]:
@@ -93,45 +89,6 @@ class AcpAgent:
         p.on_notification("session/cancel", self.cancel, acp.SessionIdParams)
         p.on_input_end.append(self.manager.end_input)
         p.on_close.append(self.manager.shutdown)
-
-    # --- the Front the engine talks to ------------------------------------------------------
-
-    async def show(self, session_id: str, event: ev.Event) -> None:
-        for update in to_updates(event, notices=self.handshake.notices):
-            await self.send(session_id, update)
-
-    async def catch_up(self, session_id: str, replay: Replay) -> None:
-        updates = replay_updates(replay, [], notices=self.handshake.notices)
-        await self.peer.notify_all("session/update", updates, update_params(session_id))
-
-    def capabilities(self, session: Session, model: LLM) -> Capabilities:
-        if self._web is None:  # one per process
-            from tether.engine.web.build import build_web
-
-            self._web = self.deps.web or build_web()
-        configured = self.deps.catalog.path_denylist
-        denylist = configured if configured is not None else self.deps.path_denylist
-        return acp_capabilities(
-            self.peer,
-            self.handshake,
-            session,
-            model,
-            self.deps.spill_root,
-            self._web,
-            denylist,
-            self.manager.runtime(session.id).pty_host(),
-            self.deps.command_denylist,
-            self.manager.sandbox(session),
-        )
-
-    async def send(self, session_id: str, update: acp.SessionUpdate) -> None:
-        await self.peer.notify(
-            "session/update", acp.SessionNotification(session_id=session_id, update=update)
-        )
-
-    async def send_options(self, s: Session) -> None:
-        opts = options.config_options(s, self.deps.catalog, self.manager.settings.network(s))
-        await self.send(s.id, acp.ConfigOptionUpdate(config_options=opts))
 
     # --- helpers ---------------------------------------------------------------------------
 
@@ -162,9 +119,9 @@ class AcpAgent:
             if s.id in self.sessions:
                 specs = server_specs(mcp_servers)
                 self.manager.start_mcp(s, specs, ready_notices=self.handshake.notices)
-            await self.send(s.id, available_commands(_command_context(self, s)))
+            await self.front.send(s.id, available_commands(_command_context(self, s)))
             if await self.manager.models.discover(s):
-                await self.send_options(s)
+                await self.front.send_options(s)
 
         return after
 
@@ -188,14 +145,14 @@ class AcpAgent:
         follow the answer, already written), its model lists fetched in the background."""
         s = await self.manager.new(prepared.cwd, [], [prepared.cwd], prepared.session_id)
         self.manager.start_mcp(s, [], ready_notices=self.handshake.notices)
-        await self.send(s.id, available_commands(_command_context(self, s)))
+        await self.front.send(s.id, available_commands(_command_context(self, s)))
         if await self._fit_to_client(s):
-            await self.send_options(s)  # the cached answer said `round`
+            await self.front.send_options(s)  # the cached answer said `round`
 
         async def discover() -> None:
             try:
                 if await self.manager.models.discover(s):
-                    await self.send_options(s)
+                    await self.front.send_options(s)
             except ConnectionClosed:
                 pass  # the client left meanwhile
 
@@ -291,7 +248,7 @@ class AcpAgent:
         s = self._session(params.session_id)
         with _rpc_errors():
             await self.manager.settings.set_mode(s, params.mode_id)
-        return Reply(acp.Empty(), lambda: self.send_options(s))
+        return Reply(acp.Empty(), lambda: self.front.send_options(s))
 
     async def set_config_option(self, params: acp.SetConfigOptionRequest) -> Reply:
         s = self._session(params.session_id)
@@ -317,7 +274,7 @@ class AcpAgent:
 
         async def sync() -> None:
             if params.config_id == "mode":
-                await self.send(s.id, acp.CurrentModeUpdate(current_mode_id=s.state.mode))
+                await self.front.send(s.id, acp.CurrentModeUpdate(current_mode_id=s.state.mode))
 
         return Reply(result, sync)
 
@@ -340,7 +297,7 @@ class AcpAgent:
             if not params.prompt:
                 raise RpcError.invalid_params("prompt must contain at least one content block")
             if await self.manager.models.settle(s):
-                await self.send_options(s)
+                await self.front.send_options(s)
             parts = user_parts(params.prompt, self.manager.model(s).info)
             context = _command_context(self, s)
             command = slash_registry.parse(context, parts)
@@ -379,8 +336,8 @@ def _command_context(agent: AcpAgent, s: Session) -> CommandContext:
 
     async def options_changed(option: str) -> None:
         if option == "mode":
-            await agent.send(s.id, acp.CurrentModeUpdate(current_mode_id=s.state.mode))
-        await agent.send_options(s)
+            await agent.front.send(s.id, acp.CurrentModeUpdate(current_mode_id=s.state.mode))
+        await agent.front.send_options(s)
 
     return CommandContext(agent.manager, s, options_changed)
 

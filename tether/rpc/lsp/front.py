@@ -51,26 +51,27 @@ from tether.rpc.lsp.actions import code_actions
 from tether.rpc.lsp.buffer_fs import LspFileSystem
 from tether.rpc.lsp.documents import Documents
 from tether.rpc.lsp.features import ClientFeatures
+from tether.rpc.lsp.lsp_messages import (
+    ENDINGS,
+    MESSAGE,
+    RESULT,
+    answer_message,
+    answer_mode,
+    say,
+    show_document,
+    show_notice,
+)
 from tether.rpc.lsp.message_approval import LspApproval
 from tether.rpc.lsp.progress import MessageProgress, TurnProgress
 from tether.rpc.lsp.questions import LspAsk
 from tether.rpc.lsp.transcript_document import write_transcript
 from tether.rpc.lsp.view import TurnView
 from tether.rpc.lsp.wire import Connection, RequestId
-from tether.rpc.rpc_error import INTERNAL_ERROR, ConnectionClosed, RpcError
+from tether.rpc.rpc_error import INTERNAL_ERROR
 
 log = logging.getLogger("tether.lsp")
 
 REQUEST_FAILED = -32803  # LSP's RequestFailed: a valid request that could not be served
-RESULT, MESSAGE = "result", "message"  # how prompts are answered (`answer_mode`)
-MESSAGE_CLIENTS = {"eglot"}  # `clientInfo.name`s (lowercased) answered with MESSAGE by default
-_ENDINGS = {
-    "end_turn": "Done",
-    "cancelled": "Cancelled",
-    "max_tokens": "Stopped: the answer hit the output limit",
-    "max_turn_requests": "Stopped: too many rounds",
-    "refusal": "The model refused",
-}
 
 
 @dataclass
@@ -114,29 +115,12 @@ class LspFront:
         self._features: ClientFeatures | None = None
         self._approval: LspApproval | None = None
         self._web: Web | None = None
-        self._answer_mode: str | None = None
 
     @property
     def features(self) -> ClientFeatures:
         if self._features is None:
             self._features = ClientFeatures.of(self.server.client_capabilities)
         return self._features
-
-    @property
-    def answer_mode(self) -> str:
-        """RESULT or MESSAGE: `initializationOptions.answer`, else by `clientInfo.name`."""
-        if self._answer_mode is None:
-            params = self.conn.handshake.params or {}
-            options = params.get("initializationOptions")
-            chosen = options.get("answer") if isinstance(options, dict) else None
-            if chosen in (RESULT, MESSAGE):
-                self._answer_mode = chosen
-            else:
-                info = params.get("clientInfo")
-                name = info.get("name") if isinstance(info, dict) else None
-                by_name = isinstance(name, str) and name.lower() in MESSAGE_CLIENTS
-                self._answer_mode = MESSAGE if by_name else RESULT
-        return self._answer_mode
 
     # --- what the connection tells us as frames are read ----------------------------------
 
@@ -167,7 +151,7 @@ class LspFront:
 
     async def show(self, session_id: str, event: ev.Event) -> None:
         if isinstance(event, ev.Notice):
-            self._notice(event)
+            show_notice(self.conn, event)
         if self._view is not None:
             self._view.take(event)
 
@@ -213,17 +197,6 @@ class LspFront:
         if self._progress is not None:
             self._progress.report(message)
 
-    def _notice(self, notice: ev.Notice) -> None:
-        text = f"tether: {notice.title}" + (f"\n{notice.description}" if notice.description else "")
-        if notice.severity == "info":
-            params = types.LogMessageParams(type=types.MessageType.Info, message=text)
-            self.conn.notify(types.WINDOW_LOG_MESSAGE, params)
-            return
-        kind = types.MessageType.Error if notice.severity == "error" else types.MessageType.Warning
-        self.conn.notify(
-            types.WINDOW_SHOW_MESSAGE, types.ShowMessageParams(type=kind, message=text)
-        )
-
     # --- commands -------------------------------------------------------------------------
 
     async def prompt(self, *arguments: Any) -> dict[str, Any]:
@@ -236,7 +209,11 @@ class LspFront:
                     REQUEST_FAILED,
                 )
             args = prompts.parse(arguments, self.conn.converter)
-            waits = args.wait if args.wait is not None else self.answer_mode == RESULT
+            waits = (
+                args.wait
+                if args.wait is not None
+                else answer_mode(self.conn.handshake.params or {}) == RESULT
+            )
             if waits:
                 return await self._prompt(ticket, args)
             s = await self._ensure_session()
@@ -259,29 +236,18 @@ class LspFront:
             result = await self._prompt(ticket, args, answer_as_message=True)
         except JsonRpcException as exc:
             log.info("tether.prompt's turn failed: %s", exc.message)
-            self._say(types.MessageType.Error, f"tether: {exc.message}")
+            say(self.conn, types.MessageType.Error, f"tether: {exc.message}")
         except Exception as exc:
             log.exception("tether.prompt's turn failed")
-            self._say(types.MessageType.Error, f"tether: internal error: {exc}")
+            say(self.conn, types.MessageType.Error, f"tether: internal error: {exc}")
         else:
-            self._say(types.MessageType.Info, self._answer_message(result))
+            say(
+                self.conn,
+                types.MessageType.Info,
+                answer_message(result, self.features.show_document),
+            )
         finally:
             self._release(ticket)
-
-    def _answer_message(self, result: dict[str, Any]) -> str:
-        stop, text = result["stopReason"], result["text"]
-        if stop == "end_turn":
-            message = f"tether: {text or 'Done'}"
-        else:
-            message = f"tether: {_ENDINGS.get(stop, stop)}" + (f"\n{text}" if text else "")
-        transcript = result.get("transcript")
-        if transcript and not self.features.show_document:
-            message += f"\nTranscript: {to_fs_path(transcript)}"
-        return message
-
-    def _say(self, kind: types.MessageType, message: str) -> None:
-        params = types.ShowMessageParams(type=kind, message=message)
-        self.conn.notify(types.WINDOW_SHOW_MESSAGE, params)
 
     async def cancel(self, *arguments: Any) -> dict[str, Any]:
         ticket = self._active
@@ -340,7 +306,7 @@ class LspFront:
         try:
             await self.manager.models.settle(s)  # a local server's own model names
             stop = await self.manager.run_turn(s, [TextPart(text)], scope)
-            ending = _ENDINGS.get(stop, stop)
+            ending = ENDINGS.get(stop, stop)
         except TurnFailed as exc:
             ending = "Failed: the model provider failed"
             raise JsonRpcException(f"The model provider failed: {exc}", REQUEST_FAILED) from None
@@ -361,7 +327,7 @@ class LspFront:
             return result
         result["transcript"] = transcript.as_uri()
         if self.features.show_document and not self._ended:
-            self._background.start_soon(self._show_document, transcript.as_uri())
+            self._background.start_soon(show_document, self.conn, transcript.as_uri())
         return result
 
     async def _start_progress(self, ticket: Ticket, text: str) -> TurnProgress | None:
@@ -376,13 +342,6 @@ class LspFront:
         if progress is not None and ticket.token is None:
             ticket.token = token  # so cancelling the progress finds this turn
         return progress
-
-    async def _show_document(self, uri: str) -> None:
-        params = types.ShowDocumentParams(uri=uri, take_focus=False)
-        try:
-            await self.conn.request(types.WINDOW_SHOW_DOCUMENT, params)
-        except (RpcError, ConnectionClosed) as exc:
-            log.info("the client did not show the transcript: %s", exc)
 
     async def _ensure_session(self) -> Session:
         if self._session is None:
@@ -411,7 +370,7 @@ class LspFront:
                 f"tether: initializationOptions.answer: must be {RESULT!r} or {MESSAGE!r}, "
                 f"got {answer!r}"
             )
-            self._say(types.MessageType.Warning, message)
+            say(self.conn, types.MessageType.Warning, message)
         for key, setter in setters.items():
             value = options.get(key)
             if value is None:

@@ -171,7 +171,7 @@ class Connection:
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._drain)
             if self.handshake.params is not None:  # answered before the event loop
-                self._prime(self.handshake.params)
+                prime(self.protocol, self.converter, self.handshake.encoding, self.handshake.params)
             await self._read()
             await self._finish()
             tg.cancel_scope.cancel()
@@ -349,43 +349,44 @@ class Connection:
         params = clean_params(raw)
         if params is None:
             self.reply_error(
-                rid, INVALID_PARAMS, f"Invalid params: {self._initialize_problem(raw)}"
+                rid, INVALID_PARAMS, f"Invalid params: {initialize_problem(self.converter, raw)}"
             )
             return
         result = self.handshake.answer(params)
         self.send({"jsonrpc": "2.0", "id": rid, "result": result})
-        self._prime(params)
+        prime(self.protocol, self.converter, self.handshake.encoding, params)
 
-    def _initialize_problem(self, raw: object) -> str:
-        try:
-            self.converter.structure(raw, types.InitializeParams)
-        except Exception as exc:
-            return _why(exc)
-        return (
-            "capabilities must be an object, rootUri and rootPath strings, workspaceFolders a list"
-        )
 
-    def _prime(self, params: dict[str, Any]) -> None:
-        """Give pygls the `initialize` we answered: the client's capabilities, the workspace
-        and its open documents, in the position encoding the answer announced."""
-        try:
-            typed = self.converter.structure(params, types.InitializeParams)
-        except Exception as exc:
-            log.warning("client capabilities not understood; assuming none: %s", _why(exc))
-            typed = types.InitializeParams(
-                capabilities=types.ClientCapabilities(),
-                root_uri=params.get("rootUri"),
-                root_path=params.get("rootPath"),
-            )
-        typed.capabilities.general = types.GeneralClientCapabilities(
-            position_encodings=[self.handshake.encoding]
+def initialize_problem(converter: cattrs.Converter, raw: object) -> str:
+    """What is wrong with an `initialize` request's params, in cattrs' words."""
+    try:
+        converter.structure(raw, types.InitializeParams)
+    except Exception as exc:
+        return _why(exc)
+    return "capabilities must be an object, rootUri and rootPath strings, workspaceFolders a list"
+
+
+def prime(
+    protocol: Any, converter: cattrs.Converter, encoding: str, params: dict[str, Any]
+) -> None:
+    """Give pygls the `initialize` we answered: the client's capabilities, the workspace
+    and its open documents, in the position encoding the answer announced."""
+    try:
+        typed = converter.structure(params, types.InitializeParams)
+    except Exception as exc:
+        log.warning("client capabilities not understood; assuming none: %s", _why(exc))
+        typed = types.InitializeParams(
+            capabilities=types.ClientCapabilities(),
+            root_uri=params.get("rootUri"),
+            root_path=params.get("rootPath"),
         )
-        steps = self.protocol.lsp_initialize(typed)
-        try:
-            while True:
-                next(steps)
-        except StopIteration:
-            pass
+    typed.capabilities.general = types.GeneralClientCapabilities(position_encodings=[encoding])
+    steps = protocol.lsp_initialize(typed)
+    try:
+        while True:
+            next(steps)
+    except StopIteration:
+        pass
 
 
 def _valid_id(rid: object) -> RequestId | None:
