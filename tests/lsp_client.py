@@ -302,7 +302,7 @@ async def lsp_in_process(
     tools, store under $TETHER_HOME) over two real pipes; yields the editor and, once the block
     ends (the editor closes its output), the server's exit code in the list."""
     from tether.rpc.lsp.lsp_handshake import LspHandshake
-    from tether.rpc.lsp.lsp_serve import serve_stream
+    from tether.rpc.lsp.lsp_stream import serve_stream
     from tether.rpc.startup import ServeOptions
     from tether.transports.framing import ContentLengthFramer
     from tether.transports.stdio import StdioStream

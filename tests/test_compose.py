@@ -16,7 +16,7 @@ from tests.providers.mock_llm_server import MockLLMServer, Reply
 from tests.providers.wire import chat_text
 from tether.engine.seam import WebError
 from tether.rpc.acp.acp_handshake import Handshake
-from tether.rpc.acp.acp_serve import serve_composed
+from tether.rpc.acp.acp_stream import serve_composed
 from tether.rpc.acp.replay_frames import acp_renderer
 from tether.rpc.compose import Composed, compose
 from tether.rpc.peer import Peer

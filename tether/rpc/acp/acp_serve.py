@@ -1,10 +1,9 @@
-"""`tether acp`: serve the ACP agent on stdio (or any byte stream), on the composition every
-front shares (tether/rpc/compose.py), and close what it opened when the input ends.
+"""`tether acp`: serve the ACP agent on stdio.
 
 The first `initialize` is answered before the event loop, the engine and the provider stack are
 imported (tether/rpc/startup.py): editors wait on that answer at startup. So is the first plain
 `session/new` when the answer for this configuration is cached (fast_session.py), while the
-engine's modules load on a thread.
+engine's modules load on a thread. Then the agent is served on the stream (acp_stream.py).
 """
 
 from __future__ import annotations
@@ -16,9 +15,7 @@ from tether.transports.framing import make_framer
 if TYPE_CHECKING:
     import logging
 
-    from tether.rpc.acp.agent import AcpAgent
     from tether.rpc.acp.fast_session import Prepared
-    from tether.rpc.compose import Composed
     from tether.transports.framing import Frame, Framer
     from tether.transports.streams import FramedStream
 
@@ -52,6 +49,8 @@ class _AcpStartup:
     async def serve(self, stream: FramedStream, options: ServeOptions) -> int:
         import logging
 
+        from tether.rpc.acp.acp_stream import serve_stream
+
         await serve_stream(stream, self.handshake, options, self.prepared)
         logging.getLogger("tether.acp").info("input ended; exiting")
         return 0
@@ -59,62 +58,3 @@ class _AcpStartup:
 
 def serve_stdio(options: ServeOptions) -> int:
     return serve_on_stdio(_AcpStartup(), options)
-
-
-async def serve_stream(
-    stream: FramedStream,
-    handshake: Handshake,
-    options: ServeOptions,
-    prepared: list[Prepared] | None = None,
-) -> None:
-    """Serve the agent on a framed stream until its input ends."""
-    from tether.rpc.acp.replay_frames import acp_renderer
-    from tether.rpc.compose import compose
-
-    composed = compose(options, acp_renderer())
-    await serve_composed(stream, handshake, composed, prepared or [], options)
-
-
-async def serve_composed(
-    stream: FramedStream,
-    handshake: Handshake,
-    composed: Composed,
-    prepared: list[Prepared] | None = None,
-    options: ServeOptions | None = None,
-) -> None:
-    """Serve the agent on a framed stream until its input ends, then close what it opened.
-    `prepared`: sessions already answered before the event loop, created here before any later
-    frame is read; `options`: when given, the answer a fresh session gets is cached for the
-    next start (fast_session.py)."""
-    import anyio
-
-    from tether.rpc.acp.agent import AcpAgent
-    from tether.rpc.compose import expire_spill
-    from tether.rpc.peer import Peer
-
-    peer = Peer(stream, name="acp")
-    async with anyio.create_task_group() as tg:
-        agent = AcpAgent(peer, handshake, composed.deps, background=tg)
-        agent.register()
-        for p in prepared or []:
-            await agent.adopt(p)
-        if options is not None:
-            tg.start_soon(_remember_fresh_answer, agent, options)
-        # After the agent's own shutdown (turns, MCP servers, the store):
-        peer.on_close.append(composed.aclose)
-        tg.start_soon(expire_spill, composed.deps.spill_root, composed.spill_days)
-        await peer.run()
-        tg.cancel_scope.cancel()
-
-
-async def _remember_fresh_answer(agent: AcpAgent, options: ServeOptions) -> None:
-    import anyio
-
-    from tether.paths import data_dir
-    from tether.rpc.acp import fast_session
-
-    answer = agent.fresh_session_answer()
-    key = fast_session.cache_key(options)
-    home = str(data_dir())
-    if fast_session.read_answer(home, key) != answer:
-        await anyio.to_thread.run_sync(fast_session.write_answer, home, key, answer)

@@ -2,7 +2,7 @@
 
 The first `initialize` is answered before the event loop, pygls, lsprotocol and the engine are
 imported (tether/rpc/startup.py; pygls and lsprotocol alone take a few hundred milliseconds);
-pygls then starts on the same stream with the bytes already read.
+pygls then starts on the same stream with the bytes already read (lsp_stream.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from tether.transports.framing import ContentLengthFramer
 if TYPE_CHECKING:
     import logging
 
-    from tether.rpc.compose import Composed
     from tether.transports.framing import Frame, Framer
     from tether.transports.streams import FramedStream
 
@@ -51,6 +50,8 @@ class _LspStartup:
             logging.getLogger(name).addFilter(_answered_elsewhere)
 
     async def serve(self, stream: FramedStream, options: ServeOptions) -> int:
+        from tether.rpc.lsp.lsp_stream import serve_stream
+
         return await serve_stream(stream, self.handshake, options)
 
 
@@ -62,38 +63,3 @@ def _answered_elsewhere(record: object) -> bool:
     """pygls logs a traceback for every error it answers; the answer says what was wrong."""
     message = getattr(record, "msg", "")
     return not (isinstance(message, str) and message.startswith(_ANSWERED))
-
-
-async def serve_stream(
-    stream: FramedStream,
-    handshake: LspHandshake,
-    options: ServeOptions,
-    composed: Composed | None = None,
-) -> int:
-    """Serve the language server on a framed stream until `exit` or the end of input, then
-    close what it opened; returns the exit code (1 for an `exit` without `shutdown`, as LSP
-    asks)."""
-    import anyio
-
-    from tether.rpc.compose import compose, expire_spill
-    from tether.rpc.lsp.front import LspFront
-    from tether.rpc.lsp.server import make_server, register
-    from tether.rpc.lsp.wire import Connection
-
-    composed = composed or compose(options)
-    server, converter = make_server()
-    conn = Connection(stream, server, handshake, converter)
-    code = 0
-    async with anyio.create_task_group() as tg:
-        front = LspFront(conn, server, composed.deps, tg)
-        register(server, front)
-        conn.hooks = front
-        tg.start_soon(expire_spill, composed.deps.spill_root, composed.spill_days)
-        try:
-            code = await conn.run()
-        finally:
-            tg.cancel_scope.cancel()
-            with anyio.CancelScope(shield=True):
-                await front.manager.shutdown()  # turns, MCP servers, PTYs, the store
-                await composed.aclose()
-    return code
