@@ -117,3 +117,32 @@ def test_a_broken_cache_file_is_the_normal_path(home: Path, project: Path) -> No
         out = _run(home, [INIT, _new(project)])
         assert "sessionId" in next(f for f in out if f.get("id") == 1)["result"]
     assert _fast(home) == 0
+
+
+def test_a_first_frame_that_is_not_an_object_gets_an_error_not_a_crash(
+    home: Path, project: Path
+) -> None:
+    """A cached answer exists, and the frame after initialize merely mentions session/new (an
+    array, a string): it is answered as bad input by the normal path; tether keeps serving."""
+    _run(home, [INIT, _new(project)])
+    full_env = {**os.environ, "TETHER_HOME": str(home), "PYTHONPATH": str(REPO)}
+    for odd in (b'["session/new"]', b'"session/new"', b'[{"method": "session/new"}]'):
+        listed = {"jsonrpc": "2.0", "id": 3, "method": "session/list", "params": {}}
+        done = subprocess.run(
+            [sys.executable, "-m", "tether", "acp"],
+            input=json.dumps(INIT).encode()
+            + b"\n"
+            + odd
+            + b"\n"
+            + json.dumps(listed).encode()
+            + b"\n",
+            capture_output=True,
+            env=full_env,
+            timeout=30,
+        )
+        assert done.returncode == 0, done.stderr.decode()
+        out = [json.loads(line) for line in done.stdout.splitlines()]
+        for frame in out:
+            validate_agent_frame(frame)
+        assert any(f.get("error", {}).get("code") == -32600 for f in out)
+        assert "result" in next(f for f in out if f.get("id") == 3)

@@ -133,8 +133,10 @@ def answer(frame: bytes, cached: dict[str, Any]) -> tuple[bytes, Prepared] | Non
         msg = json.loads(frame)
     except (ValueError, RecursionError):
         return None
-    params = msg.get("params") if isinstance(msg, dict) else None
-    rid = msg.get("id") if isinstance(msg, dict) else None
+    if not isinstance(msg, dict):
+        return None  # an array or a scalar: the normal path answers it as bad input
+    params = msg.get("params")
+    rid = msg.get("id")
     if (
         msg.get("jsonrpc") != "2.0"
         or msg.get("method") != "session/new"
