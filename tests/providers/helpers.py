@@ -21,7 +21,7 @@ from .mock_llm_server import MockLLMServer
 
 T = TypeVar("T")
 
-FAST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.2, jitter=0.0)
+FAST_RETRY = RetryPolicy(max_attempts=4, delays=(0.01, 0.02, 0.04), max_delay=0.2, jitter=0.0)
 
 READ_FILE = ToolSpec(
     "read_file",

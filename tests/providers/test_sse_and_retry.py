@@ -74,15 +74,22 @@ def test_decode_data_reports_the_bad_payload() -> None:
         decode_data(decoder, SSEEvent("message", b"{not json"), "prov")
 
 
-def test_backoff_grows_and_is_capped() -> None:
-    policy = RetryPolicy(base_delay=1.0, max_delay=5.0, jitter=0.0)
-    assert [policy.delay(n) for n in (1, 2, 3, 4)] == [1.0, 2.0, 4.0, 5.0]
-    jittered = RetryPolicy(base_delay=1.0, max_delay=60.0, jitter=0.5)
+def test_the_default_waits_ride_out_an_outage_of_minutes() -> None:
+    policy = RetryPolicy(jitter=0.0)
+    waits = [policy.delay(n) for n in range(1, policy.max_attempts)]
+    assert waits == [5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0]
+    assert sum(waits) >= 5 * 60  # minutes, not seconds
+
+
+def test_waits_grow_and_are_capped() -> None:
+    policy = RetryPolicy(delays=(1.0, 2.0), step=3.0, max_delay=6.0, jitter=0.0)
+    assert [policy.delay(n) for n in (1, 2, 3, 4)] == [1.0, 2.0, 5.0, 6.0]
+    jittered = RetryPolicy(delays=(1.0,), max_delay=60.0, jitter=0.5)
     assert all(1.0 <= jittered.delay(1) <= 1.5 for _ in range(50))
 
 
 def test_retry_after_wins_but_is_capped() -> None:
-    policy = RetryPolicy(base_delay=1.0, max_delay=10.0)
+    policy = RetryPolicy(delays=(1.0,), max_delay=10.0)
     assert policy.delay(1, retry_after=3.0) == 3.0
     assert policy.delay(1, retry_after=3600.0) == 10.0
 

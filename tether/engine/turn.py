@@ -342,8 +342,9 @@ def _unhold(shown: list[str], held: str, text: str) -> tuple[str, str]:
 
 
 def _retry_notice(item: llm.RetryNotice) -> ev.Notice:
+    of = f" of {item.attempts}" if item.attempts else ""
     return ev.Notice(
         "warning",
-        f"The model provider is unavailable ({item.reason}); retrying in {item.delay:.1f} s",
-        f"attempt {item.attempt}",
+        f"The model provider is unavailable ({item.reason}); retrying in {item.delay:.0f} s",
+        f"attempt {item.attempt}{of}; cancel the turn to stop waiting",
     )

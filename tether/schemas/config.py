@@ -93,6 +93,16 @@ class SandboxConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     network: bool = False
 
 
+class AgentConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """`[agent]`: how long a turn goes on, and how long a request rides out an outage."""
+
+    max_rounds: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 32  # then the user is asked
+    retry_attempts: Annotated[int, msgspec.Meta(ge=1, le=100)] = 10  # per model request
+    retry_delays: list[Annotated[float, msgspec.Meta(ge=0)]] = [5.0, 10.0, 15.0, 20.0]
+    retry_step: Annotated[float, msgspec.Meta(ge=0)] = 10.0  # each later wait grows by this
+    retry_max_wait: Seconds = 120.0  # cap on one wait, a server's Retry-After included
+
+
 class McpServerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """`[mcp_servers.NAME]`: a command to run (stdio) or a URL (streamable HTTP), exactly one
     of them (checked when the file is read). Strings may name `${VAR}` of tether's
@@ -115,3 +125,4 @@ class ConfigFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     web: WebConfig = msgspec.field(default_factory=WebConfig)
     mcp_servers: dict[str, McpServerConfig] = {}
     sandbox: SandboxConfig = msgspec.field(default_factory=SandboxConfig)
+    agent: AgentConfig = msgspec.field(default_factory=AgentConfig)

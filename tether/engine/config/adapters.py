@@ -43,7 +43,9 @@ def make_adapter(
     )
 
 
-def model_factory(provider: Provider, info: ModelInfo, clients: HttpClients) -> Callable[[], LLM]:
+def model_factory(
+    provider: Provider, info: ModelInfo, clients: HttpClients, retry: RetryPolicy | None = None
+) -> Callable[[], LLM]:
     """Opens `info` on the provider's shared client."""
     model = info.id.partition(":")[2]
-    return lambda: make_adapter(provider, model, info, client=clients.get(provider))
+    return lambda: make_adapter(provider, model, info, client=clients.get(provider), retry=retry)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from tether.engine.config.adapters import make_adapter, model_factory
 from tether.engine.config.catalog import ModelCatalog, ProviderHandle, builtin_catalog
@@ -18,6 +19,10 @@ from tether.engine.config.default_model import (
 from tether.engine.config.file import Config
 from tether.engine.config.http_clients import HttpClients
 from tether.engine.config.resolve import Provider, Setup, load_setup, provider_of, resolve
+from tether.schemas.config import AgentConfig
+
+if TYPE_CHECKING:
+    from tether.engine.providers.retry import RetryPolicy
 
 log = logging.getLogger("tether.config")
 
@@ -66,9 +71,10 @@ def catalog_for(
     catalog = builtin_catalog(script)
     catalog.warnings.extend(setup.warnings)
     catalog.path_denylist = setup.path_denylist
+    retry = retry_policy(setup.agent)
     for info in setup.models.values():
         provider = setup.providers[provider_of(info.id)]
-        catalog.add(info, model_factory(provider, info, catalog.clients))
+        catalog.add(info, model_factory(provider, info, catalog.clients, retry))
     for provider in setup.providers.values():
         catalog.providers[provider.name] = _handle(provider, catalog.clients)
     choices: list[Choice] = [("--model", model_override)]
@@ -77,6 +83,18 @@ def catalog_for(
     if not choose_default(catalog, setup, choices) and script is None:
         default_to_a_provider(catalog, setup)
     return catalog
+
+
+def retry_policy(agent: AgentConfig) -> RetryPolicy:
+    """The `[agent]` table's retry settings as the adapters' policy."""
+    from tether.engine.providers.retry import RetryPolicy
+
+    return RetryPolicy(
+        max_attempts=agent.retry_attempts,
+        delays=tuple(agent.retry_delays),
+        step=agent.retry_step,
+        max_delay=agent.retry_max_wait,
+    )
 
 
 def _handle(provider: Provider, clients: HttpClients) -> ProviderHandle:

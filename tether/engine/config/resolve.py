@@ -23,7 +23,14 @@ from tether.engine.config.model_kinds import KINDS, env_kinds
 from tether.engine.mcp.spec import ServerSpec
 from tether.engine.providers.base import ModelInfo
 from tether.engine.seam import BUILTIN_COMMAND_DENYLIST, CommandDenylist
-from tether.schemas.config import ConfigFile, ModelConfig, ProviderConfig, SandboxConfig, Timeout
+from tether.schemas.config import (
+    AgentConfig,
+    ConfigFile,
+    ModelConfig,
+    ProviderConfig,
+    SandboxConfig,
+    Timeout,
+)
 from tether.schemas.web import WebConfig
 
 
@@ -52,6 +59,7 @@ class Setup(msgspec.Struct):
     command_denylist: CommandDenylist = BUILTIN_COMMAND_DENYLIST  # [workspace]
     mcp_servers: tuple[ServerSpec, ...] = ()  # [mcp_servers], the enabled ones
     sandbox: SandboxConfig = msgspec.field(default_factory=SandboxConfig)  # [sandbox]
+    agent: AgentConfig = msgspec.field(default_factory=AgentConfig)  # [agent]
     warnings: list[str] = msgspec.field(default_factory=list[str])  # e.g. a file left out
 
 
@@ -115,6 +123,7 @@ def resolve(config: Config | None, *, env: Mapping[str, str]) -> Setup:
         commands,
         servers,
         sandbox=file.sandbox,
+        agent=file.agent,
     )
 
 

@@ -92,9 +92,10 @@ class Finish(msgspec.Struct, frozen=True):
 class RetryNotice(msgspec.Struct, frozen=True):
     """The provider is waiting before a retry; the user should see why."""
 
-    attempt: int
-    delay: float
+    attempt: int  # the attempt that follows the wait
+    delay: float  # seconds left before it
     reason: str
+    attempts: int = 0  # how many attempts the request may make in all (0: not said)
 
 
 StreamEvent = (

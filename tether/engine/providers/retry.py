@@ -35,17 +35,31 @@ MAX_ERROR_BODY = 64 * 1024
 
 
 class RetryPolicy(msgspec.Struct, frozen=True):
-    max_attempts: int = 4
-    base_delay: float = 0.5  # seconds before the second attempt; doubles each time
-    max_delay: float = 30.0  # cap on any wait, Retry-After included
-    jitter: float = 0.2  # up to this fraction is added at random, so clients don't stampede
+    """How long a request keeps trying through an outage: waits of 5, 10, 15 and 20 s, then
+    10 s more each time, over 10 attempts (about 6 minutes in all), as an outage lasts minutes.
+    A server's Retry-After is honoured up to `max_delay`. The budget is per request: a request
+    that completes starts the next one afresh."""
+
+    max_attempts: int = 10
+    delays: tuple[float, ...] = (5.0, 10.0, 15.0, 20.0)  # after failed attempts 1, 2, 3, 4
+    step: float = 10.0  # each later wait is this much longer than the one before
+    max_delay: float = 120.0  # cap on any wait, Retry-After included
+    jitter: float = 0.1  # up to this fraction is added at random, so clients don't stampede
 
     def delay(self, attempt: int, retry_after: float | None = None) -> float:
         """Seconds to wait after failed attempt number `attempt` (1-based)."""
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.max_delay)
-        backoff = min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
-        return min(backoff * (1.0 + random.uniform(0.0, self.jitter)), self.max_delay)
+        if attempt <= len(self.delays):
+            wait = self.delays[attempt - 1]
+        else:
+            last = self.delays[-1] if self.delays else 0.0
+            wait = last + self.step * (attempt - len(self.delays))
+        wait = min(wait, self.max_delay)
+        return min(wait * (1.0 + random.uniform(0.0, self.jitter)), self.max_delay)
+
+
+COUNTDOWN_STEP = 5.0  # a wait says how long is left this often
 
 
 class ProviderHTTPError(ProviderError):
@@ -132,8 +146,23 @@ async def stream_with_retry(
             retry_after, reason = _retry_or_raise(exc, provider, emitted=emitted, last=last)
         delay = policy.delay(attempt, retry_after)
         attempt += 1
-        yield RetryNotice(attempt=attempt, delay=delay, reason=reason)
-        await anyio.sleep(delay)
+        async for notice in _countdown(delay, attempt, policy.max_attempts, reason):
+            yield notice
+
+
+async def _countdown(
+    delay: float, attempt: int, attempts: int, reason: str
+) -> AsyncGenerator[RetryNotice, None]:
+    """Wait `delay` seconds before attempt number `attempt`, saying so at the start and then
+    every COUNTDOWN_STEP seconds (a cancel ends the wait at once: it is a plain sleep)."""
+    left = delay
+    while True:
+        yield RetryNotice(attempt=attempt, delay=left, reason=reason, attempts=attempts)
+        step = min(COUNTDOWN_STEP, left)
+        await anyio.sleep(step)
+        left -= step
+        if left <= 1e-9:
+            return
 
 
 def _retry_or_raise(
