@@ -89,7 +89,7 @@ async def agent_in_memory(
     models: list[ScriptedModel] = []
 
     def open_model() -> ScriptedModel:
-        models.append(ScriptedModel(loaded))
+        models.append(ScriptedModel(loaded, keep_requests=True))
         return models[-1]
 
     catalog.add(ScriptedModel(loaded).info, open_model)

@@ -47,40 +47,49 @@ def _dumps(count: int) -> dict[str, Any]:
 async def test_old_tool_results_shrink_then_the_past_is_summarised(
     home: Path, project: Path
 ) -> None:
+    """A turn that overflows shortens its own older results (its newest kept); the next turn
+    summarises the earlier conversation (the whole of it reaches the summariser) and goes out
+    with the summary in place of what it covers. The store keeps every original."""
     script = {
         "model": {"context_window": 3000, "max_output_tokens": 500},
         "rounds": [
             _dumps(6),
             {"events": [{"text": "six dumps read"}]},
-            {"events": [{"text": "SUMMARY: the user asked for six dumps; all were read."}]},
+            {"events": [{"text": "SUMMARY: dumps 0-5 were read."}]},
             {"events": [{"text": "continuing"}]},
         ],
     }
-    async with agent_in_memory(home, script, [_dump_tool(), *catalog()]) as client:
+    async with agent_in_memory(home, script, [_dump_tool()]) as client:
         sid = await client.start(project, {"session": {"notices": {}}})
         assert await client.prompt(sid, "read six dumps") == "end_turn"
         assert await client.prompt(sid, "and now?") == "end_turn"
         [model] = client.models
     second_round = model.requests[1]
     results = [m for m in second_round.messages if isinstance(m, ToolResultMessage)]
-    assert [len(r.content) < 500 for r in results] == [True, True, False, False, False, False]
-    summary_call, after = model.requests[2], model.requests[3]
-    assert summary_call.system == SUMMARY_PROMPT and summary_call.tools == []
-    first = after.messages[0]
-    assert isinstance(first, UserMessage) and isinstance(first.parts[0], TextPart)
-    assert (
-        first.parts[0].text
-        == SUMMARY_HEADER + "SUMMARY: the user asked for six dumps; all were read."
-    )
+    # oldest first, only as many as the request needs (the newest stays whole)
+    assert [len(r.content) < 500 for r in results] == [True] * 3 + [False] * 3
+    summaries = [r for r in model.requests if r.system == SUMMARY_PROMPT]
+    assert len(summaries) == 1 and summaries[0].tools == []
+    sent = _text(summaries[0].messages[0])
+    for n in range(6):  # every replaced result reached the summarisation request
+        assert f"dump {n}: xxx" in sent
+    after = model.requests[-1]
+    assert _text(after.messages[0]) == SUMMARY_HEADER + "SUMMARY: dumps 0-5 were read."
     assert len(after.messages) == 2  # the summary, then the new prompt
     notices = [u["title"] for u in client.updates if u["sessionUpdate"] == "notice"]
-    assert notices == [
-        "Shortened 2 old tool results to fit the context window",
-        "Context compacted: 9 earlier messages summarised",
+    assert notices == ["Shortened 3 old tool results to fit the context window"]
+    thoughts = [
+        u["content"]["text"] for u in client.updates if u["sessionUpdate"] == "agent_thought_chunk"
     ]
+    assert any("Context compacted here: the 9 messages before this point" in t for t in thoughts)
     stored = stored_messages(home, sid)
     assert all(len(m["content"]) > 1500 for m in stored if m["type"] == "tool")  # originals kept
     assert len(stored) == 11
+
+
+def _text(message: object) -> str:
+    assert isinstance(message, UserMessage) and isinstance(message.parts[0], TextPart)
+    return message.parts[0].text
 
 
 async def test_reasoning_effort_is_a_thought_level_option(home: Path, project: Path) -> None:

@@ -45,9 +45,11 @@ async def test_a_granted_directory_opens_to_reads_and_stays(
         await agent.close_input()
     results = tool_results(home, sid)
     assert results[0].startswith("error [OUTSIDE_ROOTS]")
+    assert "ask the user to open its directory with request_directory_access" in results[0]
     assert results[1] == f"[approval] user (once)\ngranted: read access to {other} for this session"
     assert "outside" in results[2]
     assert "granted for reading only" in results[3]
+    assert "request_directory_access (access: write)" in results[3]
 
     async with spawn_agent(home, "--script", str(script(tmp_path / "s.json", rounds[4:]))) as agent:
         await agent.initialize()

@@ -116,7 +116,8 @@ async def test_additional_roots_and_grants(project: Path, tmp_path: Path, outsid
         await run(ctx, write_file, path=str(outside / "w.txt"), content="w")
     assert (e.value.code, e.value.message) == (
         "OUTSIDE_ROOTS",
-        f"{outside / 'w.txt'} is in a directory granted for reading only",
+        f"{outside / 'w.txt'} is in a directory granted for reading only; ask the user for "
+        "write access with request_directory_access (access: write)",
     )
     assert await _code(ctx, read_file, path=str(outside / ".env")) == "PATH_DENIED"
     sibling = tmp_path / "outside2"

@@ -372,7 +372,7 @@ async def test_view_image_sends_the_picture_to_an_image_model(
     from tether.engine.providers.scripted import Script, ScriptedModel
 
     script = msgspec.convert({"model": {"images": True}, "rounds": []}, Script)
-    ctx = make_ctx(project, tmp_path / "spill", llm=ScriptedModel(script))
+    ctx = make_ctx(project, tmp_path / "spill", llm=ScriptedModel(script, keep_requests=True))
     (project / "logo.png").write_bytes(PNG)
     out = await run(ctx, view_image, path="logo.png", detail="high")
     assert out.text == "logo.png: image/png image, 40 bytes (shown to you below)"

@@ -302,3 +302,24 @@ def _uri_of(params: types.ApplyWorkspaceEditParams) -> str:
     changes = params.edit.document_changes or []
     first = changes[0]
     return first.uri if isinstance(first, types.CreateFile) else first.text_document.uri  # type: ignore[union-attr]
+
+
+async def test_compact_by_hand_in_an_lsp_client(home: Path, project: Path, tmp_path: Path) -> None:
+    """`/compact` typed as a prompt runs the same machinery as over ACP: the model summarises
+    the conversation, the answer says so, and the next request carries the summary."""
+    rounds: list[list[dict[str, Any]]] = [
+        [{"text": "First answer."}],
+        [{"text": "SUMMARY: one question, one answer."}],
+        [{"text": "Second answer."}],
+    ]
+    async with lsp_in_process(project, script_file(tmp_path / "s.json", rounds)) as (editor, _):
+        await editor.start()
+        await editor.prompt("first question")
+        compacted = await editor.prompt("/compact")
+        second = await editor.prompt("second question")
+        _check_clean(editor)
+    assert compacted["stopReason"] == "end_turn"
+    assert compacted["text"].startswith("Compacted: the 2 messages so far are summarised")
+    assert second["text"] == "Second answer."
+    messages = stored_messages(home, second["sessionId"])
+    assert [m["type"] for m in messages] == ["user", "assistant", "user", "assistant"]

@@ -51,5 +51,6 @@ async def test_read_only_mode_refuses_changes_without_asking(
     asked, results = await _run(home, project, tmp_path, "read-only")
     assert asked == ""
     assert all(r.startswith("error [READ_ONLY_MODE]: write_file changes things") for r in results)
+    assert all("switch to `ask` or `code` mode" in r for r in results)
     assert not (project / "fresh.txt").exists()
     assert (project / "README.md").read_text() == "# Demo project\n\nHello.\n"

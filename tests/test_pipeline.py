@@ -135,14 +135,55 @@ async def test_oversized_results_spill_to_a_private_file(home: Path, project: Pa
     assert spilled.is_relative_to(home / "spill" / sid)
 
 
-async def test_max_rounds_ends_the_turn(home: Path, project: Path) -> None:
-    rounds = [{"events": [_call("list_dir", {}, f"l{i}")]} for i in range(5)]
-    async with agent_in_memory(
-        home, {"rounds": rounds}, catalog(), TurnConfig(system="s", max_rounds=3)
-    ) as client:
+async def test_calls_of_one_round_that_depend_on_each_other_run_in_order(
+    home: Path, project: Path
+) -> None:
+    """copy a -> c, then move c -> d, then read d, in one round: each planned against what the
+    earlier ones left (the move's source and the read's file do not exist when the round is
+    planned)."""
+    (project / "a.txt").write_text("alpha\n")
+    calls = [
+        _call("copy_path", {"src": "a.txt", "dst": "c.txt"}, "c1"),
+        _call("move_path", {"src": "c.txt", "dst": "d.txt"}, "m1"),
+        _call("read_file", {"path": "d.txt"}, "r1"),
+    ]
+    script = {"rounds": [{"events": calls}, {"events": [{"text": "done"}]}]}
+    async with agent_in_memory(home, script, catalog()) as client:
         sid = await client.start(project)
+        assert await client.prompt(sid, "go") == "end_turn"
+    assert (project / "d.txt").read_text() == "alpha\n"
+    assert not (project / "c.txt").exists() and (project / "a.txt").exists()
+    results = tool_results(home, sid)
+    assert not any("FILE_NOT_FOUND" in r for r in results), results
+    assert "alpha" in results[2]
+
+
+async def test_at_the_round_limit_the_user_decides(home: Path, project: Path) -> None:
+    """Round 4 of a turn limited to 3 happens only after the user allowed it: rejected, the
+    turn ends `max_turn_requests` (and /retry could go on); allowed, 3 more rounds; allowed
+    always, no limit for the rest of the turn. One permission request each time, on its own
+    card, its options by kind."""
+    rounds = [{"events": [_call("list_dir", {}, f"l{i}")]} for i in range(10)]
+    rounds.append({"events": [{"text": "done"}]})
+    config = TurnConfig(system="s", max_rounds=3)
+    async with agent_in_memory(home, {"rounds": rounds}, catalog(), config) as client:
+        sid = await client.start(project)
+        client.choice = "reject"
         assert await client.prompt(sid, "go") == "max_turn_requests"
-    assert len(tool_results(home, sid)) == 3
+        assert len(tool_results(home, sid)) == 3 and len(client.permissions) == 1
+        asked = client.permissions[0]
+        assert asked["toolCall"]["title"] == "Continue this turn past 3 rounds?"
+        kinds = [o["kind"] for o in asked["options"]]
+        assert kinds == ["allow_once", "allow_always", "reject_once", "reject_always"]
+        client.choice = "allow"
+        assert await client.prompt(sid, "again") == "end_turn"
+        # 7 calls and the answer left: asked after 3 rounds and after 6 (3 more each time)
+        assert len(client.permissions) == 3 and len(tool_results(home, sid)) == 10
+    async with agent_in_memory(home, {"rounds": rounds}, catalog(), config) as client:
+        sid = await client.start(project)
+        client.choice = "allow_always"
+        assert await client.prompt(sid, "go") == "end_turn"
+        assert len(client.permissions) == 1 and len(tool_results(home, sid)) == 10
 
 
 async def test_output_limit_is_continued_then_reported(home: Path, project: Path) -> None:
@@ -161,6 +202,29 @@ async def test_output_limit_is_continued_then_reported(home: Path, project: Path
     async with agent_in_memory(home, script, catalog()) as client:
         sid = await client.start(project)
         assert await client.prompt(sid, "go") == "max_tokens"
+
+
+async def test_a_round_cut_at_the_output_limit_runs_none_of_its_calls(
+    home: Path, project: Path
+) -> None:
+    """Its text stays and the turn goes on from it; its calls (the last may be cut mid
+    arguments) are not run: the model issues them again in the continuation."""
+    cut = {
+        "events": [
+            {"text": "writing"},
+            _call("write_file", {"path": "t1.txt", "content": "x"}, "w1"),
+            {"finish": "length"},
+        ]
+    }
+    script = {"rounds": [cut, {"events": [{"text": " and done"}]}]}
+    async with agent_in_memory(home, script, catalog()) as client:
+        sid = await client.start(project)
+        assert await client.prompt(sid, "go") == "end_turn"
+        [model] = client.models
+    assert not (project / "t1.txt").exists() and client.permissions == []
+    second = model.requests[1].messages
+    assert "writing" in str(second[-2]) and not second[-2].tool_calls  # type: ignore[union-attr]
+    assert "cut off by the output limit" in str(second[-1])
 
 
 async def test_refusal(home: Path, project: Path) -> None:

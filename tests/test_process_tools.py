@@ -65,6 +65,31 @@ async def test_run_argv_reports_exit_code_and_output(project: Path, tmp_path: Pa
     assert quiet.text == "exit code 0\n(no output)"
 
 
+async def test_a_long_output_keeps_its_middle_in_a_file_the_model_can_read(
+    project: Path, tmp_path: Path
+) -> None:
+    """1.3 MB of numbered lines: the result keeps a head and a tail, and names the file that
+    holds all of it and the byte ranges shown; read_file pages through the middle."""
+    from tether.tools.files import read_file
+
+    ctx = make_ctx(project, tmp_path)
+    code = (
+        "import sys\nfor i in range(100_000): sys.stdout.write(f'line {i:06d} ' + 'x' * 2 + '\\n')"
+    )
+    out = await call(run_argv, ctx, {"argv": [sys.executable, "-c", code]})
+    assert "line 000000" in out.text and "line 099999" in out.text
+    assert "line 050000" not in out.text
+    marker = next(line for line in out.text.splitlines() if "bytes of output omitted here" in line)
+    path = Path(marker.split(" is in ", 1)[1].split(" (bytes ", 1)[0])
+    whole = path.read_bytes()
+    assert len(whole) == 100_000 * 15 and whole.startswith(b"line 000000 xx\n")
+    assert f"-{len(whole):,} below" in marker
+    middle = await call(
+        read_file, ctx, {"path": str(path), "start_line": 50_001, "end_line": 50_002}
+    )
+    assert "line 050000 xx" in middle.text
+
+
 async def test_run_argv_stdin_env_and_timeout(project: Path, tmp_path: Path) -> None:
     ctx = make_ctx(project, tmp_path)
     fed = await call(run_argv, ctx, {"argv": ["sort"], "stdin": "b\na\n"})

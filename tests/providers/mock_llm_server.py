@@ -23,6 +23,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -88,6 +89,8 @@ class MockLLMServer:
         self.received = threading.Event()  # some request has arrived
         self.first_body_byte_at: float | None = None  # perf_counter() of the first body write
         self._replies: dict[str, deque[Reply]] = {}
+        # Answers what nothing scripted answers (a long conversation decides per request).
+        self.responder: Callable[[Recorded], Reply] | None = None
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -169,7 +172,7 @@ class MockLLMServer:
             return False
         self.requests.append(request)
         self.received.set()
-        reply = self._refusal(request) or self._next_reply(request.path)
+        reply = self._refusal(request) or self._next_reply(request)
         if reply.gate is not None:
             await asyncio.get_running_loop().run_in_executor(None, reply.gate.wait, 60)
         if reply.delay:
@@ -219,11 +222,14 @@ class MockLLMServer:
         self.rule_errors.append(message)
         return _invalid(message)
 
-    def _next_reply(self, path: str) -> Reply:
+    def _next_reply(self, request: Recorded) -> Reply:
+        path = request.path
         with self._lock:
             queue = self._replies.get(path) or self._replies.get(path.split("?", 1)[0])
             if queue:
                 return queue.popleft()
+        if self.responder is not None:
+            return self.responder(request)
         body = json.dumps({"error": {"message": f"no scripted reply for {path}"}}).encode()
         return Reply(status=599, body=body)
 

@@ -112,6 +112,13 @@ class TurnEnded(msgspec.Struct, tag="turn_ended", frozen=True, gc=False):
     stop_reason: StopReason
 
 
+class Compacted(msgspec.Struct, tag="compacted", frozen=True, gc=False):
+    """The conversation before here is summarised for the model (the history keeps it all)."""
+
+    messages: int  # how many earlier messages the summary now stands for
+    summary: str
+
+
 Event = (
     UserPrompted
     | TextDelta
@@ -124,6 +131,7 @@ Event = (
     | Notice
     | TitleChanged
     | TurnEnded
+    | Compacted
 )
 
 

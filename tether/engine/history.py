@@ -72,3 +72,33 @@ Message = UserMessage | AssistantMessage | ToolResultMessage
 FinishReason = Literal["stop", "tool_calls", "length", "refusal", "pause"]
 
 history_encoder = msgspec.json.Encoder()
+
+
+def message_chars(m: Message) -> int:
+    """A message's size as a request carries it, in characters (an image counts 1,000)."""
+    if isinstance(m, UserMessage):
+        return sum(len(p.text) if isinstance(p, TextPart) else 1000 for p in m.parts)
+    if isinstance(m, AssistantMessage):
+        reasoning = sum(len(r.text) for r in m.reasoning)
+        return len(m.text) + reasoning + sum(len(c.arguments) + len(c.name) for c in m.tool_calls)
+    return len(m.content) + 1000 * len(m.images)
+
+
+class MessageSizes:
+    """`message_chars`, remembered per message (messages are immutable), so sizing a long
+    history for every request costs a lookup per message, not a walk through its text."""
+
+    def __init__(self) -> None:
+        self._sizes: dict[int, tuple[Message, int]] = {}  # the message kept: its id stays its
+
+    def total(self, messages: list[Message]) -> int:
+        sizes = self._sizes
+        if len(sizes) > 4 * len(messages) + 4096:
+            sizes.clear()  # shortened copies made for past requests: not worth keeping
+        out = 0
+        for m in messages:
+            known = sizes.get(id(m))
+            if known is None or known[0] is not m:
+                known = sizes[id(m)] = (m, message_chars(m))
+            out += known[1]
+        return out

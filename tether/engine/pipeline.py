@@ -32,6 +32,7 @@ from tether.engine.sessions.undo import TurnChanges
 log = logging.getLogger("tether.tools")
 
 Emit = Callable[[Event], Awaitable[None]]
+Settled = Callable[[ToolResultMessage], Awaitable[None]]
 SPILL_INLINE_BYTES = 32 * 1024
 SPILL_PREVIEW_CHARS = 4 * 1024
 
@@ -67,7 +68,9 @@ class Batch:
         approvals: str = "round",
         changes: TurnChanges | None = None,
         spill_inline_bytes: int = SPILL_INLINE_BYTES,
+        settled: Settled | None = None,
     ) -> None:
+        """`settled`: told each call's result the moment it is known (to store it)."""
         self._calls = [_Call(c) for c in calls]
         self._registry = registry
         self._ctx = ctx
@@ -77,18 +80,30 @@ class Batch:
         self._changes = changes  # the turn's pre-images, for /undo
         self._emit = emit
         self._spill_bytes = spill_inline_bytes
+        self._settled = settled
 
     async def run(self) -> list[ToolResultMessage]:
-        written: set[str] = set()
-        for c in self._calls:
-            await self._prepare(c, written)
-        for c in self._calls:
-            if c.result is None and c.plan and not c.plan.confirm and c.plan.waived_by_mode:
-                c.approved_by = f"mode ({self._mode})"
-        await self._confirm(
-            [c for c in self._calls if c.result is None and c.plan and c.plan.confirm]
-        )
-        await self._execute([c for c in self._calls if c.result is None])
+        """Plan, confirm and run the calls. A call whose plan fails on the files as they are
+        (FILE_NOT_FOUND, ...) while an earlier call of the round writes waits for the earlier
+        ones to run and is planned again then: calls that depend on each other run in call
+        order, each planned against the state the earlier ones leave."""
+        pending = list(self._calls)
+        while pending:
+            written: set[str] = set()
+            later: list[_Call] = []
+            for c in pending:
+                # After a call that waits, the later ones wait too: they keep call order.
+                if later or not await self._prepare(c, written, may_wait=bool(written)):
+                    later.append(c)
+            ready = [c for c in pending if c not in later]
+            for c in ready:
+                if c.result is None and c.plan and not c.plan.confirm and c.plan.waived_by_mode:
+                    c.approved_by = f"mode ({self._mode})"
+            await self._confirm(
+                [c for c in ready if c.result is None and c.plan and c.plan.confirm]
+            )
+            await self._execute([c for c in ready if c.result is None])
+            pending = later
         return self.results()
 
     async def close_cards(self) -> None:
@@ -100,22 +115,27 @@ class Batch:
                 await self._emit(ToolFinished(c.call.id, "failed", [TextOut(text)]))
 
     def results(self) -> list[ToolResultMessage]:
-        return [
-            c.result
-            or ToolResultMessage(
-                c.call.id, c.call.name, error_text("ABORTED", "the turn was cancelled"), True
-            )
-            for c in self._calls
-        ]
+        return [c.result or _aborted(c) for c in self._calls]
+
+    def unsettled(self) -> list[ToolResultMessage]:
+        """Results for the calls that never got one (the turn was cancelled): ABORTED."""
+        return [_aborted(c) for c in self._calls if c.result is None]
+
+    async def _settle(self, c: _Call, result: ToolResultMessage) -> None:
+        c.result = result
+        if self._settled is not None:
+            await self._settled(result)
 
     async def _fail(self, c: _Call, code: str, message: str) -> None:
         text = error_text(code, message)
-        c.result = ToolResultMessage(c.call.id, c.call.name, text, is_error=True)
+        await self._settle(c, ToolResultMessage(c.call.id, c.call.name, text, is_error=True))
         await self._emit(ToolFinished(c.call.id, "failed", [TextOut(text), *_decided(c)]))
 
     # --- decode, validate, plan ------------------------------------------------------------
 
-    async def _prepare(self, c: _Call, written: set[str]) -> None:
+    async def _prepare(self, c: _Call, written: set[str], *, may_wait: bool = False) -> bool:
+        """Plan the call and show its card (or refuse it); False when it waits for the calls
+        planned before it to run (`may_wait`: some of them write)."""
         c.tool = self._registry.get(c.call.name)
         try:
             if c.tool is None:
@@ -127,16 +147,19 @@ class Batch:
                 raise ToolError(
                     "READ_ONLY_MODE",
                     f"{c.tool.name} changes things and the session is in read-only mode; "
-                    "say what you would do, or ask the user to switch modes",
+                    "say what you would do, or ask the user to switch to `ask` or `code` "
+                    "mode (`/mode ask`, or the editor's mode menu)",
                 )
             c.plan = await c.tool.plan(self._ctx, c.args, self._mode)
         except (ToolError, SeamError) as exc:
+            if may_wait and exc.code in _STATE_CODES:
+                return False  # an earlier call may create what this one needs
             await self._refuse(c, exc.code, exc.message)
-            return
+            return True
         except Exception as exc:  # a planner's bug is this call's error, never the turn's
             log.exception("planning %s failed", c.call.name)
             await self._refuse(c, "TOOL_FAILED", f"{type(exc).__name__}: {exc}")
-            return
+            return True
         p = c.plan
         if written.intersection(p.writes):
             # Planned against the files as they were before this round: an earlier call of the
@@ -150,6 +173,7 @@ class Batch:
                 c.call.id, c.call.name, p.title, p.kind, _raw(c.call), p.locations, p.content
             )
         )
+        return True
 
     async def _refuse(self, c: _Call, code: str, message: str) -> None:
         """A call refused before it ran still shows as its tool would: title, kind, place."""
@@ -216,12 +240,14 @@ class Batch:
     # --- execution -----------------------------------------------------------------------
 
     async def _execute(self, ready: list[_Call]) -> None:
-        # A call waits for every earlier call of this batch that writes one of its files.
+        # A call waits for every earlier call of this batch that writes a file it touches
+        # (writes, or names on its card: a read after a write reads what was written).
         done: dict[str, anyio.Event] = {}
         async with anyio.create_task_group() as tg:
             for c in ready:
                 assert c.plan is not None
-                before = [done[p] for p in c.plan.writes if p in done]
+                touched = {*c.plan.writes, *(loc.path for loc in c.plan.locations)}
+                before = [done[p] for p in touched if p in done]
                 finished = anyio.Event()
                 for p in c.plan.writes:
                     done[p] = finished
@@ -251,8 +277,10 @@ class Batch:
             with anyio.move_on_after(c.tool.timeout):
                 out = await c.tool.invoke(ctx, c.args)
             if out is None:
+                key = f" (the budget is `{c.tool.timeout_key}`)" if c.tool.timeout_key else ""
                 raise ToolError(
-                    "TOOL_TIMEOUT", f"{c.tool.name} did not finish within {c.tool.timeout:g} s"
+                    "TOOL_TIMEOUT",
+                    f"{c.tool.name} did not finish within {c.tool.timeout:g} s{key}",
                 )
         except (ToolError, SeamError) as exc:
             await self._fail(c, exc.code, exc.message)
@@ -262,14 +290,16 @@ class Batch:
             await self._fail(c, "TOOL_FAILED", f"{type(exc).__name__}: {exc}")
             return
         if out.is_error:
-            c.result = ToolResultMessage(c.call.id, c.call.name, out.text, is_error=True)
+            await self._settle(
+                c, ToolResultMessage(c.call.id, c.call.name, out.text, is_error=True)
+            )
             content = [*out.content, *_decided(c)]
             await self._emit(ToolFinished(c.call.id, "failed", content, out.raw_output))
             return
         text = await self._spill(c, out.text) if c.tool.spill else out.text
         if c.approved_by:  # leads, so a cut result keeps it
             text = f"[approval] {c.approved_by}\n{text}"
-        c.result = ToolResultMessage(c.call.id, c.call.name, text, images=out.images)
+        await self._settle(c, ToolResultMessage(c.call.id, c.call.name, text, images=out.images))
         content = [*out.content, *_decided(c)]
         await self._emit(ToolFinished(c.call.id, "completed", content, out.raw_output))
         if out.plan is not None:
@@ -288,6 +318,17 @@ class Batch:
             f"{text[:SPILL_PREVIEW_CHARS]}\n[... result truncated: {size} bytes in all; the full "
             f"text is saved at {path} — read it with read_file]"
         )
+
+
+# Plan errors about the files as they are now: an earlier call of the round may change that.
+_STATE_CODES = frozenset(
+    {"FILE_NOT_FOUND", "NOT_A_DIRECTORY", "IS_A_DIRECTORY", "FILE_EXISTS", "NOT_A_REGULAR_FILE"}
+)
+
+
+def _aborted(c: _Call) -> ToolResultMessage:
+    text = error_text("ABORTED", "the turn was cancelled")
+    return ToolResultMessage(c.call.id, c.call.name, text, True)
 
 
 def _decided(c: _Call) -> list[ToolContent]:

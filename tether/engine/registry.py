@@ -93,6 +93,7 @@ class ToolDef(Generic[A]):
     kind: str = "other"
     read_only: bool = False
     timeout: float = DEFAULT_TIMEOUT
+    timeout_key: str = ""  # the config key that sets `timeout`, named when a call outlives it
     spill: bool = True  # oversized results go to a spill file (reads opt out: they page instead)
     planner: Planner[A] | None = None
     describer: Describer[A] | None = None
@@ -173,6 +174,7 @@ def tool(
     timeout: float = DEFAULT_TIMEOUT,
     spill: bool = True,
     name: str | None = None,
+    timeout_key: str = "",
 ) -> Callable[[ToolFn[S]], ToolDef[S]]:
     """Make a ToolDef from `async def f(ctx, args: FArgs) -> ToolOutput | str`, `FArgs` a
     ToolArgs Struct, with a docstring whose first paragraph describes the tool and whose
@@ -190,6 +192,7 @@ def tool(
             kind=kind,
             read_only=read_only,
             timeout=timeout,
+            timeout_key=timeout_key,
             spill=spill,
         )
 

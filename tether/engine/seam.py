@@ -135,6 +135,9 @@ class CommandResult:
     stage_codes: tuple[int | None, ...] = ()  # every stage's exit code, for pipelines
 
 
+Overflow = Callable[[], Path]  # makes the file a long command output is kept whole in
+
+
 class CommandProgress(Protocol):
     """What a running command reports to its tool card."""
 
@@ -158,9 +161,11 @@ class Terminal(Protocol):
         output_limit: int,
         stdin: bytes | None = None,
         progress: CommandProgress | None = None,
+        overflow: Overflow | None = None,
     ) -> CommandResult:
         """Run one command (no shell). A timeout kills it and answers `timed_out`;
-        cancellation kills it too. SeamError when it cannot start."""
+        cancellation kills it too. SeamError when it cannot start. `overflow` makes the file
+        the whole output goes to once it is longer than `output_limit` (where it can be)."""
         ...
 
     async def run_pipeline(
@@ -171,6 +176,7 @@ class Terminal(Protocol):
         timeout: float,
         output_limit: int,
         progress: CommandProgress | None = None,
+        overflow: Overflow | None = None,
     ) -> CommandResult:
         """Run `a | b | c`; the last stage's exit code is the result's."""
         ...
@@ -301,6 +307,10 @@ class Ask(Protocol):
 class Spill(Protocol):
     async def save(self, name: str, text: str) -> Path:
         """Keep an oversized result in a private session directory; returns its path."""
+        ...
+
+    def reserve(self, name: str) -> Path:
+        """A new, empty, owner-only file in that directory, for output written as it comes."""
         ...
 
 

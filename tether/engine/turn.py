@@ -9,12 +9,14 @@ import uuid
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
+from typing import Literal
 
 import anyio
 import anyio.lowlevel
 
 from tether.engine import compaction
 from tether.engine import events as ev
+from tether.engine.context_window import ContextWindow
 from tether.engine.history import (
     AssistantMessage,
     FinishReason,
@@ -22,6 +24,7 @@ from tether.engine.history import (
     Reasoning,
     TextPart,
     ToolCall,
+    ToolResultMessage,
     UserMessage,
     UserPart,
 )
@@ -29,7 +32,7 @@ from tether.engine.images import leave_out
 from tether.engine.pipeline import Batch
 from tether.engine.providers import base as llm
 from tether.engine.registry import Registry
-from tether.engine.seam import Capabilities
+from tether.engine.seam import Capabilities, ConfirmRequest
 from tether.engine.sessions import undo
 from tether.engine.sessions.state import Session
 from tether.errors import TetherError
@@ -44,6 +47,12 @@ MAX_CONTINUATIONS = 2
 CONTINUE_PROMPT = (
     "Your previous reply was cut off by the output limit. Continue exactly where it stopped, "
     "without repeating what you already wrote."
+)
+
+
+INTERRUPTED = (
+    "error [ABORTED]: tether stopped while this call ran (killed or cancelled); it may have "
+    "done part of its work: check its effects before running it again"
 )
 
 
@@ -90,7 +99,14 @@ class Turn:
         self._front = emit
         self.persist = persist
         self.config = config
-        self._told_shrink = False
+        self.context = ContextWindow(
+            session,
+            model,
+            system=config.system,
+            tools=registry.specs(),
+            emit=self.emit,
+            persist=persist,
+        )
         self._start = 0  # where this turn begins in the history (set by run)
         self.changes = undo.TurnChanges()  # files this turn wrote, as they were before
 
@@ -101,28 +117,67 @@ class Turn:
         """Run the turn to its stop reason inside `scope` (the session's claim: cancelling it,
         even before this starts, ends the turn with `cancelled`); a provider failure raises
         TurnFailed."""
-        self._start = len(self.session.history)
-        self.session.history.append(UserMessage(parts))
+        history = self.session.history
+        history.extend(interrupted_results(history))  # a killed turn's calls, answered
+        self._start = len(history)
+        history.append(UserMessage(parts))
+        return await self._go(scope)
+
+    async def resume(self, scope: anyio.CancelScope) -> ev.StopReason:
+        """Go on with the session's last turn, which did not finish (a provider error, a
+        cancel, a kill, the round limit): what was stored stays, calls that never reported a
+        result are answered as interrupted (never run again), a cut answer is continued."""
+        history = self.session.history
+        self._start = compaction.split_point(history)
+        history.extend(interrupted_results(history))
+        last = history[-1] if history else None
+        if isinstance(last, AssistantMessage) and not last.tool_calls:
+            history.append(UserMessage([TextPart(CONTINUE_PROMPT)]))
+        return await self._go(scope)
+
+    async def _go(self, scope: anyio.CancelScope) -> ev.StopReason:
+        state = self.session.state
+        state.unfinished = "running"  # what a kill leaves: /retry goes on from here
         await self.persist(self.session)
+        stop: ev.StopReason = "cancelled"
+        failed = False
         with scope:
             try:
                 await anyio.lowlevel.checkpoint()  # a cancel that came first ends it here
-                return await self._rounds()
+                stop = await self._rounds()
+            except TurnFailed:
+                failed = True
+                raise
             finally:
-                undo.push(self.session.state.undo, self.changes)
+                done = stop in ("end_turn", "refusal") and not failed
+                state.unfinished = None if done else ("error" if failed else stop)
+                undo.push(state.undo, self.changes)
                 with anyio.CancelScope(shield=True):
                     await self.persist(self.session)
-        return "cancelled"
+        return stop
 
     async def _rounds(self) -> ev.StopReason:
         continuations = 0
-        for _ in range(self.config.max_rounds):
+        limit = self.config.max_rounds
+        rounds = 0
+        while True:
+            if rounds >= limit:
+                more = await self._ask_for_more_rounds(rounds)
+                if more == 0:
+                    return "max_turn_requests"
+                limit += more
+            rounds += 1
             rnd = await self._stream_round()
-            self.session.history.append(rnd.message)
+            message = rnd.message
+            if rnd.finish == "length" and message.tool_calls:
+                # A call cut off mid-arguments must not run: the model re-issues it.
+                message = AssistantMessage(message.text, message.reasoning, [], message.opaque)
+            self.session.history.append(message)
             if rnd.finish == "refusal":
                 return "refusal"
-            if rnd.message.tool_calls:
-                await self._run_tools(rnd.message.tool_calls)
+            if message.tool_calls:
+                await self.persist(self.session)  # the calls are stored before any runs
+                await self._run_tools(message.tool_calls)
                 continue
             if rnd.finish == "pause":
                 continue  # the paused response goes back as it is, and the model goes on
@@ -133,7 +188,39 @@ class Turn:
                 self.session.history.append(UserMessage([TextPart(CONTINUE_PROMPT)]))
                 continue
             return "end_turn"
-        return "max_turn_requests"
+
+    async def _ask_for_more_rounds(self, rounds: int) -> int:
+        """At the round limit, the user decides: more rounds (as many again), the rest of the
+        turn (no limit), or stop (0). Asked like a call, on a card of its own."""
+        step = self.config.max_rounds
+        card = f"rounds-{uuid.uuid4().hex[:12]}"
+        title = f"Continue this turn past {rounds} rounds?"
+        note = (
+            f"The turn has run {rounds} model rounds ([agent] max_rounds = {step}). Allow: "
+            f"{step} more rounds. Always allow: no limit for the rest of this turn. Reject: "
+            "stop here (/retry goes on later)."
+        )
+        await self.emit(ev.ToolStarted(card, None, title, "other", {"rounds": rounds}))
+        request = ConfirmRequest(
+            call_id=card,
+            tool="continue",
+            title=title,
+            kind="other",
+            raw_input={"rounds": rounds},
+            scope="",
+            content=[ev.TextOut(note)],
+            grant_label="more rounds in this turn",
+        )
+        [decision] = await self.ctx.approval.confirm([request], None)
+        allowed = decision.verdict == "allow"
+        status: Literal["completed", "failed"] = "completed" if allowed else "failed"
+        said = decision.by if decision.verdict != "cancelled" else "prompt cancelled"
+        outcome = f"{'Continued' if allowed else 'Stopped'}: {said}"
+        with anyio.CancelScope(shield=True):
+            await self.emit(ev.ToolFinished(card, status, [ev.TextOut(outcome)]))
+        if not allowed:
+            return 0
+        return 1 << 30 if decision.remember else step
 
     async def _run_tools(self, calls: list[ToolCall]) -> None:
         batch = Batch(
@@ -145,19 +232,48 @@ class Turn:
             emit=self.emit,
             approvals=self.session.state.approvals,
             changes=self.changes,
+            settled=self._commit_result,
         )
+        first = len(self.session.history)
         try:
             await batch.run()
         finally:
             # Even when cancelled, every call gets a result so the history stays well-formed,
             # and every card the client saw is closed.
-            self.session.history.extend(batch.results())
+            self.session.history.extend(batch.unsettled())
+            self._in_call_order(first, calls)
             with anyio.CancelScope(shield=True):
                 await batch.close_cards()
         await self.persist(self.session)
 
+    def _in_call_order(self, first: int, calls: list[ToolCall]) -> None:
+        """The batch's results, stored as each came, put back in call order (the rows already
+        stored are rewritten in place)."""
+        history = self.session.history
+        position = {c.id: i for i, c in enumerate(calls)}
+        came = history[first:]
+        ordered = sorted(
+            came,
+            key=lambda m: (
+                position.get(m.call_id, len(position))
+                if isinstance(m, ToolResultMessage)
+                else len(position)
+            ),
+        )
+        if ordered != came:
+            history[first:] = ordered
+            self.session.rewritten.update(range(first, len(history)))
+
+    async def _commit_result(self, result: ToolResultMessage) -> None:
+        """A call's result is stored the moment it is known: a kill later in the batch does
+        not make /retry run it again."""
+        self.session.history.append(result)
+        with anyio.CancelScope(shield=True):
+            await self.persist(self.session)
+
     async def _stream_round(self) -> _Round:
-        request = await self._request()
+        self.context.tools = self.registry.specs()  # an MCP server may have come up meanwhile
+        request = await self.context.request(self._start)
         acc = _Accumulator(uuid.uuid4().hex)
         try:
             # aclosing: a cancelled round closes the provider's HTTP stream at once, not at GC.
@@ -185,69 +301,13 @@ class Turn:
         what = "this turn's image is" if count == 1 else f"this turn's {count} images are"
         return f" ({what} left out of the session, so the next prompt goes without)"
 
-    # --- the request and its context reduction ---------------------------------------------
-
-    async def _request(self) -> llm.ChatRequest:
-        info, state = self.model.info, self.session.state
-        system, tools = self.config.system, self.registry.specs()
-        messages = self._messages()
-        fits = compaction.budget(info)
-        if compaction.estimate_tokens(system, messages, tools) > fits:
-            messages, shrunk = compaction.shrink_tool_results(messages, fits, system, tools)
-            if compaction.estimate_tokens(system, messages, tools) > fits and await self._compact():
-                messages, shrunk = compaction.shrink_tool_results(
-                    self._messages(), fits, system, tools
-                )
-            if shrunk and not self._told_shrink:
-                self._told_shrink = True
-                await self.emit(
-                    ev.Notice(
-                        "info", f"Shortened {shrunk} old tool results to fit the context window"
-                    )
-                )
-        return llm.ChatRequest(
-            system=system,
-            messages=messages,
-            tools=tools,
-            max_output_tokens=info.max_output_tokens,
-            reasoning=state.reasoning,
-        )
-
-    def _messages(self) -> list[Message]:
-        state, history = self.session.state, self.session.history
-        if state.summary is None:
-            return list(history)
-        return compaction.with_summary(state.summary, history[state.compacted_upto :])
-
-    async def _compact(self) -> bool:
-        """Summarise the history before the current turn; False when there is nothing older."""
-        state, history = self.session.state, self.session.history
-        split = compaction.split_point(history)
-        if split <= state.compacted_upto:
-            return False
-        older = self._messages()[: split - state.compacted_upto + (1 if state.summary else 0)]
-        request = compaction.summary_request(older, self.model.info)
-        parts: list[str] = []
-        try:
-            async with aclosing(self.model.stream(request)) as stream:
-                async for item in stream:
-                    if isinstance(item, llm.TextDelta):
-                        parts.append(item.text)
-        except llm.ProviderError as exc:
-            raise TurnFailed(f"compacting the context failed: {exc}") from exc
-        state.summary, state.compacted_upto = "".join(parts).strip(), split
-        await self.persist(self.session)
-        await self.emit(
-            ev.Notice("info", f"Context compacted: {split} earlier messages summarised")
-        )
-        return True
-
     def _usage(
         self, usage: llm.Usage | None, request: llm.ChatRequest, reply: str
     ) -> ev.UsageSampled:
         info = self.model.info
+        self.context.calibrate(request, usage)
         if usage is None:
-            used = compaction.estimate_tokens(request.system, request.messages, request.tools)
+            used = self.context.estimate(request)
             return ev.UsageSampled(used=used + len(reply) // 4, size=info.context_window)
         cost = _cost(info, usage)
         if cost is not None:
@@ -339,6 +399,24 @@ def _unhold(shown: list[str], held: str, text: str) -> tuple[str, str]:
         return text, ""
     pending = held + text
     return ("", pending) if not pending.strip() else (pending, "")
+
+
+def interrupted_results(history: list[Message]) -> list[ToolResultMessage]:
+    """Results for the calls of the last assistant message that never reported one (tether
+    was killed or the turn cancelled while they ran): they may have done part of their work,
+    so they are answered, not run again."""
+    for i in range(len(history) - 1, -1, -1):
+        m = history[i]
+        if isinstance(m, AssistantMessage):
+            answered = {r.call_id for r in history[i + 1 :] if isinstance(r, ToolResultMessage)}
+            return [
+                ToolResultMessage(c.id, c.name, INTERRUPTED, is_error=True)
+                for c in m.tool_calls
+                if c.id not in answered
+            ]
+        if isinstance(m, UserMessage):
+            return []
+    return []
 
 
 def _retry_notice(item: llm.RetryNotice) -> ev.Notice:

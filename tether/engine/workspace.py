@@ -138,8 +138,14 @@ class Workspace:
     def _outside(self, path: str, full: Path, access: Access) -> str:
         dirs = ", ".join(str(r) for r in self.roots)
         if access == "write" and self._base(full, "read", []) is not None:
-            return f"{path} is in a directory granted for reading only"
-        return f"{path} is outside the session's directories ({dirs})"
+            return (
+                f"{path} is in a directory granted for reading only; ask the user for write "
+                "access with request_directory_access (access: write)"
+            )
+        return (
+            f"{path} is outside the session's directories ({dirs}); ask the user to open its "
+            "directory with request_directory_access"
+        )
 
 
 def comparable(name: str) -> str:

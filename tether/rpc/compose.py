@@ -67,7 +67,9 @@ def compose(
         registry_factory=lambda: Registry(tools),
         store=Store(home / "tether.db", renderer),
         spill_root=home / "spill",
-        turn=TurnConfig(system=PERSONA, sections=_web_sections(setup.web)),
+        turn=TurnConfig(
+            system=PERSONA, sections=_web_sections(setup.web), max_rounds=setup.agent.max_rounds
+        ),
         web=web,
         command_denylist=setup.command_denylist,
         mcp_servers=setup.mcp_servers,

@@ -98,7 +98,7 @@ class AgentConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
     max_rounds: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 32  # then the user is asked
     retry_attempts: Annotated[int, msgspec.Meta(ge=1, le=100)] = 10  # per model request
-    retry_delays: list[Annotated[float, msgspec.Meta(ge=0)]] = [5.0, 10.0, 15.0, 20.0]
+    retry_delays: tuple[Annotated[float, msgspec.Meta(ge=0)], ...] = (5.0, 10.0, 15.0, 20.0)
     retry_step: Annotated[float, msgspec.Meta(ge=0)] = 10.0  # each later wait grows by this
     retry_max_wait: Seconds = 120.0  # cap on one wait, a server's Retry-After included
 

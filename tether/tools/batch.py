@@ -322,6 +322,7 @@ class _BatchRun:
     async def _execute(self, node: _Node, timeout: float) -> CommandResult:
         terminal = self.ctx.terminal
         steps = [await self._confined(s) for s in node.steps]
+        spill, name = self.ctx.spill, f"run_argv_batch-{self.ctx.call_id}-output"
         if len(steps) == 1:
             step = steps[0]
             return await terminal.run(
@@ -332,6 +333,7 @@ class _BatchRun:
                 output_limit=self.limit,
                 stdin=node.stdin,
                 progress=self.progress,
+                overflow=lambda: spill.reserve(name),
             )
         return await terminal.run_pipeline(
             steps,
@@ -339,6 +341,7 @@ class _BatchRun:
             timeout=timeout,
             output_limit=self.limit,
             progress=self.progress,
+            overflow=lambda: spill.reserve(name),
         )
 
     async def _confined(self, step: Stage) -> Stage:

@@ -104,6 +104,7 @@ async def run_argv(ctx: Capabilities, args: RunArgvArgs) -> ToolOutput:
             output_limit=OUTPUT_LIMIT,
             stdin=cmd.stdin,
             progress=progress,
+            overflow=lambda: ctx.spill.reserve(f"run_argv-{ctx.call_id}-output"),
         )
     )
     text = result_text(result, cmd.timeout)

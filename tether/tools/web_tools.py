@@ -187,7 +187,13 @@ class WebSearchArgs(ToolArgs):
 
 
 def _search_tool(max_results: int, timeout: float) -> ToolDef[WebSearchArgs]:
-    @tool(kind="search", read_only=True, timeout=timeout, name="web_search")
+    @tool(
+        kind="search",
+        read_only=True,
+        timeout=timeout,
+        name="web_search",
+        timeout_key="[web] search_timeout_ms",
+    )
     async def web_search(ctx: Capabilities, args: WebSearchArgs) -> ToolOutput:
         """Search the web. Returns an optional answer plus a list of source URLs, with snippets
         and dates when the search provider has them.
@@ -224,7 +230,13 @@ class WebFetchArgs(ToolArgs):
 
 
 def _fetch_tool(timeout: float) -> ToolDef[WebFetchArgs]:
-    @tool(kind="fetch", read_only=True, timeout=timeout, name="web_fetch")
+    @tool(
+        kind="fetch",
+        read_only=True,
+        timeout=timeout,
+        name="web_fetch",
+        timeout_key="[web] fetch_timeout_ms",
+    )
     async def web_fetch(ctx: Capabilities, args: WebFetchArgs) -> ToolOutput:
         """Retrieve the content of a specific HTTP(S) URL: HTML comes back as Markdown, text as
         it is. A non-2xx status is reported with the body, not as an error. Loopback and
@@ -282,7 +294,13 @@ class FetchLocalArgs(ToolArgs):
 
 
 def _fetch_local_tool(timeout: float) -> ToolDef[FetchLocalArgs]:
-    @tool(kind="fetch", read_only=False, timeout=timeout, name="fetch_local")
+    @tool(
+        kind="fetch",
+        read_only=False,
+        timeout=timeout,
+        name="fetch_local",
+        timeout_key="[web] fetch_timeout_ms",
+    )
     async def fetch_local(ctx: Capabilities, args: FetchLocalArgs) -> ToolOutput:
         """Send one raw HTTP request from this machine and read the status, the response
         headers and the body. For APIs, other methods than GET, localhost or LAN services, and

@@ -1,7 +1,11 @@
-"""The commands that show or change one session: /mode, /model, /undo, /title, /status."""
+"""The commands that show or change one session: /mode, /model, /undo, /title, /status,
+/compact, /retry."""
 
 from __future__ import annotations
 
+import uuid
+
+from tether.engine import events as ev
 from tether.engine.commands.slash_command import CommandContext
 from tether.engine.sessions.state import MODES
 
@@ -49,3 +53,26 @@ async def status(ctx: CommandContext, arg: str) -> str:
             f"- Network for confined commands: **{network}** (the Command network option)",
         ]
     )
+
+
+async def compact(ctx: CommandContext, arg: str) -> str:
+    summarised = await ctx.manager.compact(ctx.session, arg or None)
+    if summarised is None:
+        return "Nothing to compact yet: the conversation has no earlier part to summarise."
+    if summarised == 0:
+        return "The conversation could not be summarised; nothing was replaced."
+    return (
+        f"Compacted: the {summarised} messages so far are summarised for the model (the "
+        "session keeps every one; a reload still shows them)."
+    )
+
+
+async def retry(ctx: CommandContext, arg: str) -> str:
+    assert ctx.scope is not None, "a turn command runs inside a prompt's claim"
+    stop = await ctx.manager.retry_turn(ctx.session, ctx.scope)
+    if stop is None:
+        text = "Nothing to retry: the last turn finished."
+        await ctx.manager.emit(ctx.session, ev.TextDelta(uuid.uuid4().hex, text))
+        await ctx.manager.persist(ctx.session)
+        return "end_turn"
+    return stop

@@ -7,6 +7,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import anyio
+
 if TYPE_CHECKING:
     from tether.engine.sessions.manager import SessionManager
     from tether.engine.sessions.state import Session
@@ -23,11 +25,16 @@ class CommandContext:
     manager: SessionManager
     session: Session
     options_changed: OptionsChanged
+    scope: anyio.CancelScope | None = None  # the prompt's claim: a command that runs a turn
+
+
+async def no_options_changed(option: str) -> None:
+    """For a front that shows no session options."""
 
 
 Handler = Callable[[CommandContext, str], Awaitable[str]]
 """Runs a command on its argument text; returns its reply (Markdown, shown as an agent
-message)."""
+message), or, for a command that runs a turn, the turn's stop reason."""
 
 
 def always(ctx: CommandContext) -> bool:
@@ -41,3 +48,4 @@ class Command:
     run: Handler
     hint: str | None = None  # what the argument is, for a front that prompts for it
     available: Callable[[CommandContext], bool] = always  # offered (and run) only when true
+    turn: bool = False  # it runs a turn: its handler shows what it does and returns the stop

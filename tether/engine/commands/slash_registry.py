@@ -37,6 +37,18 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("title", "Rename this session", session_commands.title, hint="new title"),
     Command(
+        "compact",
+        "Summarise the conversation so far for the model (the history keeps everything)",
+        session_commands.compact,
+        hint="what the summary should focus on (optional)",
+    ),
+    Command(
+        "retry",
+        "Go on with the last turn that did not finish (an error, a cancel, the round limit)",
+        session_commands.retry,
+        turn=True,
+    ),
+    Command(
         "status", "Show the model, the mode and what confines commands", session_commands.status
     ),
     Command("help", "List tether's commands, modes and tools", _help),
@@ -58,8 +70,23 @@ def parse(ctx: CommandContext, parts: list[UserPart]) -> tuple[Command, str] | N
     return None if command is None else (command, arg.strip())
 
 
-async def run(ctx: CommandContext, command: Command, arg: str) -> None:
-    """Run the command and show its reply, stored with the session."""
+async def run(ctx: CommandContext, command: Command, arg: str) -> ev.StopReason:
+    """Run the command and show its reply, stored with the session; the prompt's stop reason
+    (a command that runs a turn ends as its turn did)."""
     reply = await command.run(ctx, arg)
+    if command.turn:
+        return _stop_reason(reply)
     await ctx.manager.emit(ctx.session, ev.TextDelta(uuid.uuid4().hex, reply))
     await ctx.manager.persist(ctx.session)
+    return "end_turn"
+
+
+def _stop_reason(text: str) -> ev.StopReason:
+    stops: tuple[ev.StopReason, ...] = (
+        "end_turn",
+        "max_tokens",
+        "max_turn_requests",
+        "refusal",
+        "cancelled",
+    )
+    return next(s for s in stops if s == text)

@@ -16,6 +16,7 @@ from tether.engine.config.model_kinds import KINDS
 from tether.engine.config.toml_lines import Key, line_of
 from tether.engine.web.web_kinds import NO_FETCH, web_kind_names
 from tether.schemas.config import (
+    AgentConfig,
     ConfigFile,
     Defaults,
     McpServerConfig,
@@ -28,7 +29,16 @@ from tether.schemas.web import WebConfig
 
 _T = TypeVar("_T", bound=msgspec.Struct)
 
-SECTIONS = ("providers", "models", "defaults", "workspace", "web", "mcp_servers", "sandbox")
+SECTIONS = (
+    "providers",
+    "models",
+    "defaults",
+    "workspace",
+    "web",
+    "mcp_servers",
+    "sandbox",
+    "agent",
+)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -57,6 +67,7 @@ class Checker:
         workspace = self._section(doc, "workspace", WorkspaceConfig)
         web = self._section(doc, "web", WebConfig, self._web_rules)
         sandbox = self._section(doc, "sandbox", SandboxConfig)
+        agent = self._section(doc, "agent", AgentConfig)
         servers = {
             n: m
             for n, t in self._tables(doc, "mcp_servers")
@@ -70,6 +81,7 @@ class Checker:
             web=web,
             mcp_servers=servers,
             sandbox=sandbox,
+            agent=agent,
         )
 
     def _section(

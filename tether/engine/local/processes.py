@@ -11,6 +11,7 @@ import subprocess
 from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 import anyio
 import anyio.abc
@@ -18,7 +19,7 @@ import anyio.abc
 from tether.engine.local import reaper
 from tether.engine.local.terminal_text import sanitize
 from tether.engine.sandbox.confinement import PROVIDER_KEYS
-from tether.engine.seam import CommandProgress, CommandResult, SeamError, Stage
+from tether.engine.seam import CommandProgress, CommandResult, Overflow, SeamError, Stage
 
 KILL_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
 DRAIN_AFTER_EXIT = 0.3  # how long a background child may keep the output open after exit
@@ -27,17 +28,26 @@ _POSIX = os.name == "posix"
 
 
 class BoundedOutput:
-    """Keeps the first third and the last two thirds of `limit` bytes; counts the rest."""
+    """Keeps the first third and the last two thirds of `limit` bytes and counts the rest;
+    with `overflow`, the whole output goes to that file once it is longer than `limit` (up to
+    OVERFLOW_MAX bytes), so the middle can be read there."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, overflow: Overflow | None = None) -> None:
         self.head_limit = max(limit // 3, 0)
         self.tail_limit = max(limit - self.head_limit, 0)
         self.head = bytearray()
         self.tail: deque[bytes] = deque()
         self.tail_size = 0
         self.omitted = 0
+        self.total = 0
+        self._overflow = overflow
+        self.file: BinaryIO | None = None
+        self.path: Path | None = None
+        self.kept = 0  # bytes in the file
 
     def add(self, chunk: bytes) -> None:
+        self._keep_whole(chunk)
+        self.total += len(chunk)
         room = self.head_limit - len(self.head)
         if room > 0:
             self.head += chunk[:room]
@@ -57,12 +67,49 @@ class BoundedOutput:
                 self.omitted += len(first)
                 self.tail_size -= len(first)
 
+    def _keep_whole(self, chunk: bytes) -> None:
+        if self.file is None:
+            if (
+                self._overflow is None
+                or self.total + len(chunk) <= self.head_limit + self.tail_limit
+            ):
+                return
+            try:
+                self.path = self._overflow()
+                self.file = open(self.path, "ab")  # noqa: SIM115  # closed by close()
+            except OSError:
+                self._overflow = None
+                return
+            chunk = bytes(self.head) + b"".join(self.tail) + chunk  # nothing was dropped yet
+        room = OVERFLOW_MAX - self.kept
+        if room > 0:
+            self.file.write(chunk[:room])
+            self.kept += min(len(chunk), room)
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+
     def text(self) -> str:
         head = sanitize(bytes(self.head).decode("utf-8", "replace"))
         tail = sanitize(b"".join(self.tail).decode("utf-8", "replace"))
         if not self.omitted:
             return head + tail
-        return f"{head}\n{omitted_marker(self.omitted, 'bytes')}\n{tail}"
+        return f"{head}\n{self._marker()}\n{tail}"
+
+    def _marker(self) -> str:
+        if self.path is None:
+            return omitted_marker(self.omitted, "bytes")
+        tail_from = self.total - self.tail_size
+        whole = "the whole output" if self.kept == self.total else f"its first {self.kept:,} bytes"
+        return (
+            f"[... {self.omitted:,} bytes of output omitted here: {whole} is in {self.path} "
+            f"(bytes 0-{len(self.head):,} are above, bytes {tail_from:,}-{self.total:,} below); "
+            "read_file pages through it ...]"
+        )
+
+
+OVERFLOW_MAX = 64 * 1024 * 1024  # bytes of one command's output kept whole, at most
 
 
 def omitted_marker(count: int, unit: str) -> str:
@@ -180,10 +227,16 @@ class LocalTerminal:
         output_limit: int,
         stdin: bytes | None = None,
         progress: CommandProgress | None = None,
+        overflow: Overflow | None = None,
     ) -> CommandResult:
         stage = Stage(argv, cwd, env, mix_stderr=True)
         return await run_local(
-            [stage], stdin=stdin, timeout=timeout, output_limit=output_limit, progress=progress
+            [stage],
+            stdin=stdin,
+            timeout=timeout,
+            output_limit=output_limit,
+            progress=progress,
+            overflow=overflow,
         )
 
     async def run_pipeline(
@@ -194,9 +247,15 @@ class LocalTerminal:
         timeout: float,
         output_limit: int,
         progress: CommandProgress | None = None,
+        overflow: Overflow | None = None,
     ) -> CommandResult:
         return await run_local(
-            stages, stdin=stdin, timeout=timeout, output_limit=output_limit, progress=progress
+            stages,
+            stdin=stdin,
+            timeout=timeout,
+            output_limit=output_limit,
+            progress=progress,
+            overflow=overflow,
         )
 
 
@@ -207,8 +266,9 @@ async def run_local(
     timeout: float,
     output_limit: int,
     progress: CommandProgress | None,
+    overflow: Overflow | None = None,
 ) -> CommandResult:
-    out = BoundedOutput(output_limit)
+    out = BoundedOutput(output_limit, overflow)
     collector, sink = os.pipe()  # every stream meant for the user, in arrival order
     try:
         procs = await _spawn_all(stages, stdin is not None, sink)
@@ -243,6 +303,7 @@ async def run_local(
                 with anyio.move_on_after(2):
                     await p.aclose()
             os.close(collector)
+            out.close()
     code, sig = exit_status(procs[-1].returncode)
     return CommandResult(
         exit_code=code,

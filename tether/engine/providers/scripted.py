@@ -81,8 +81,13 @@ def load_script(path: Path) -> Script:
 
 
 class ScriptedModel:
-    def __init__(self, script: Script, model_id: str = "scripted") -> None:
+    def __init__(
+        self, script: Script, model_id: str = "scripted", *, keep_requests: bool = False
+    ) -> None:
+        """`keep_requests`: remember every request (for tests to inspect; a long session's
+        requests would otherwise pile up, each holding the history of its time)."""
         self.script = script
+        self.keep_requests = keep_requests
         self._next = 0
         m = script.model
         self._info = llm.ModelInfo(
@@ -98,7 +103,7 @@ class ScriptedModel:
             cached_input_price=m.cached_input_price,
             currency=m.currency,
         )
-        self.requests: list[llm.ChatRequest] = []  # what the engine asked, for tests to inspect
+        self.requests: list[llm.ChatRequest] = []  # what the engine asked, when kept
 
     @property
     def info(self) -> llm.ModelInfo:
@@ -110,7 +115,8 @@ class ScriptedModel:
                 f"scripted provider: the script has no round {self._next + 1} "
                 f"(it holds {len(self.script.rounds)})"
             )
-        self.requests.append(request)
+        if self.keep_requests:
+            self.requests.append(request)
         rnd = self.script.rounds[self._next]
         self._next += 1
         finish: llm.FinishReason | None = None

@@ -21,9 +21,11 @@ _message = msgspec.json.Decoder(Message)
 Shown = Callable[[Event], tuple[bytes | None, int | None]]  # an event's rendering, its renderer
 
 
-def append(db: Any, session_id: str, events: list[Event], where: list[int], shown: Shown) -> int:
+def append(
+    db: Any, session_id: str, events: list[Event], where: Callable[[int], int | None], shown: Shown
+) -> int:
     """Store events after the session's last; the row after the last one stored. `where`: the
-    row number of each history entry (prompts are stored by reference to theirs)."""
+    row number of a history entry (prompts are stored by reference to theirs)."""
     (start,) = db.execute(
         "SELECT COALESCE(MAX(seq) + 1, 0) FROM events WHERE session_id=?", (session_id,)
     ).fetchone()
@@ -143,12 +145,11 @@ def _resolve(event: Event, prompts: dict[int, list[UserPart]]) -> Event:
     return event
 
 
-def _by_reference(event: Event, where: list[int]) -> Event:
+def _by_reference(event: Event, where: Callable[[int], int | None]) -> Event:
     """The form an event is stored in: a prompt that is also a history message is stored once,
     in the message (a 100 MB prompt must not make a 200 MB database), named by its row number
     (another process may have appended to the same session in between)."""
     if isinstance(event, UserPrompted) and event.message is not None:
-        if event.message < len(where):
-            return UserPrompted([], where[event.message])
-        return UserPrompted(event.parts)
+        row = where(event.message)
+        return UserPrompted([], row) if row is not None else UserPrompted(event.parts)
     return event

@@ -25,7 +25,6 @@ from tether.engine import events as ev
 from tether.engine.history import UserPart
 from tether.engine.providers.base import LLM
 from tether.engine.sandbox.session_sandbox import Sandbox
-from tether.engine.seam import Capabilities
 from tether.engine.sessions import undo
 from tether.engine.sessions.deps import EngineDeps, Front
 from tether.engine.sessions.folders import folder
@@ -235,17 +234,25 @@ class SessionManager:
     def model(self, s: Session) -> LLM:
         return self.runtime(s.id).model(self.deps.catalog)
 
-    def capabilities(self, s: Session) -> Capabilities:
-        return self.front.capabilities(s, self.model(s))
-
     async def run_turn(
         self, s: Session, parts: list[UserPart], scope: anyio.CancelScope
     ) -> ev.StopReason:
         """One prompt as a turn (see TurnRunner.run)."""
         return await self._turns.run(self.runtime(s.id), parts, scope)
 
+    async def retry_turn(self, s: Session, scope: anyio.CancelScope) -> ev.StopReason | None:
+        """Go on with the session's unfinished last turn (see Turn.resume); None when it
+        finished."""
+        return await self._turns.resume(self.runtime(s.id), scope)
+
+    async def compact(self, s: Session, focus: str | None) -> int | None:
+        """Summarise the whole conversation for the model (/compact): how many messages the
+        summary now stands for, 0 when no summary came, None when there was nothing to do."""
+        return await self._turns.compact(self.runtime(s.id), focus)
+
     async def undo(self, s: Session) -> str:
-        return await undo.undo_last(s.state.undo, self.capabilities(s), lambda e: self.emit(s, e))
+        ctx = self.front.capabilities(s, self.model(s))
+        return await undo.undo_last(s.state.undo, ctx, lambda e: self.emit(s, e))
 
 
 def tether_places() -> list[Path]:

@@ -67,7 +67,14 @@ def save(
             (s.id, s.cwd, s.title, s.updated_at, s.updated_at, _encode(s.state)),
         )
         seqs = _append_messages(db, s.id, new)
-        where = [*s.message_seqs, *seqs]  # history index -> row number
+
+        def where(index: int) -> int | None:  # history index -> row number
+            stored = s.message_seqs
+            if index < len(stored):
+                return stored[index]
+            index -= len(stored)
+            return seqs[index] if index < len(seqs) else None
+
         events_end = event_rows.append(db, s.id, events, where, shown) if events else 0
     return seqs, events_end
 
@@ -136,7 +143,7 @@ def take(db: Any, renderer_id: int | None, s: Session, holder: str, seconds: flo
             )
         rows = db.execute(
             "SELECT seq, body FROM messages WHERE session_id=? AND seq > ? ORDER BY seq",
-            (s.id, max(s.message_seqs, default=-1)),
+            (s.id, s.message_seqs[-1] if s.message_seqs else -1),  # ascending
         ).fetchall()
         end = event_rows.end(db, s.id)
         start = min(s.event_end, end)

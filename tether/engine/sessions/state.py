@@ -11,7 +11,7 @@ import msgspec
 
 from tether.engine.events import Event, Notice
 from tether.engine.grants import Grants
-from tether.engine.history import Message
+from tether.engine.history import Message, MessageSizes
 from tether.engine.sessions.undo import TurnChanges
 from tether.errors import TetherError
 
@@ -70,6 +70,11 @@ class SessionState(msgspec.Struct):
     undo: list[TurnChanges] = []
     # Whether confined commands may use the network (None: the config file's `[sandbox]`).
     network: bool | None = None
+    # Per model, the API's input tokens per estimated token (chars/4), once it reported some.
+    token_ratios: dict[str, float] = {}
+    # How the last turn ended when it did not finish ("running" while it runs, and after a
+    # kill; "cancelled", "error", "max_tokens", "max_turn_requests"): /retry goes on from it.
+    unfinished: str | None = None
 
 
 def with_window_choices(stored: SessionState, mine: SessionState) -> SessionState:
@@ -118,6 +123,8 @@ class Session:
     pending_events: list[Event] = field(default_factory=list[Event])
     # Stored history entries changed since (their images left out): rewritten at the next save.
     rewritten: set[int] = field(default_factory=set[int])
+    # Each message's size as requests carry it, remembered (see history.MessageSizes).
+    sizes: MessageSizes = field(default_factory=MessageSizes)
     # The store's row after the last event this process stored or showed: rows from it on
     # were written by another process, and are shown before this process's next turn.
     event_end: int = 0

@@ -36,6 +36,7 @@ class Store:
         self.renderer = renderer
         self._renderer_id: int | None = None
         self._limiter = anyio.CapacityLimiter(1)
+        self._saving = anyio.Lock()  # one save at a time: each takes what the last left
         self._db: Any = None
         # Why the file could not be used (it is damaged, or no database): this run then keeps
         # its sessions in memory, and says so once (see SessionManager).
@@ -108,6 +109,10 @@ class Store:
 
     async def save(self, session: Session) -> None:
         """Write the session row and any history entries not yet stored."""
+        async with self._saving:
+            await self._save(session)
+
+    async def _save(self, session: Session) -> None:
         new = session.history[session.saved_messages :]
         events, session.pending_events = session.pending_events, []
         changed, session.rewritten = session.rewritten, set()

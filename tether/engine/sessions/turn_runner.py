@@ -7,11 +7,13 @@ import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 import anyio
 import anyio.abc
 
 from tether.engine import events as ev
+from tether.engine.context_window import ContextWindow
 from tether.engine.history import TextPart, UserPart
 from tether.engine.sandbox.detect import detect
 from tether.engine.sessions.deps import EngineDeps, Front
@@ -19,10 +21,11 @@ from tether.engine.sessions.lease import Holder, lease_seconds
 from tether.engine.sessions.runtime import SessionRuntime
 from tether.engine.sessions.state import MODES, Session, with_window_choices
 from tether.engine.system_prompt import project_context, system_prompt
-from tether.engine.turn import Turn, TurnConfig
+from tether.engine.turn import Turn, TurnConfig, interrupted_results
 
 log = logging.getLogger("tether.sessions")
 
+T = TypeVar("T")
 Emit = Callable[[Session, ev.Event], Awaitable[None]]
 Persist = Callable[[Session], Awaitable[None]]
 
@@ -53,10 +56,45 @@ class TurnRunner:
         await self.deps.store.load_history(s)
         holder = str(Holder.me())
         await self._catch_up(s, holder)
+        return await self._holding(s, holder, lambda: self._fresh(runtime, parts, scope))
+
+    async def resume(
+        self, runtime: SessionRuntime, scope: anyio.CancelScope
+    ) -> ev.StopReason | None:
+        """Go on with the session's last turn if it did not finish (/retry); None when it did."""
+        s = runtime.session
+        await self.deps.store.load_history(s)
+        holder = str(Holder.me())
+        await self._catch_up(s, holder)
+        if s.state.unfinished is None:
+            await self.deps.store.release(s.id, holder)
+            return None
+        return await self._holding(s, holder, lambda: self._resumed(runtime, scope))
+
+    async def compact(self, runtime: SessionRuntime, focus: str | None) -> int | None:
+        """Summarise the conversation so far (/compact): the messages the summary stands for,
+        0 when no summary came, None when there was nothing to summarise."""
+        s = runtime.session
+        await self.deps.store.load_history(s)
+        holder = str(Holder.me())
+        await self._catch_up(s, holder)
+
+        async def summarise() -> int | None:
+            before = s.state.compacted_upto
+            if len(s.history) <= before:
+                return None
+            window = await self._context(runtime)
+            done = await window.compact(len(s.history), focus)
+            return len(s.history) - before if done else 0
+
+        return await self._holding(s, holder, summarise)
+
+    async def _holding(self, s: Session, holder: str, work: Callable[[], Awaitable[T]]) -> T:
+        """Do `work` holding the session's lease (renewed meanwhile), then give it back."""
         renewing = anyio.CancelScope()
         self._background.start_soon(self._renew_lease, s.id, holder, renewing)
         try:
-            return await self._turn(runtime, parts, scope)
+            return await work()
         finally:
             renewing.cancel()
             with anyio.CancelScope(shield=True):
@@ -87,15 +125,32 @@ class TurnRunner:
                 except Exception:  # the turn goes on; the lease may lapse
                     log.exception("renewing the lease of session %s", session_id)
 
-    async def _turn(
+    async def _fresh(
         self, runtime: SessionRuntime, parts: list[UserPart], scope: anyio.CancelScope
     ) -> ev.StopReason:
         s = runtime.session
+        s.history.extend(interrupted_results(s.history))  # a killed turn's calls, answered
         s.record(ev.UserPrompted(parts, message=len(s.history)))  # the client showed it
         text = prompt_text(parts)
         if s.title is None and text:
             s.title = text.splitlines()[0][:80]
             await self._emit(s, ev.TitleChanged(s.title))
+        turn = await self._turn(runtime)
+        return await self._ended(s, await turn.run(parts, scope))
+
+    async def _resumed(self, runtime: SessionRuntime, scope: anyio.CancelScope) -> ev.StopReason:
+        turn = await self._turn(runtime)
+        return await self._ended(runtime.session, await turn.resume(scope))
+
+    async def _ended(self, s: Session, stop: ev.StopReason) -> ev.StopReason:
+        if stop not in ("end_turn", "refusal"):  # (a refusal says so itself)
+            with anyio.CancelScope(shield=True):
+                await self._emit(s, ev.TurnEnded(stop))  # kept: a reload shows how it ended
+        await self._persist(s)
+        return stop
+
+    async def _turn(self, runtime: SessionRuntime) -> Turn:
+        s = runtime.session
         model = runtime.model(self.deps.catalog)
         await anyio.to_thread.run_sync(detect, self.deps.sandbox.mechanism)  # probed once
         turn = Turn(
@@ -108,12 +163,20 @@ class TurnRunner:
             config=await self._config(runtime),
         )
         await self._tell_problems(s)
-        stop = await turn.run(parts, scope)
-        if stop not in ("end_turn", "refusal"):  # (a refusal says so itself)
-            with anyio.CancelScope(shield=True):
-                await self._emit(s, ev.TurnEnded(stop))  # kept: a reload shows how it ended
-        await self._persist(s)
-        return stop
+        return turn
+
+    async def _context(self, runtime: SessionRuntime) -> ContextWindow:
+        """The session's context window as its next request would see it (for /compact)."""
+        s = runtime.session
+        config = await self._config(runtime)
+        return ContextWindow(
+            s,
+            runtime.model(self.deps.catalog),
+            system=config.system,
+            tools=runtime.registry().specs(),
+            emit=lambda e: self._emit(s, e),
+            persist=self._persist,
+        )
 
     async def _config(self, runtime: SessionRuntime) -> TurnConfig:
         s = runtime.session

@@ -133,7 +133,10 @@ class LocalFetcher:
             async with self._client(backend) as client:
                 return await self._fetch_hops(client, parsed)
         assert scope.cancelled_caught
-        raise WebError("WEB_FETCH_TIMEOUT", f"fetching {url} took over {self.timeout:g} s")
+        raise WebError(
+            "WEB_FETCH_TIMEOUT",
+            f"fetching {url} took over {self.timeout:g} s (`[web.local] timeout_ms`)",
+        )
 
     async def _fetch_hops(self, client: httpx.AsyncClient, first: ParsedUrl) -> FetchResult:
         current = first
@@ -205,7 +208,10 @@ class LocalFetcher:
             async with self._client(backend) as client:
                 return await self._request_hops(client, backend, req, parsed, pinned)
         assert scope.cancelled_caught
-        raise WebError("WEB_FETCH_TIMEOUT", f"{req.method} {req.url} took over {self.timeout:g} s")
+        raise WebError(
+            "WEB_FETCH_TIMEOUT",
+            f"{req.method} {req.url} took over {self.timeout:g} s (`[web.local] timeout_ms`)",
+        )
 
     async def _request_hops(
         self,
@@ -287,7 +293,10 @@ def _looks_textual(data: bytes) -> bool:
 
 
 def _too_large(url: str, cap: int) -> WebError:
-    return WebError("WEB_FETCH_TOO_LARGE", f"{url} is larger than {cap} bytes")
+    return WebError(
+        "WEB_FETCH_TOO_LARGE",
+        f"{url} is larger than {cap} bytes (`[web.local] max_response_bytes`)",
+    )
 
 
 class _send:

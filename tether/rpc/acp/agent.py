@@ -299,15 +299,15 @@ class AcpAgent:
             if await self.manager.models.settle(s):
                 await self.front.send_options(s)
             parts = user_parts(params.prompt, self.manager.model(s).info)
-            context = _command_context(self, s)
+            context = _command_context(self, s, scope)
             command = slash_registry.parse(context, parts)
-            if command is not None:
-                s.record(ev.UserPrompted(parts))  # the client shows its own prompt: replayed
-                with _rpc_errors():
-                    await slash_registry.run(context, *command)
-                return acp.PromptResponse(stop_reason="end_turn")
             try:
-                stop = await self.manager.run_turn(s, parts, scope)
+                if command is not None:
+                    s.record(ev.UserPrompted(parts))  # the client shows its own prompt
+                    with _rpc_errors():
+                        stop = await slash_registry.run(context, *command)
+                else:
+                    stop = await self.manager.run_turn(s, parts, scope)
             except TurnFailed as exc:
                 raise RpcError(PROVIDER_FAILED, f"The model provider failed: {exc}") from None
             except HeldElsewhere as exc:
@@ -330,7 +330,9 @@ class _rpc_errors:
             raise RpcError.invalid_params(str(exc)) from None
 
 
-def _command_context(agent: AcpAgent, s: Session) -> CommandContext:
+def _command_context(
+    agent: AcpAgent, s: Session, scope: anyio.CancelScope | None = None
+) -> CommandContext:
     """What the engine's slash commands work through in `s`: a changed option is shown as ACP
     shows it (a changed mode as `current_mode_update` too)."""
 
@@ -339,7 +341,7 @@ def _command_context(agent: AcpAgent, s: Session) -> CommandContext:
             await agent.front.send(s.id, acp.CurrentModeUpdate(current_mode_id=s.state.mode))
         await agent.front.send_options(s)
 
-    return CommandContext(agent.manager, s, options_changed)
+    return CommandContext(agent.manager, s, options_changed, scope)
 
 
 def _roots(cwd: str, params: acp.NewSessionRequest) -> list[str]:

@@ -15,7 +15,7 @@ import anyio
 from tether.engine.local import reaper
 from tether.engine.local.processes import LocalTerminal
 from tether.engine.local.terminal_text import sanitize
-from tether.engine.seam import CommandProgress, CommandResult, SeamError, Stage
+from tether.engine.seam import CommandProgress, CommandResult, Overflow, SeamError, Stage
 from tether.rpc.peer import Peer
 from tether.rpc.rpc_error import ConnectionClosed, RpcError
 from tether.schemas import acp
@@ -50,6 +50,7 @@ class ClientTerminal:
         output_limit: int,
         stdin: bytes | None = None,
         progress: CommandProgress | None = None,
+        overflow: Overflow | None = None,
     ) -> CommandResult:
         if stdin is not None:  # terminal/create takes no input
             return await self._local.run(
@@ -60,6 +61,7 @@ class ClientTerminal:
                 output_limit=output_limit,
                 stdin=stdin,
                 progress=progress,
+                overflow=overflow,
             )
         terminal_id = await self._create(argv, cwd, env, output_limit)
         done = False
@@ -96,10 +98,16 @@ class ClientTerminal:
         timeout: float,
         output_limit: int,
         progress: CommandProgress | None = None,
+        overflow: Overflow | None = None,
     ) -> CommandResult:
         # An ACP terminal runs one program; a pipe between two needs local processes.
         return await self._local.run_pipeline(
-            stages, stdin=stdin, timeout=timeout, output_limit=output_limit, progress=progress
+            stages,
+            stdin=stdin,
+            timeout=timeout,
+            output_limit=output_limit,
+            progress=progress,
+            overflow=overflow,
         )
 
     async def _create(

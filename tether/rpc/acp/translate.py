@@ -89,6 +89,12 @@ def _other(event: ev.Event, notices: bool) -> list[acp.SessionUpdate]:
         return [acp.SessionInfoUpdate(title=event.title)]
     if isinstance(event, ev.UserPrompted):
         return [acp.UserMessageChunk(content=_user_block(p)) for p in event.parts]
+    if isinstance(event, ev.Compacted):
+        text = (
+            f"\nContext compacted here: the {event.messages} messages before this point are "
+            "summarised for the model.\n"
+        )
+        return [acp.AgentThoughtChunk(content=acp.TextContent(text=text))]
     if isinstance(event, ev.TurnEnded):
         return [acp.AgentMessageChunk(content=acp.TextContent(text=ending_text(event.stop_reason)))]
     return []

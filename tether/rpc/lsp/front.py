@@ -32,7 +32,9 @@ from pygls.uris import to_fs_path
 
 from tether import __version__
 from tether.engine import events as ev
-from tether.engine.history import TextPart
+from tether.engine.commands import slash_registry
+from tether.engine.commands.slash_command import CommandContext, no_options_changed
+from tether.engine.history import TextPart, UserPart
 from tether.engine.local.processes import LocalTerminal
 from tether.engine.local.spill import LocalSpill
 from tether.engine.providers.base import LLM
@@ -46,6 +48,7 @@ from tether.engine.sessions.settings import InvalidSetting
 from tether.engine.sessions.state import AccessGrant, Session
 from tether.engine.turn import TurnFailed
 from tether.engine.workspace import DirGrant, Workspace
+from tether.errors import TetherError
 from tether.rpc.lsp import prompt as prompts
 from tether.rpc.lsp.actions import code_actions
 from tether.rpc.lsp.buffer_fs import LspFileSystem
@@ -305,7 +308,7 @@ class LspFront:
         ending = "Stopped"  # what the progress ends with when the turn ends otherwise
         try:
             await self.manager.models.settle(s)  # a local server's own model names
-            stop = await self.manager.run_turn(s, [TextPart(text)], scope)
+            stop = await self._prompted(s, [TextPart(text)], scope)
             ending = ENDINGS.get(stop, stop)
         except TurnFailed as exc:
             ending = "Failed: the model provider failed"
@@ -313,6 +316,9 @@ class LspFront:
         except HeldElsewhere as exc:
             ending = "Refused: the session runs in another window"
             raise JsonRpcException(str(exc), REQUEST_FAILED) from None
+        except TetherError as exc:  # a command's refusal (a bad /mode, /model): its words
+            ending = "Refused"
+            raise JsonRpcException(exc.message, REQUEST_FAILED) from None
         finally:
             self._view = self._progress = None
             if progress is not None:
@@ -329,6 +335,17 @@ class LspFront:
         if self.features.show_document and not self._ended:
             self._background.start_soon(show_document, self.conn, transcript.as_uri())
         return result
+
+    async def _prompted(
+        self, s: Session, parts: list[UserPart], scope: anyio.CancelScope
+    ) -> ev.StopReason:
+        """A slash command (`/compact`, `/retry`, ...) or a turn."""
+        context = CommandContext(self.manager, s, no_options_changed, scope)
+        command = slash_registry.parse(context, parts)
+        if command is None:
+            return await self.manager.run_turn(s, parts, scope)
+        s.record(ev.UserPrompted(parts))
+        return await slash_registry.run(context, *command)
 
     async def _start_progress(self, ticket: Ticket, text: str) -> TurnProgress | None:
         if ticket.token is None and not self.features.progress:
