@@ -1,8 +1,9 @@
 """Per-delta cost of the OpenAI chat adapter, end to end over a real socket.
 
 The mock LLM server streams N text deltas in the OpenAI chat wire format. The same bytes are read
-twice per round: raw through httpx (the baseline: socket, HTTP parsing, chunked decoding) and
-through the adapter (SSE parsing, msgspec decoding, event building, the retry wrapper). The
+twice per round: raw through httpx (the floor: socket, HTTP parsing, chunked decoding; it POSTs
+the same request body the adapter sends, so the server answers both alike) and through the
+adapter (SSE parsing, msgspec decoding, event building, the retry wrapper). The
 adapter's overhead per delta is the difference divided by N. Time to first TextDelta is measured
 separately, from the server's first body write to the adapter yielding the first delta, with the
 rest of the stream held back a moment so it cannot pile into the same read.
@@ -51,9 +52,9 @@ def pieces(first: bytes, rest: bytes, pause: float | None) -> list[bytes | float
     return out
 
 
-async def raw_read(client: httpx.AsyncClient, url: str) -> float:
+async def raw_read(client: httpx.AsyncClient, url: str, body: bytes) -> float:
     started = time.perf_counter()
-    async with client.stream("POST", url, content=b"{}") as response:
+    async with client.stream("POST", url, content=body) as response:
         async for _ in response.aiter_bytes():
             pass
     return time.perf_counter() - started
@@ -79,10 +80,11 @@ async def measure(server: MockLLMServer, n: int) -> None:
     async with httpx.AsyncClient(timeout=60) as client:
         info = ModelInfo(id="bench:model", name="model")
         llm = OpenAIChat(server.url + "/v1", "sk-bench", "bench", info, client=client)
+        _, body = llm._prepare(REQUEST)  # the body the adapter sends: a request the server takes
         raw_times, adapter_times, ttft = [], [], []
         for round_ in range(ROUNDS + 1):  # round 0 warms up imports and the connection
             server.script(PATH, Reply(chunks=pieces(first, rest, None)))
-            raw = await raw_read(client, server.url + PATH)
+            raw = await raw_read(client, server.url + PATH, body)
             server.script(PATH, Reply(chunks=pieces(first, rest, None)))
             adapted, _ = await adapter_read(llm, n)
             server.first_body_byte_at = None

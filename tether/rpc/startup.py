@@ -56,6 +56,11 @@ if TYPE_CHECKING:
 
         def framer(self, options: ServeOptions) -> Framer: ...
 
+        def preload(self) -> None:
+            """Import what serving needs; run on a thread from the `initialize` answer on, so
+            the engine loads while the client reads the answer and sends its next request."""
+            ...
+
         def after_initialize(
             self, in_fd: int, out_fd: int, framer: Framer, frames: list[Frame], opts: ServeOptions
         ) -> list[Frame]:
@@ -121,11 +126,33 @@ def _serve_stdio(front: Front, options: ServeOptions) -> int:
     frames = _fast_initialize(in_fd, out_fd, framer, front.handshake)
     if frames is None:
         return 0  # input ended before anything arrived
+    if front.handshake.done:
+        import threading
+
+        threading.Thread(target=front.preload, name="tether-preload", daemon=True).start()
     frames = front.after_initialize(in_fd, out_fd, framer, frames, options)
     _start_logging(front, options)
     import anyio
 
     return anyio.run(_serve_async, front, in_fd, out_fd, framer, frames, options)
+
+
+def preload(*fronts: str) -> None:
+    """What serving needs, imported in the order the main thread needs it, on the preload
+    thread: the front's modules, the composition (which builds the tool catalog), the HTTP stack.
+    A failure is the main thread's to meet (it imports the same modules, and says why)."""
+    import importlib
+
+    try:
+        for name in (*fronts, "tether.rpc.compose", "tether.tools"):
+            importlib.import_module(name)
+        from tether.engine.providers import http_transport
+        from tether.tools import catalog
+
+        catalog()  # every tool module, and their schemas made
+        http_transport.warm()
+    except Exception:
+        pass
 
 
 def _ignore_interrupts() -> None:

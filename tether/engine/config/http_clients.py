@@ -3,6 +3,7 @@ timeouts, made on first use and closed with the catalog."""
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -30,14 +31,16 @@ class HttpClients:
 
     def __init__(self) -> None:
         self._clients: dict[str, httpx.AsyncClient] = {}
+        self._lock = threading.Lock()
 
     def get(self, provider: Provider) -> httpx.AsyncClient:
-        client = self._clients.get(provider.name)
-        if client is None:
-            import httpx
+        with self._lock:  # made on a thread before the first prompt, or by the first request
+            client = self._clients.get(provider.name)
+            if client is None:
+                from tether.engine.providers import http_transport
 
-            client = httpx.AsyncClient(timeout=http_timeout(provider))
-            self._clients[provider.name] = client
+                client = http_transport.client(provider.base_url, http_timeout(provider))
+                self._clients[provider.name] = client
         return client
 
     def opened(self) -> list[httpx.AsyncClient]:

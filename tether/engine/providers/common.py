@@ -18,6 +18,7 @@ from tether.engine.history import (
     ToolResultMessage,
     UserMessage,
 )
+from tether.engine.providers import http_transport
 from tether.engine.providers.base import ChatRequest, ModelInfo, ProviderError, StreamEvent
 from tether.engine.providers.retry import RetryPolicy, Send, StreamDecoder, stream_with_retry
 
@@ -198,7 +199,7 @@ class HTTPProvider:
 
     def _get_client(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self._timeout)
+            self._client = http_transport.client(self.base_url, self._timeout)
         return self._client
 
     # --- per API ---

@@ -142,7 +142,8 @@ class SessionManager:
         return stored
 
     def _start(self, s: Session) -> None:
-        self._open[s.id] = SessionRuntime(s, self.deps.registry_factory)
+        runtime = self._open[s.id] = SessionRuntime(s, self.deps.registry_factory)
+        self._background.start_soon(self._turns.warm, runtime)
 
     def get(self, session_id: str) -> Session:
         return self.runtime(session_id).session

@@ -36,6 +36,7 @@ class SessionRuntime:
         self.session = session
         self.llm: LLM | None = None  # opened at the first request; dropped when the model changes
         self.mcp: McpHost | None = None
+        self.snapshot = anyio.Lock()  # the project snapshot is taken once, whoever asks first
         self._registry_factory = registry_factory
         self._registry: Registry | None = None
         self._ptys: PtyHost | None = None
@@ -43,10 +44,12 @@ class SessionRuntime:
         self._closers: list[Closer] = []
 
     def model(self, catalog: ModelCatalog) -> LLM:
-        """The session's model, opened at the first request (again after the model changed)."""
-        if self.llm is None:
-            self.llm = catalog.open(self.session.state.model)
-        return self.llm
+        """The session's model, opened at the first request (again after the model changed;
+        it may be opened on a thread as the session opens)."""
+        llm = self.llm
+        if llm is None or llm.info.id != self.session.state.model:
+            llm = self.llm = catalog.open(self.session.state.model)
+        return llm
 
     def registry(self) -> Registry:
         """The session's tools: the built-in ones, and its MCP servers' while they are up."""

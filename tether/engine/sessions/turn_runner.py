@@ -178,16 +178,32 @@ class TurnRunner:
             persist=self._persist,
         )
 
+    async def warm(self, runtime: SessionRuntime) -> None:
+        """Made ready in the background as a session opens, so that its first prompt waits for
+        none of it: the project snapshot (git runs meanwhile), the sandbox's probe, the model's
+        adapter and HTTP client (made on a thread, off the event loop)."""
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._snapshot, runtime)
+                tg.start_soon(anyio.to_thread.run_sync, detect, self.deps.sandbox.mechanism)
+                tg.start_soon(anyio.to_thread.run_sync, runtime.model, self.deps.catalog)
+        except Exception:  # a convenience: the first prompt does whatever is left
+            log.exception("warming up session %s", runtime.session.id)
+
+    async def _snapshot(self, runtime: SessionRuntime) -> str:
+        s = runtime.session
+        async with runtime.snapshot:
+            if s.state.context is None:
+                s.state.context = await project_context(Path(s.cwd))
+            return s.state.context
+
     async def _config(self, runtime: SessionRuntime) -> TurnConfig:
         s = runtime.session
-        if s.state.context is None:
-            s.state.context = await project_context(Path(s.cwd))
+        context = await self._snapshot(runtime)
         base = self.deps.turn
         mode = s.state.mode
         mcp = runtime.mcp.instructions() if runtime.mcp is not None else ""
-        system = system_prompt(
-            base.system, s.state.context, mode, MODES[mode][1], base.sections, mcp
-        )
+        system = system_prompt(base.system, context, mode, MODES[mode][1], base.sections, mcp)
         return dataclasses.replace(base, system=system)
 
     async def _tell_problems(self, s: Session) -> None:

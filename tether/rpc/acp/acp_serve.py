@@ -9,7 +9,7 @@ engine's modules load on a thread. Then the agent is served on the stream (acp_s
 from __future__ import annotations
 
 from tether.rpc.acp.acp_handshake import Handshake
-from tether.rpc.startup import TYPE_CHECKING, ServeOptions, serve_on_stdio
+from tether.rpc.startup import TYPE_CHECKING, ServeOptions, preload, serve_on_stdio
 from tether.transports.framing import make_framer
 
 if TYPE_CHECKING:
@@ -31,6 +31,9 @@ class _AcpStartup:
 
     def framer(self, options: ServeOptions) -> Framer:
         return make_framer(options.framing, options.max_frame)
+
+    def preload(self) -> None:
+        preload("tether.rpc.acp.acp_stream", "tether.rpc.acp.agent")
 
     def after_initialize(
         self, in_fd: int, out_fd: int, framer: Framer, frames: list[Frame], opts: ServeOptions

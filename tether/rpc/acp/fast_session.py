@@ -41,15 +41,12 @@ def answer_first(
     in_fd: int, out_fd: int, framer: Framer, frames: list[Frame], options: ServeOptions
 ) -> tuple[list[Frame], list[Prepared]]:
     """Answer the first `session/new` here too when the cached answer for this configuration
-    is there; meanwhile the engine's modules load on a thread."""
+    is there (the engine's modules load on a thread meanwhile: rpc/startup.py)."""
     from tether.paths import data_dir
 
     cached = read_answer(str(data_dir()), cache_key(options))
     if cached is None:
         return frames, []
-    import threading
-
-    threading.Thread(target=_preload, name="tether-preload", daemon=True).start()
     frames = frames or read_frames(in_fd, framer)
     first = frames[0] if frames else None
     reply = answer(first, cached) if isinstance(first, bytes) else None
@@ -58,11 +55,6 @@ def answer_first(
     data, prepared = reply
     write_all(out_fd, framer.encode(data))
     return frames[1:], [prepared]
-
-
-def _preload() -> None:
-    """Import what serving needs while the main thread waits for the client (imports release
-    nothing they hold twice: a module the main thread needs next is simply already there)."""
 
 
 def cache_key(options: ServeOptions, env: dict[str, str] | None = None) -> str:

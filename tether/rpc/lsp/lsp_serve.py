@@ -8,7 +8,7 @@ pygls then starts on the same stream with the bytes already read (lsp_stream.py)
 from __future__ import annotations
 
 from tether.rpc.lsp.lsp_handshake import LspHandshake
-from tether.rpc.startup import TYPE_CHECKING, ServeOptions, serve_on_stdio
+from tether.rpc.startup import TYPE_CHECKING, ServeOptions, preload, serve_on_stdio
 from tether.transports.framing import ContentLengthFramer
 
 if TYPE_CHECKING:
@@ -30,6 +30,9 @@ class _LspStartup:
 
     def framer(self, options: ServeOptions) -> ContentLengthFramer:
         return ContentLengthFramer(options.max_frame)
+
+    def preload(self) -> None:
+        preload("tether.rpc.lsp.lsp_stream", "tether.rpc.lsp.front")
 
     def after_initialize(
         self,
