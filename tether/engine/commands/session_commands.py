@@ -69,6 +69,7 @@ async def compact(ctx: CommandContext, arg: str) -> str:
 
 async def retry(ctx: CommandContext, arg: str) -> str:
     assert ctx.scope is not None, "a turn command runs inside a prompt's claim"
+    ctx.session.record(ev.UserPrompted(ctx.parts))
     stop = await ctx.manager.retry_turn(ctx.session, ctx.scope)
     if stop is None:
         text = "Nothing to retry: the last turn finished."

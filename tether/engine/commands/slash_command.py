@@ -4,10 +4,12 @@ available) and the handler that runs it, with the little a handler works through
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import anyio
+
+from tether.engine.history import TextPart, UserPart
 
 if TYPE_CHECKING:
     from tether.engine.sessions.manager import SessionManager
@@ -26,6 +28,7 @@ class CommandContext:
     session: Session
     options_changed: OptionsChanged
     scope: anyio.CancelScope | None = None  # the prompt's claim: a command that runs a turn
+    parts: list[UserPart] = field(default_factory=list["UserPart"])  # the prompt as typed
 
 
 async def no_options_changed(option: str) -> None:
@@ -48,4 +51,16 @@ class Command:
     run: Handler
     hint: str | None = None  # what the argument is, for a front that prompts for it
     available: Callable[[CommandContext], bool] = always  # offered (and run) only when true
-    turn: bool = False  # it runs a turn: its handler shows what it does and returns the stop
+    turn: bool = False  # it runs a turn: its handler records the prompt and returns the stop
+
+
+CommandSource = Callable[[CommandContext], list[Command]]
+"""Commands that come and go with the session (a skill, an MCP server's prompt)."""
+
+
+async def prompt_turn(ctx: CommandContext, text: str) -> str:
+    """Run a turn in which the model is sent `text` for the prompt the user typed (a command
+    that expands to instructions); the turn's stop reason."""
+    assert ctx.scope is not None, "a turn command runs inside a prompt's claim"
+    sent: list[UserPart] = [TextPart(text)]
+    return await ctx.manager.run_turn(ctx.session, ctx.parts, ctx.scope, sent=sent)

@@ -4,11 +4,12 @@ reload shows it)."""
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 
 from tether.engine import events as ev
 from tether.engine.commands import session_commands
-from tether.engine.commands.slash_command import Command, CommandContext
+from tether.engine.commands.slash_command import Command, CommandContext, CommandSource
 from tether.engine.history import UserPart
 from tether.engine.sessions.state import MODES
 from tether.engine.sessions.turn_runner import prompt_text
@@ -55,9 +56,29 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
+SOURCES: tuple[CommandSource, ...] = ()
+"""Where the session's own commands come from, after the fixed ones."""
+
+
 def offered(ctx: CommandContext) -> list[Command]:
-    """The commands available in this session, in the order fronts list them."""
-    return [c for c in COMMANDS if c.available(ctx)]
+    """The commands available in this session, in the order fronts list them (a name taken by
+    a fixed command is not offered again)."""
+    fixed = [c for c in COMMANDS if c.available(ctx)]
+    taken = {c.name for c in fixed}
+    more = [c for source in SOURCES for c in source(ctx) if c.name not in taken]
+    return fixed + more
+
+
+async def prompted(ctx: CommandContext, parts: list[UserPart]) -> ev.StopReason:
+    """A prompt, as every front hands it over: a slash command runs, anything else is a turn."""
+    assert ctx.scope is not None, "a prompt runs inside its claim"
+    found = parse(ctx, parts)
+    if found is None:
+        return await ctx.manager.run_turn(ctx.session, parts, ctx.scope)
+    command, arg = found
+    if not command.turn:
+        ctx.session.record(ev.UserPrompted(parts))  # the client shows its own prompt
+    return await run(dataclasses.replace(ctx, parts=parts), command, arg)
 
 
 def parse(ctx: CommandContext, parts: list[UserPart]) -> tuple[Command, str] | None:

@@ -236,10 +236,16 @@ class SessionManager:
         return self.runtime(s.id).model(self.deps.catalog)
 
     async def run_turn(
-        self, s: Session, parts: list[UserPart], scope: anyio.CancelScope
+        self,
+        s: Session,
+        parts: list[UserPart],
+        scope: anyio.CancelScope,
+        *,
+        sent: list[UserPart] | None = None,
     ) -> ev.StopReason:
-        """One prompt as a turn (see TurnRunner.run)."""
-        return await self._turns.run(self.runtime(s.id), parts, scope)
+        """One prompt as a turn (see TurnRunner.run); `sent`, when given, is what the model
+        gets for the prompt the user typed (a command's expansion)."""
+        return await self._turns.run(self.runtime(s.id), parts, scope, sent=sent)
 
     async def retry_turn(self, s: Session, scope: anyio.CancelScope) -> ev.StopReason | None:
         """Go on with the session's unfinished last turn (see Turn.resume); None when it

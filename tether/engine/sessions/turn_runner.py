@@ -48,15 +48,22 @@ class TurnRunner:
         self._told_damage = False
 
     async def run(
-        self, runtime: SessionRuntime, parts: list[UserPart], scope: anyio.CancelScope
+        self,
+        runtime: SessionRuntime,
+        parts: list[UserPart],
+        scope: anyio.CancelScope,
+        *,
+        sent: list[UserPart] | None = None,
     ) -> ev.StopReason:
-        """One prompt as a turn; TurnFailed when the provider cannot serve it, HeldElsewhere
-        when another process runs a turn of this session."""
+        """One prompt as a turn (the model gets `sent` for it when given); TurnFailed when the
+        provider cannot serve it, HeldElsewhere when another process runs a turn of this
+        session."""
         s = runtime.session
         await self.deps.store.load_history(s)
         holder = str(Holder.me())
         await self._catch_up(s, holder)
-        return await self._holding(s, holder, lambda: self._fresh(runtime, parts, scope))
+        given = parts if sent is None else sent
+        return await self._holding(s, holder, lambda: self._fresh(runtime, parts, scope, given))
 
     async def resume(
         self, runtime: SessionRuntime, scope: anyio.CancelScope
@@ -126,17 +133,22 @@ class TurnRunner:
                     log.exception("renewing the lease of session %s", session_id)
 
     async def _fresh(
-        self, runtime: SessionRuntime, parts: list[UserPart], scope: anyio.CancelScope
+        self,
+        runtime: SessionRuntime,
+        parts: list[UserPart],
+        scope: anyio.CancelScope,
+        sent: list[UserPart],
     ) -> ev.StopReason:
         s = runtime.session
         s.history.extend(interrupted_results(s.history))  # a killed turn's calls, answered
-        s.record(ev.UserPrompted(parts, message=len(s.history)))  # the client showed it
+        # the client showed it; stored once, in the history message, when that is what it sent
+        s.record(ev.UserPrompted(parts, message=len(s.history) if sent is parts else None))
         text = prompt_text(parts)
         if s.title is None and text:
             s.title = text.splitlines()[0][:80]
             await self._emit(s, ev.TitleChanged(s.title))
         turn = await self._turn(runtime)
-        return await self._ended(s, await turn.run(parts, scope))
+        return await self._ended(s, await turn.run(sent, scope))
 
     async def _resumed(self, runtime: SessionRuntime, scope: anyio.CancelScope) -> ev.StopReason:
         turn = await self._turn(runtime)

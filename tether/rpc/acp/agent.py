@@ -14,7 +14,6 @@ import anyio.abc
 import msgspec
 from msgspec import UNSET
 
-from tether.engine import events as ev
 from tether.engine.commands import slash_registry
 from tether.engine.commands.slash_command import CommandContext
 from tether.engine.sessions.deps import EngineDeps
@@ -300,14 +299,9 @@ class AcpAgent:
                 await self.front.send_options(s)
             parts = user_parts(params.prompt, self.manager.model(s).info)
             context = _command_context(self, s, scope)
-            command = slash_registry.parse(context, parts)
             try:
-                if command is not None:
-                    s.record(ev.UserPrompted(parts))  # the client shows its own prompt
-                    with _rpc_errors():
-                        stop = await slash_registry.run(context, *command)
-                else:
-                    stop = await self.manager.run_turn(s, parts, scope)
+                with _rpc_errors():
+                    stop = await slash_registry.prompted(context, parts)
             except TurnFailed as exc:
                 raise RpcError(PROVIDER_FAILED, f"The model provider failed: {exc}") from None
             except HeldElsewhere as exc:

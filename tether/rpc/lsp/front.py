@@ -341,11 +341,7 @@ class LspFront:
     ) -> ev.StopReason:
         """A slash command (`/compact`, `/retry`, ...) or a turn."""
         context = CommandContext(self.manager, s, no_options_changed, scope)
-        command = slash_registry.parse(context, parts)
-        if command is None:
-            return await self.manager.run_turn(s, parts, scope)
-        s.record(ev.UserPrompted(parts))
-        return await slash_registry.run(context, *command)
+        return await slash_registry.prompted(context, parts)
 
     async def _start_progress(self, ticket: Ticket, text: str) -> TurnProgress | None:
         if ticket.token is None and not self.features.progress:
