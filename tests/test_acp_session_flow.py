@@ -99,7 +99,13 @@ async def test_modes_and_config_options_stay_in_sync(home: Path, project: Path) 
         sid = result["sessionId"]
         assert result["modes"]["currentModeId"] == "ask"
         cats = {o["id"]: o.get("category") for o in result["configOptions"]}
-        assert cats == {"mode": "mode", "model": "model", "approvals": None, "network": None}
+        assert cats == {
+            "mode": "mode",
+            "model": "model",
+            "approvals": None,
+            "always": None,
+            "network": None,
+        }
 
         resp = await agent.request("session/set_mode", {"sessionId": sid, "modeId": "code"})
         assert resp["result"] == {}

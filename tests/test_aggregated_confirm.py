@@ -108,7 +108,8 @@ async def test_per_call_review_uses_form_elicitation(
         async def handler(method: str, params: Any) -> Any:
             if method == "elicitation/create":
                 asked.append(params)
-                return {"action": "accept", "content": {"call_0": True, "call_1": False}}
+                content = {"call_0": True, "call_1": False, "note": "  name it c.txt  "}
+                return {"action": "accept", "content": content}
             return await default(method, params)
 
         agent.handler = handler
@@ -119,9 +120,12 @@ async def test_per_call_review_uses_form_elicitation(
     [form] = asked
     assert form["mode"] == "form" and form["sessionId"] == sid
     props = form["requestedSchema"]["properties"]
-    assert [p["title"] for p in props.values()] == ["Create a.txt", "Create b.txt"]
-    assert all(p["type"] == "boolean" for p in props.values())
+    titles = ["Create a.txt", "Create b.txt", "Note for the agent"]
+    assert [p["title"] for p in props.values()] == titles
+    assert [p["type"] for p in props.values()] == ["boolean", "boolean", "string"]
     assert (project / "a.txt").exists() and not (project / "b.txt").exists()
+    rejected = tool_results(home, sid)[1]
+    assert rejected == "error [REJECTED]: user declined; the user says: 'name it c.txt'"
 
 
 async def test_per_call_review_without_forms_asks_one_by_one(

@@ -126,7 +126,7 @@ async def test_oversized_results_spill_to_a_private_file(home: Path, project: Pa
         sid = await client.start(project)
         await client.prompt(sid, "go")
     [result] = tool_results(home, sid)
-    assert "result truncated" in result and len(result) < 6000
+    assert "[Truncated (32768 chars max;" in result and len(result) < 6000
     spilled = Path(result.split("saved at ")[1].split(" — ")[0])
     assert spilled.read_text().startswith("line 000000 of the dump")
     assert spilled.read_text().endswith("line 004999 of the dump")

@@ -65,6 +65,7 @@ def render_text(r: Report) -> str:
         lines.append(f"log file     {r.log_file}")
     lines += ["", *_provider_lines(r.setup), "", *_model_lines(r.catalog), *_local_hint(r)]
     lines += ["", *_web_lines(r.web), "", *_sandbox_lines(r), "", *_store_lines(r.store)]
+    lines += ["", *_agent_lines(r.setup)]
     if r.warnings:
         lines += ["", "warnings", *(f"  {w}" for w in r.warnings)]
     if r.probes:
@@ -85,6 +86,17 @@ def _config_lines(r: Report) -> list[str]:
     if not r.found:
         return [f"config file  {r.path}  (none; `tether config init` writes an example)"]
     return [f"config file  {r.path}  (ok)"]
+
+
+def _agent_lines(setup: Setup) -> list[str]:
+    """`[agent]` as the turns use it: each key, the file's value or the default."""
+    values = msgspec.to_builtins(setup.agent)
+    unset = {"system_prompt": "(tether's persona)"}
+    shown = [
+        [key, unset.get(key, "-") if v is None else json.dumps(v, ensure_ascii=False)]
+        for key, v in values.items()
+    ]
+    return ["agent ([agent]: how turns run; unset keys show their defaults)", *_table(shown)]
 
 
 def _provider_lines(setup: Setup) -> list[str]:
@@ -246,6 +258,7 @@ def render_json(r: Report) -> str:
             "network": r.setup.sandbox.network,
         },
         "store": {"path": str(r.store.path), "state": r.store.state, "detail": r.store.detail},
+        "agent": msgspec.to_builtins(r.setup.agent),
         "warnings": r.warnings,
         "probes": [asdict(p) for p in r.probes],
         "listed": r.listed,

@@ -32,8 +32,10 @@ class ContextWindow:
         tools: list[llm.ToolSpec],
         emit: Emit,
         persist: Persist,
+        keep: int = compaction.KEEP_WHOLE,
     ) -> None:
         self.session = session
+        self.keep = keep  # the newest tool results carried whole ([agent] keep_recent_results)
         self.model = model
         self.system = system
         self.tools = tools
@@ -97,10 +99,10 @@ class ContextWindow:
         return (1 if state.summary is not None else 0) - state.compacted_upto
 
     def _shrink(self, messages: list[Message], window: Window, turn_start: int) -> int:
-        """Old results first (the newest KEEP_WHOLE kept); the turn's own only when the turn
+        """Old results first (the newest `keep` kept); the turn's own only when the turn
         alone overflows (its newest kept)."""
         at = max(turn_start + self._offset(), 0)
-        shrunk = compaction.shrink(messages, window, stop=at)
+        shrunk = compaction.shrink(messages, window, stop=at, keep=self.keep)
         if not window.fits(messages) and not window.fits(messages[at:]):
             shrunk += compaction.shrink(messages, window, start=at, keep=1)
         return shrunk

@@ -21,19 +21,19 @@ from tether.engine.events import (
     ToolStarted,
     ToolUpdated,
 )
-from tether.engine.grants import Grant, Grants
+from tether.engine.grants import Grant, GrantBook, Grants, Lasting
 from tether.engine.history import ToolCall, ToolResultMessage
 from tether.engine.registry import Args, CallPlan, Registry, ToolDef, ToolError, ToolOutput
 from tether.engine.seam import Capabilities, ConfirmDecision, ConfirmRequest, SeamError
 from tether.engine.sessions import undo
-from tether.engine.sessions.state import READ_ONLY_MODE
+from tether.engine.sessions.state import ALLOW_ALL_MODE, READ_ONLY_MODE
 from tether.engine.sessions.undo import TurnChanges
 
 log = logging.getLogger("tether.tools")
 
 Emit = Callable[[Event], Awaitable[None]]
 Settled = Callable[[ToolResultMessage], Awaitable[None]]
-SPILL_INLINE_BYTES = 32 * 1024
+MAX_RESULT_CHARS = 32_768  # [agent] max_tool_result_chars: longer results are spilled
 SPILL_PREVIEW_CHARS = 4 * 1024
 
 
@@ -62,24 +62,27 @@ class Batch:
         *,
         registry: Registry,
         ctx: Capabilities,
-        grants: Grants,
+        grants: GrantBook | Grants,
         mode: str,
         emit: Emit,
         approvals: str = "round",
         changes: TurnChanges | None = None,
-        spill_inline_bytes: int = SPILL_INLINE_BYTES,
+        max_result_chars: int = MAX_RESULT_CHARS,
+        parallel: bool = True,
         settled: Settled | None = None,
     ) -> None:
-        """`settled`: told each call's result the moment it is known (to store it)."""
+        """`settled`: told each call's result the moment it is known (to store it);
+        `parallel`: a round's independent calls run at once (else one after another)."""
         self._calls = [_Call(c) for c in calls]
         self._registry = registry
         self._ctx = ctx
-        self._grants = grants
+        self._grants = grants if isinstance(grants, GrantBook) else GrantBook(grants)
         self._mode = mode
         self._approvals = approvals  # "round": one request for several calls; "call": each
         self._changes = changes  # the turn's pre-images, for /undo
         self._emit = emit
-        self._spill_bytes = spill_inline_bytes
+        self._max_chars = max_result_chars
+        self._parallel = parallel
         self._settled = settled
 
     async def run(self) -> list[ToolResultMessage]:
@@ -193,27 +196,37 @@ class Batch:
         ask: list[_Call] = []
         for c in pending:
             assert c.plan is not None
-            grant = self._grants.match(c.call.name, c.plan.scope) if c.plan.grantable else None
-            if grant is None:
+            if self._mode == ALLOW_ALL_MODE:
+                c.approved_by = f"mode ({ALLOW_ALL_MODE})"
+                continue
+            found = self._grants.match(c.call.name, c.plan.scope) if c.plan.grantable else None
+            if found is None:
                 ask.append(c)
-            elif grant.verdict == "allow":
-                c.approved_by = "grant (session)"
+            elif found[0].verdict == "allow":
+                c.approved_by = f"grant ({found[1]})"
             else:
-                await self._fail(c, "REJECTED", f"grant (session): always rejected {grant.scope}")
-        if not ask:
-            return
-        decisions = await self._decide([_request(c) for c in ask])
-        for c, d in zip(ask, decisions, strict=True):
-            assert c.plan is not None
-            if d.remember and d.verdict in ("allow", "reject") and c.plan.grantable:
-                self._grants.add(Grant(c.call.name, c.plan.scope, d.verdict))
-            if d.verdict == "allow":
-                # Nothing was recorded for a call that asks every time: it was allowed once.
-                c.approved_by = d.by if c.plan.grantable else _once(d.by)
-            elif d.verdict == "reject":
-                await self._fail(c, "REJECTED", "policy" if d.by == "policy" else "user declined")
-            else:
-                await self._fail(c, "REJECTED", "prompt cancelled")
+                why = f"grant ({found[1]}): always rejected {found[0].scope}"
+                await self._fail(c, "REJECTED", why)
+        if ask:
+            decisions = await self._decide([_request(c, self._grants.lasting) for c in ask])
+            for c, d in zip(ask, decisions, strict=True):
+                await self._decided(c, d)
+
+    async def _decided(self, c: _Call, d: ConfirmDecision) -> None:
+        assert c.plan is not None
+        if d.remember and d.verdict in ("allow", "reject") and c.plan.grantable:
+            label = c.plan.grant_label
+            await self._grants.remember(Grant(c.call.name, c.plan.scope, d.verdict, label))
+        if d.verdict == "allow":
+            # Nothing was recorded for a call that asks every time: it was allowed once.
+            c.approved_by = d.by if c.plan.grantable else _once(d.by)
+        elif d.verdict == "reject":
+            why = "policy" if d.by == "policy" else "user declined"
+            if d.note:
+                why += f"; the user says: {d.note!r}"
+            await self._fail(c, "REJECTED", why)
+        else:
+            await self._fail(c, "REJECTED", "prompt cancelled")
 
     async def _decide(self, requests: list[ConfirmRequest]) -> list[ConfirmDecision]:
         """Ask once for the round on its own card (shown, then closed like every card), or
@@ -243,6 +256,10 @@ class Batch:
         # A call waits for every earlier call of this batch that writes a file it touches
         # (writes, or names on its card: a read after a write reads what was written).
         done: dict[str, anyio.Event] = {}
+        if not self._parallel:
+            for c in ready:
+                await self._run_one(c, [], anyio.Event())
+            return
         async with anyio.create_task_group() as tg:
             for c in ready:
                 assert c.plan is not None
@@ -306,17 +323,18 @@ class Batch:
             await self._emit(PlanChanged(out.plan))
 
     async def _spill(self, c: _Call, text: str) -> str:
-        size = len(text.encode("utf-8"))
-        if size <= self._spill_bytes:
+        if len(text) <= self._max_chars:
             return text
         try:
             path = await self._ctx.spill.save(f"{c.call.name}-{c.call.id}", text)
         except (OSError, SeamError):
             log.warning("could not spill %s; returning it inline", c.call.id)
             return text
+        shown = min(SPILL_PREVIEW_CHARS, self._max_chars)
         return (
-            f"{text[:SPILL_PREVIEW_CHARS]}\n[... result truncated: {size} bytes in all; the full "
-            f"text is saved at {path} — read it with read_file]"
+            f"{text[:shown]}\n[Truncated ({self._max_chars} chars max; {len(text) - shown} "
+            f"omitted). The full result is saved at {path} — read it with read_file. You may ask "
+            "for user to increase the limit via configuration file.]"
         )
 
 
@@ -347,9 +365,10 @@ def _raw(call: ToolCall) -> object:
         return {"_unparsed": call.arguments}
 
 
-def _request(c: _Call) -> ConfirmRequest:
+def _request(c: _Call, lasting: Lasting) -> ConfirmRequest:
     assert c.plan is not None
     return ConfirmRequest(
+        lasting=lasting,
         call_id=c.call.id,
         tool=c.call.name,
         title=c.plan.title,

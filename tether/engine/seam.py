@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from tether.engine.events import Location, ToolContent
+from tether.engine.grants import Lasting
 from tether.engine.providers.base import LLM
 from tether.engine.read_ledger import ReadLedger
 from tether.engine.sandbox.session_sandbox import Sandbox
@@ -241,6 +242,7 @@ class ConfirmRequest:
     # call that is not `grantable` (a command run outside the sandbox) asks every time.
     grant_label: str = ""
     grantable: bool = True
+    lasting: Lasting = "session"  # what an "always" answer would last for
 
 
 @dataclass(frozen=True)
@@ -263,7 +265,8 @@ DecidedBy = Literal["user (once)", "user (round)", "user (always)", "grant", "po
 class ConfirmDecision:
     verdict: Verdict
     by: DecidedBy = "user (once)"
-    remember: bool = False  # record a session grant for the request's scope
+    remember: bool = False  # record a grant for the request's scope
+    note: str = ""  # what the user said with a rejection: the model reads it
 
 
 class Approval(Protocol):

@@ -50,8 +50,9 @@ GIT_TIMEOUT = 3.0  # seconds; a huge repository must not hold up the first promp
 GIT_STATUS_LINES = 20
 
 
-async def project_context(cwd: Path) -> str:
-    """The session's snapshot of its project, as the system prompt's middle part."""
+async def project_context(cwd: Path, extra: tuple[str, ...] = ()) -> str:
+    """The session's snapshot of its project, as the system prompt's middle part; `extra`:
+    the instruction files `[agent] instructions` adds (relative ones in the project)."""
     git = await _git_summary(cwd)
     lines = [
         "# Environment",
@@ -61,7 +62,7 @@ async def project_context(cwd: Path) -> str:
         f"- Git: {git}",
         "(The git status is a snapshot from the start of this session.)",
     ]
-    instructions = await anyio.to_thread.run_sync(_instructions, cwd)
+    instructions = await anyio.to_thread.run_sync(_instructions, cwd, extra)
     return "\n".join(lines) + (f"\n\n{instructions}" if instructions else "")
 
 
@@ -116,13 +117,19 @@ def _inside(path: Path, root: Path) -> bool:
     return path.resolve().is_relative_to(root.resolve())
 
 
-def _instructions(cwd: Path) -> str:
+def _instruction_paths(cwd: Path, extra: tuple[str, ...]) -> list[tuple[str, Path]]:
+    """(name shown, path): the repository's own files, which must stay inside it, then the
+    configured ones, which the user chose and may live anywhere."""
+    own = [(n, cwd / n) for n in INSTRUCTION_FILES if _inside(cwd / n, cwd)]
+    return own + [(n, cwd / Path(n).expanduser()) for n in extra]
+
+
+def _instructions(cwd: Path, extra: tuple[str, ...] = ()) -> str:
     """The project's instruction files, each named, bounded in size."""
     parts: list[str] = []
     budget = INSTRUCTIONS_MAX
-    for name in INSTRUCTION_FILES:
-        path = cwd / name
-        if budget <= 0 or not path.is_file() or not _inside(path, cwd):
+    for name, path in _instruction_paths(cwd, extra):
+        if budget <= 0 or not path.is_file():
             continue
         try:
             with path.open("rb") as f:
@@ -137,4 +144,5 @@ def _instructions(cwd: Path) -> str:
         parts.append(f"## {name}\n{text}")
     if not parts:
         return ""
-    return "# Project instructions (from the repository; follow them)\n\n" + "\n\n".join(parts)
+    heading = "# Project instructions (from the repository and your configuration; follow them)"
+    return heading + "\n\n" + "\n\n".join(parts)

@@ -16,7 +16,9 @@ import anyio.lowlevel
 
 from tether.engine import compaction
 from tether.engine import events as ev
+from tether.engine.compaction import KEEP_WHOLE
 from tether.engine.context_window import ContextWindow
+from tether.engine.grants import GrantBook
 from tether.engine.history import (
     AssistantMessage,
     FinishReason,
@@ -29,13 +31,14 @@ from tether.engine.history import (
     UserPart,
 )
 from tether.engine.images import leave_out
-from tether.engine.pipeline import Batch
+from tether.engine.pipeline import MAX_RESULT_CHARS, Batch
 from tether.engine.providers import base as llm
 from tether.engine.registry import Registry
 from tether.engine.seam import Capabilities, ConfirmRequest
 from tether.engine.sessions import undo
 from tether.engine.sessions.state import Session
 from tether.errors import TetherError
+from tether.schemas.config import AgentConfig
 
 log = logging.getLogger("tether.turn")
 
@@ -68,9 +71,30 @@ class TurnConfig:
     system: str
     max_rounds: int = MAX_ROUNDS
     max_continuations: int = MAX_CONTINUATIONS
+    parallel_tools: bool = True
+    max_tool_result_chars: int = MAX_RESULT_CHARS
+    keep_recent_results: int = KEEP_WHOLE
+    instructions: tuple[str, ...] = ()  # more instruction files for the project snapshot
     # System-prompt sections the composition root adds after the tool rules (the enabled tools'
     # guidance); fixed for the process, so the prompt prefix stays stable.
     sections: tuple[str, ...] = ()
+
+
+def turn_config(agent: AgentConfig, persona: str, sections: tuple[str, ...]) -> TurnConfig:
+    """The turns' settings from `[agent]`: its system prompt replaces the persona (the tool
+    rules stay), its appended prompt follows it."""
+    system = persona if agent.system_prompt is None else agent.system_prompt
+    if agent.append_system_prompt:
+        system = f"{system}\n\n{agent.append_system_prompt}".strip()
+    return TurnConfig(
+        system=system,
+        max_rounds=agent.max_rounds,
+        sections=sections,
+        parallel_tools=agent.parallel_tools,
+        max_tool_result_chars=agent.max_tool_result_chars,
+        keep_recent_results=agent.keep_recent_results,
+        instructions=tuple(agent.instructions),
+    )
 
 
 @dataclass
@@ -91,8 +115,10 @@ class Turn:
         emit: Emit,
         persist: Persist,
         config: TurnConfig,
+        grants: GrantBook | None = None,
     ) -> None:
         self.session = session
+        self.grants = grants or GrantBook(session.state.grants)
         self.model = model
         self.registry = registry
         self.ctx = ctx
@@ -106,6 +132,7 @@ class Turn:
             tools=registry.specs(),
             emit=self.emit,
             persist=persist,
+            keep=config.keep_recent_results,
         )
         self._start = 0  # where this turn begins in the history (set by run)
         self.changes = undo.TurnChanges()  # files this turn wrote, as they were before
@@ -227,11 +254,13 @@ class Turn:
             calls,
             registry=self.registry,
             ctx=self.ctx,
-            grants=self.session.state.grants,
+            grants=self.grants,
             mode=self.session.state.mode,
             emit=self.emit,
             approvals=self.session.state.approvals,
             changes=self.changes,
+            max_result_chars=self.config.max_tool_result_chars,
+            parallel=self.config.parallel_tools,
             settled=self._commit_result,
         )
         first = len(self.session.history)

@@ -50,7 +50,7 @@ def compose(
     from tether.engine.sessions.deps import EngineDeps
     from tether.engine.sessions.store import Store
     from tether.engine.system_prompt import PERSONA
-    from tether.engine.turn import TurnConfig
+    from tether.engine.turn import turn_config
     from tether.engine.web.build import build_web
     from tether.paths import data_dir
     from tether.tools import catalog as tool_catalog
@@ -67,13 +67,12 @@ def compose(
         registry_factory=lambda: Registry(tools),
         store=Store(home / "tether.db", renderer),
         spill_root=home / "spill",
-        turn=TurnConfig(
-            system=PERSONA, sections=_web_sections(setup.web), max_rounds=setup.agent.max_rounds
-        ),
+        turn=turn_config(setup.agent, PERSONA, _web_sections(setup.web)),
         web=web,
         command_denylist=setup.command_denylist,
         mcp_servers=setup.mcp_servers,
         sandbox=setup.sandbox,
+        agent=setup.agent,
     )
     days = float(env.get("TETHER_SPILL_DAYS") or setup.spill_days or SPILL_DAYS)
     return Composed(deps, web, days)

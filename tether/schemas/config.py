@@ -94,13 +94,23 @@ class SandboxConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 class AgentConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """`[agent]`: how long a turn goes on, and how long a request rides out an outage."""
+    """`[agent]`: what the model is told, how a turn runs its tools, how long it goes on, how
+    long a request rides out an outage, and how a new session asks."""
 
+    system_prompt: str | None = None  # replaces tether's persona (tool rules stay)
+    append_system_prompt: str | None = None  # added after the persona
+    instructions: list[NonEmpty] = []  # more instruction files (relative: to the project)
     max_rounds: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 32  # then the user is asked
+    parallel_tools: bool = True  # a round's independent calls run at once
+    max_tool_result_chars: Annotated[int, msgspec.Meta(ge=1_000, le=10_000_000)] = 32_768
+    keep_recent_results: Annotated[int, msgspec.Meta(ge=0, le=1_000)] = 12  # never shrunk
     retry_attempts: Annotated[int, msgspec.Meta(ge=1, le=100)] = 10  # per model request
     retry_delays: tuple[Annotated[float, msgspec.Meta(ge=0)], ...] = (5.0, 10.0, 15.0, 20.0)
     retry_step: Annotated[float, msgspec.Meta(ge=0)] = 10.0  # each later wait grows by this
     retry_max_wait: Seconds = 120.0  # cap on one wait, a server's Retry-After included
+    default_mode: Literal["ask", "code", "read-only"] = "ask"  # of a new session
+    default_approvals: Literal["round", "call"] = "round"  # one request per round, or per call
+    always_scope: Literal["session", "project"] = "session"  # what an "always" answer covers
 
 
 class McpServerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

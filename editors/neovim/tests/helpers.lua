@@ -44,6 +44,12 @@ function H.setup(extra)
   }, extra or {})
   require("tether").setup(opts)
   vim.cmd.runtime("plugin/tether.lua")
+  -- A text question (the optional note after a rejection) is dismissed unless a spec answers.
+  vim.ui.input = function(_, on_confirm)
+    vim.schedule(function()
+      on_confirm(nil)
+    end)
+  end
   if H.env.project then
     vim.cmd.cd(H.env.project)
   end

@@ -19,7 +19,7 @@ from tether.engine.sessions.store import Store
 from tether.engine.system_prompt import PERSONA
 from tether.engine.turn import TurnConfig
 from tether.engine.workspace import DEFAULT_DENYLIST
-from tether.schemas.config import SandboxConfig
+from tether.schemas.config import AgentConfig, SandboxConfig
 
 if TYPE_CHECKING:
     from tether.engine.mcp.spec import ServerSpec
@@ -53,3 +53,4 @@ class EngineDeps:
     web: Web | None = None  # ctx.web for every session; None: built from the environment
     mcp_servers: tuple[ServerSpec, ...] = ()  # the config file's, for every session
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)  # the config's [sandbox]
+    agent: AgentConfig = field(default_factory=AgentConfig)  # [agent]: a new session's defaults

@@ -33,7 +33,7 @@ from tether.engine.sessions.renderings import Replay
 from tether.engine.sessions.runtime import SessionRuntime
 from tether.engine.sessions.session_rows import SessionRow
 from tether.engine.sessions.settings import InvalidSetting, SessionSettings, reasoning_for
-from tether.engine.sessions.state import Session, SessionState, now_iso
+from tether.engine.sessions.state import ALLOW_ALL_MODE, Session, SessionState, now_iso
 from tether.engine.sessions.turn_runner import TurnRunner
 from tether.errors import TetherError
 
@@ -104,7 +104,11 @@ class SessionManager:
     def fresh(self, cwd: str = "/", session_id: str | None = None) -> Session:
         """A session as `new` makes it, not opened: its settings are the catalog's defaults."""
         catalog = self.deps.catalog
+        agent = self.deps.agent
         state = SessionState(
+            mode=agent.default_mode,
+            approvals=agent.default_approvals,
+            always=agent.always_scope,
             model=catalog.default,
             roots=[cwd],
             reasoning=reasoning_for(catalog.default, None, catalog),
@@ -138,6 +142,8 @@ class SessionManager:
                 "session %s: model %s is gone; using the default", stored.id, stored.state.model
             )
             stored.state.model = self.deps.catalog.default
+        if stored.state.mode == ALLOW_ALL_MODE:  # chosen for one sitting, never inherited
+            stored.state.mode = self.deps.agent.default_mode
         self._start(stored)
         return stored
 

@@ -52,6 +52,18 @@ MIGRATIONS: list[Migration] = [
     # A folder is known by its real path: rows stored under a symlink or an unnormalised
     # spelling move to it.
     lambda db: _real_cwds(db),
+    # "Always" answers kept for a project (engine/sessions/grant_rows.py).
+    """
+    CREATE TABLE project_grants(
+        project TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        label TEXT NOT NULL DEFAULT '',
+        created_at TEXT NOT NULL,
+        PRIMARY KEY(project, tool, scope)
+    );
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 UNPROMPTED_DAYS = 1  # a session never prompted is deleted after this (editors open one per start)

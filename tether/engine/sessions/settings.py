@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from tether.engine import events as ev
 from tether.engine.config.catalog import ModelCatalog
 from tether.engine.sessions.runtime import SessionRuntime
-from tether.engine.sessions.state import APPROVALS, MODES, NETWORK, Session
+from tether.engine.sessions.state import ALWAYS, APPROVALS, MODES, NETWORK, Session
 from tether.errors import TetherError
 from tether.schemas.config import SandboxConfig
 
@@ -44,6 +44,11 @@ class SessionSettings:
     async def set_approvals(self, s: Session, value: str) -> None:
         _one_of(value, APPROVALS, "approvals value")
         s.state.approvals = value
+        await self._persist(s)
+
+    async def set_always(self, s: Session, value: str) -> None:
+        _one_of(value, ALWAYS, "always value")
+        s.state.always = value
         await self._persist(s)
 
     async def set_model(self, s: Session, model: str) -> None:

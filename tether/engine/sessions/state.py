@@ -26,8 +26,14 @@ MODES: dict[str, tuple[str, str]] = {
         "and before commands no sandbox confines",
     ),
     "read-only": ("Read-only", "Read and search only: nothing is changed and nothing is run"),
+    "allow-all": (
+        "Allow all (this session)",
+        "Run every call without asking, for this session only; the command and path denylists "
+        "still refuse what they name, and edits to skills still ask",
+    ),
 }
 READ_ONLY_MODE = "read-only"
+ALLOW_ALL_MODE = "allow-all"  # never a new or reloaded session's mode: chosen each time
 DEFAULT_MODE = "ask"
 # How a round of several calls needing consent is put to the user.
 APPROVALS: dict[str, tuple[str, str]] = {
@@ -35,6 +41,15 @@ APPROVALS: dict[str, tuple[str, str]] = {
     "call": ("One per call", "Ask about each call on its own (a checkbox form where offered)"),
 }
 DEFAULT_APPROVALS = "round"
+# What an "always" answer covers.
+ALWAYS: dict[str, tuple[str, str]] = {
+    "session": ("This session", 'An "always" answer holds for this session'),
+    "project": (
+        "This project",
+        'An "always" answer holds in every session of this project (see /grants)',
+    ),
+}
+DEFAULT_ALWAYS = "session"
 # Whether the commands the sandbox confines may use the network.
 NETWORK: dict[str, tuple[str, str]] = {
     "off": ("Off", "Confined commands open no network connection"),
@@ -54,6 +69,7 @@ class SessionState(msgspec.Struct):
 
     mode: str = DEFAULT_MODE
     approvals: str = DEFAULT_APPROVALS
+    always: str = DEFAULT_ALWAYS  # what an "always" answer lasts for (ALWAYS)
     model: str = ""
     grants: Grants = msgspec.field(default_factory=Grants)
     mcp_servers: list[dict[str, Any]] = []
@@ -85,6 +101,7 @@ def with_window_choices(stored: SessionState, mine: SessionState) -> SessionStat
         stored,
         mode=mine.mode,
         approvals=mine.approvals,
+        always=mine.always,
         model=mine.model,
         reasoning=mine.reasoning,
         network=mine.network,

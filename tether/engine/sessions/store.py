@@ -17,8 +17,9 @@ from typing import Any, TypeVar
 import anyio
 
 from tether.engine.events import Event, coalesce
+from tether.engine.grants import Grant
 from tether.engine.local.private_files import private_dir, private_file
-from tether.engine.sessions import event_rows, session_rows
+from tether.engine.sessions import event_rows, grant_rows, session_rows
 from tether.engine.sessions.migrations import forget_unprompted, migrate
 from tether.engine.sessions.renderings import Renderer, Replay
 from tether.engine.sessions.session_rows import CatchUp, SessionRow
@@ -197,6 +198,15 @@ class Store:
     async def delete(self, session_id: str) -> bool:
         """Remove a session with its messages and events; False when there was none."""
         return await self._run(session_rows.delete, session_id)
+
+    async def project_grants(self, project: str) -> list[Grant]:
+        return await self._run(grant_rows.listed, project)
+
+    async def keep_project_grant(self, project: str, grant: Grant) -> None:
+        await self._run(grant_rows.put, project, grant)
+
+    async def revoke_project_grants(self, project: str, grants: list[Grant]) -> int:
+        return await self._run(grant_rows.remove, project, grants)
 
     async def close(self) -> None:
         if self._db is not None:

@@ -14,6 +14,7 @@ import anyio.abc
 
 from tether.engine import events as ev
 from tether.engine.context_window import ContextWindow
+from tether.engine.grants import Grant, GrantBook, Lasting
 from tether.engine.history import TextPart, UserPart
 from tether.engine.sandbox.detect import detect
 from tether.engine.sessions.deps import EngineDeps, Front
@@ -173,9 +174,21 @@ class TurnRunner:
             emit=lambda e: self._emit(s, e),
             persist=self._persist,
             config=await self._config(runtime),
+            grants=await self.grants(s),
         )
         await self._tell_problems(s)
         return turn
+
+    async def grants(self, s: Session) -> GrantBook:
+        """The session's grants and its project's (the project is the session's folder)."""
+        store = self.deps.store
+
+        async def keep(grant: Grant) -> None:
+            await store.keep_project_grant(s.cwd, grant)
+
+        lasting: Lasting = "project" if s.state.always == "project" else "session"
+        project = await store.project_grants(s.cwd)
+        return GrantBook(s.state.grants, project, lasting=lasting, keep=keep)
 
     async def _context(self, runtime: SessionRuntime) -> ContextWindow:
         """The session's context window as its next request would see it (for /compact)."""
@@ -188,6 +201,7 @@ class TurnRunner:
             tools=runtime.registry().specs(),
             emit=lambda e: self._emit(s, e),
             persist=self._persist,
+            keep=config.keep_recent_results,
         )
 
     async def warm(self, runtime: SessionRuntime) -> None:
@@ -206,7 +220,7 @@ class TurnRunner:
         s = runtime.session
         async with runtime.snapshot:
             if s.state.context is None:
-                s.state.context = await project_context(Path(s.cwd))
+                s.state.context = await project_context(Path(s.cwd), self.deps.turn.instructions)
             return s.state.context
 
     async def _config(self, runtime: SessionRuntime) -> TurnConfig:

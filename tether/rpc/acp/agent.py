@@ -257,6 +257,7 @@ class AcpAgent:
             "mode": self.manager.settings.set_mode,
             "model": self.manager.settings.set_model,
             "approvals": self.manager.settings.set_approvals,
+            "always": self.manager.settings.set_always,
             "network": self.manager.settings.set_network,
         }.get(params.config_id)
         if params.config_id == "reasoning" and options.has_reasoning(s, self.deps.catalog):

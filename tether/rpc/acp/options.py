@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tether.engine.config.catalog import ModelCatalog
-from tether.engine.sessions.state import APPROVALS, MODES, NETWORK, Session
+from tether.engine.sessions.state import ALWAYS, APPROVALS, MODES, NETWORK, Session
 from tether.schemas import acp
 
 
@@ -84,6 +84,15 @@ def _base_options(session: Session, catalog: ModelCatalog) -> list[acp.SelectCon
             current_value=session.state.approvals,
             options=[
                 acp.SelectOption(value=k, name=n, description=d) for k, (n, d) in APPROVALS.items()
+            ],
+        ),
+        acp.SelectConfigOption(
+            id="always",
+            name="Always answers",
+            description='What an "always allow" or "always reject" answer covers',
+            current_value=session.state.always,
+            options=[
+                acp.SelectOption(value=k, name=n, description=d) for k, (n, d) in ALWAYS.items()
             ],
         ),
     ]

@@ -4,6 +4,8 @@ One call asks on its own tool card. Two or more ask once, on the round's card (s
 engine before it asks). Each option kind appears at most once in a request, because clients map
 keys and buttons by kind. Reviewing calls one by one is the session's `approvals` option; it
 uses a checkbox form when the client offers form elicitation, else one request per call.
+Where the client offers forms, a rejection is followed by an optional note ("what should the
+agent do instead?") that the model reads in the rejected calls' results.
 
 Odd answers (an error, a malformed result, a vanished client) allow nothing: the calls asked
 are answered `cancelled` and the turn goes on.
@@ -11,6 +13,7 @@ are answered `cancelled` and the turn goes on.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 
@@ -106,19 +109,21 @@ class AcpApproval:
             # The diff and notes again: some clients render a request from its own fields.
             content=[tool_content(c) for c in req.content] or UNSET,
         )
-        return _decision(await self._ask(card, options), "user (once)")
+        decision = _decision(await self._ask(card, options), "user (once)")
+        return (await self._noted([decision], req.title))[0]
 
     async def _round(self, batch: list[ConfirmRequest], card: RoundCard) -> list[ConfirmDecision]:
         n = len(batch)
         always = any(r.grantable for r in batch)  # "always" records grants for those only
+        where = " in this project" if batch[0].lasting == "project" else ""
         options = [
             acp.PermissionOption(option_id=ALLOW_ONCE, name=f"Allow all {n}", kind="allow_once"),
             acp.PermissionOption(
-                option_id=ALLOW_ALWAYS, name="Always allow these", kind="allow_always"
+                option_id=ALLOW_ALWAYS, name=f"Always allow these{where}", kind="allow_always"
             ),
             acp.PermissionOption(option_id=REJECT_ONCE, name=f"Reject all {n}", kind="reject_once"),
             acp.PermissionOption(
-                option_id=REJECT_ALWAYS, name="Always reject these", kind="reject_always"
+                option_id=REJECT_ALWAYS, name=f"Always reject these{where}", kind="reject_always"
             ),
         ]
         if not always:
@@ -131,7 +136,7 @@ class AcpApproval:
             content=[tool_content(c) for c in card.content],
         )
         decision = _decision(await self._ask(fields, options), "user (round)")
-        return [decision for _ in batch]
+        return await self._noted([decision for _ in batch], card.title)
 
     async def _form(self, batch: list[ConfirmRequest]) -> list[ConfirmDecision]:
         props: dict[str, acp.ElicitationProperty] = {
@@ -140,6 +145,7 @@ class AcpApproval:
             )
             for i, req in enumerate(batch)
         }
+        props["note"] = _note_field()
         params = acp.CreateFormElicitationRequest(
             session_id=self._session,
             message="Choose which of this round's tool calls may run",
@@ -162,11 +168,45 @@ class AcpApproval:
             verdict = "reject" if resp.action == "decline" else "cancelled"
             return [ConfirmDecision(verdict, by="user (once)") for _ in batch]
         chosen = resp.content
+        note = chosen.get("note")
         return [
             ConfirmDecision(
-                "allow" if chosen.get(f"call_{i}") is True else "reject", by="user (once)"
+                "allow" if chosen.get(f"call_{i}") is True else "reject",
+                by="user (once)",
+                note=note.strip() if isinstance(note, str) else "",
             )
             for i in range(len(batch))
+        ]
+
+    async def _noted(self, decisions: list[ConfirmDecision], title: str) -> list[ConfirmDecision]:
+        """Rejected decisions with what the user wants instead, when the client offers a form
+        to say it in (an empty or dismissed form adds nothing)."""
+        if not self._forms or not any(d.verdict == "reject" for d in decisions):
+            return decisions
+        params = acp.CreateFormElicitationRequest(
+            session_id=self._session,
+            message=f"Rejected: {title}. Tell the agent what to do instead (optional).",
+            mode="form",
+            requested_schema=acp.ElicitationSchema(
+                type="object", title="Why not?", properties={"note": _note_field()}
+            ),
+        )
+        try:
+            resp = await self._peer.request(
+                "elicitation/create",
+                params,
+                acp.CreateElicitationResponse,
+                withdraw=self._withdraw,
+            )
+        except (RpcError, ConnectionClosed) as exc:
+            log.warning("the rejection note form failed: %s", exc)
+            return decisions
+        note = resp.content.get("note") if isinstance(resp.content, dict) else None
+        if resp.action != "accept" or not isinstance(note, str) or not note.strip():
+            return decisions
+        return [
+            dataclasses.replace(d, note=note.strip()) if d.verdict == "reject" else d
+            for d in decisions
         ]
 
 
@@ -182,7 +222,16 @@ def _decision(choice: str | None, who: DecidedBy) -> ConfirmDecision:
     return ConfirmDecision("cancelled")
 
 
+def _note_field() -> acp.ElicitationProperty:
+    return acp.StringProperty(
+        type="string",
+        title="Note for the agent",
+        description="For rejected calls: what the agent should do instead (optional)",
+    )
+
+
 def _scope(req: ConfirmRequest) -> str:
+    where = " in this project" if req.lasting == "project" else ""
     if req.grant_label:
-        return req.grant_label
-    return f"{req.tool} in {req.scope}" if req.scope else req.tool
+        return req.grant_label + where
+    return (f"{req.tool} in {req.scope}" if req.scope else req.tool) + where

@@ -366,15 +366,16 @@ class LspFront:
         return self._session
 
     async def _apply_options(self, s: Session, options: object) -> None:
-        """`initializationOptions` `{"mode", "model", "approvals", "network"}`: the session's
-        settings (clients that cannot send slash commands or show menus set them in their
-        config)."""
+        """`initializationOptions` `{"mode", "model", "approvals", "always", "network"}`: the
+        session's settings (clients that cannot send slash commands or show menus set them in
+        their config)."""
         if not isinstance(options, dict):
             return
         setters = {
             "mode": self.manager.settings.set_mode,
             "model": self.manager.settings.set_model,
             "approvals": self.manager.settings.set_approvals,
+            "always": self.manager.settings.set_always,
             "network": self.manager.settings.set_network,
         }
         answer = options.get("answer")

@@ -164,6 +164,10 @@ local function show_form(item)
   local schema = params.requestedSchema or {}
   local props = schema.properties or {}
   local keys = field_order(props)
+  local required = {}
+  for _, key in ipairs(schema.required or {}) do
+    required[key] = true
+  end
   local content = {}
   status.set("waiting for your answer: " .. params.message, "approval")
   chat.reveal(item.card)
@@ -172,7 +176,12 @@ local function show_form(item)
       local result = { action = "accept", content = next(content) and content or vim.empty_dict() }
       return answered(item, result, "Answered")
     end
-    ask_field(params.message, keys[i], props[keys[i]], function(value)
+    local prop = props[keys[i]]
+    ask_field(params.message, keys[i], prop, function(value)
+      -- An optional text left unsaid is skipped; anything else dismissed cancels the form.
+      if (value == nil or value == "") and not required[keys[i]] and not choices_of(prop) then
+        return step(i + 1)
+      end
       if value == nil then
         return answered(item, { action = "cancel" }, "Dismissed")
       end
