@@ -78,7 +78,7 @@ async def test_sequential_tools_and_the_default_mode(home: Path, project: Path) 
         {"name": "write_file", "arguments": {"path": "a.txt", "content": "a\n"}},
         {"name": "write_file", "arguments": {"path": "b.txt", "content": "b\n"}},
     ]
-    sid, frames = await configured_turn(home, project, config, calls)
+    _, frames = await configured_turn(home, project, config, calls)
     asked = [f for f in frames if f.get("method") == "session/request_permission"]
     assert asked == []  # code mode: new files need no approval
     steps = [_step(f) for f in frames if _step(f) is not None]
