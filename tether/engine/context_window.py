@@ -50,6 +50,12 @@ class ContextWindow:
         ratio = self.session.state.token_ratios.get(self.model.info.id, 1.0)
         return Window.of(self.model.info, self.system, self.tools, ratio, self.session.sizes)
 
+    def used(self) -> int:
+        """The next request's size in tokens as things stand, calibrated where the API said."""
+        chars = compaction.fixed_chars(self.system, self.tools)
+        ratio = self.session.state.token_ratios.get(self.model.info.id, 1.0)
+        return round(compaction.estimate(chars + self.session.sizes.total(self._carried())) * ratio)
+
     def estimate(self, request: llm.ChatRequest) -> int:
         """The request's size in estimated tokens, uncalibrated."""
         chars = compaction.fixed_chars(request.system, request.tools)
@@ -89,8 +95,8 @@ class ContextWindow:
     def _carried(self) -> list[Message]:
         """The history as requests carry it: the summary in place of what it covers."""
         state, history = self.session.state, self.session.history
-        if state.summary is None:
-            return list(history)
+        if state.summary is None:  # nothing, or everything before a /clear, is left behind
+            return history[state.compacted_upto :]
         return compaction.with_summary(state.summary, history[state.compacted_upto :])
 
     def _offset(self) -> int:

@@ -1,5 +1,5 @@
-"""The commands that show or change one session: /mode, /model, /undo, /title, /status,
-/compact, /retry."""
+"""The commands that show or change one session: /mode, /model, /undo, /title, /compact,
+/retry."""
 
 from __future__ import annotations
 
@@ -39,20 +39,6 @@ async def title(ctx: CommandContext, arg: str) -> str:
     s = ctx.session
     await ctx.manager.settings.set_title(s, arg)
     return f"Session renamed: **{s.title}**." if s.title else "Session title cleared."
-
-
-async def status(ctx: CommandContext, arg: str) -> str:
-    s = ctx.session
-    box = ctx.manager.sandbox(s).info
-    network = "on" if ctx.manager.settings.network(s) else "off"
-    return "\n".join(
-        [
-            f"- Model: **{s.state.model}**",
-            f"- Mode: **{s.state.mode}**: {MODES[s.state.mode][1]}",
-            f"- Sandbox: **{box.mechanism}**: {box.summary} ({box.why})",
-            f"- Network for confined commands: **{network}** (the Command network option)",
-        ]
-    )
 
 
 async def compact(ctx: CommandContext, arg: str) -> str:

@@ -8,7 +8,12 @@ import dataclasses
 import uuid
 
 from tether.engine import events as ev
-from tether.engine.commands import session_commands
+from tether.engine.commands import (
+    context_commands,
+    grant_commands,
+    session_commands,
+    status_report,
+)
 from tether.engine.commands.slash_command import Command, CommandContext, CommandSource
 from tether.engine.history import UserPart
 from tether.engine.sessions.state import MODES
@@ -16,11 +21,16 @@ from tether.engine.sessions.turn_runner import prompt_text
 
 
 async def _help(ctx: CommandContext, arg: str) -> str:
-    lines = ["Commands:", *[f"- /{c.name}: {c.help}" for c in offered(ctx)], "", "Modes:"]
+    lines = ["Commands:", *[_usage(c) for c in offered(ctx)], "", "Modes:"]
     lines += [f"- {k}: {d}" for k, (_, d) in MODES.items()]
     tools = ctx.manager.runtime(ctx.session.id).registry()
-    lines += ["", "Tools:", *[f"- {t.name}: {t.description.split('.')[0]}" for t in tools]]
+    lines += ["", "Tools:", *[f"- {t.name}: {' '.join(t.description.split())}" for t in tools]]
     return "\n".join(lines)
+
+
+def _usage(c: Command) -> str:
+    hint = f" {c.hint.upper()}" if c.hint and " " not in c.hint else ""
+    return f"- /{c.name}{hint}: {c.help}"
 
 
 COMMANDS: tuple[Command, ...] = (
@@ -50,7 +60,41 @@ COMMANDS: tuple[Command, ...] = (
         turn=True,
     ),
     Command(
-        "status", "Show the model, the mode and what confines commands", session_commands.status
+        "status",
+        "Show the model, the mode, how full the context is, the cost so far, grants, MCP "
+        "servers and where the session is kept",
+        status_report.status,
+    ),
+    Command(
+        "btw",
+        "Ask a side question: answered with read-only tools, not added to the conversation",
+        context_commands.btw,
+        hint="question",
+        turn=True,
+    ),
+    Command(
+        "clear",
+        "Start the model on a fresh context (the session keeps the conversation so far)",
+        context_commands.clear,
+    ),
+    Command(
+        "export",
+        "Save the transcript as Markdown (default: a new tether-DATE.md in the project)",
+        context_commands.export,
+        hint="path (optional)",
+    ),
+    Command(
+        "grants",
+        "List the 'always' answers in force; `/grants revoke N` or `all` takes them back",
+        grant_commands.grants,
+        hint="revoke N | revoke all",
+    ),
+    Command(
+        "init",
+        "Look at the project and write an AGENTS.md for coding agents (you approve the edit)",
+        context_commands.init,
+        hint="what to stress (optional)",
+        turn=True,
     ),
     Command("help", "List tether's commands, modes and tools", _help),
 )

@@ -68,7 +68,7 @@ class SessionManager:
             emit=self.emit,
             is_open=lambda s: s.id in self._open,
         )
-        self._turns = TurnRunner(deps, front, background, emit=self.emit, persist=self.persist)
+        self.turns = TurnRunner(deps, front, background, emit=self.emit, persist=self.persist)
 
     @property
     def sessions(self) -> dict[str, Session]:
@@ -149,7 +149,7 @@ class SessionManager:
 
     def _start(self, s: Session) -> None:
         runtime = self._open[s.id] = SessionRuntime(s, self.deps.registry_factory)
-        self._background.start_soon(self._turns.warm, runtime)
+        self._background.start_soon(self.turns.warm, runtime)
 
     def get(self, session_id: str) -> Session:
         return self.runtime(session_id).session
@@ -251,17 +251,17 @@ class SessionManager:
     ) -> ev.StopReason:
         """One prompt as a turn (see TurnRunner.run); `sent`, when given, is what the model
         gets for the prompt the user typed (a command's expansion)."""
-        return await self._turns.run(self.runtime(s.id), parts, scope, sent=sent)
+        return await self.turns.run(self.runtime(s.id), parts, scope, sent=sent)
 
     async def retry_turn(self, s: Session, scope: anyio.CancelScope) -> ev.StopReason | None:
         """Go on with the session's unfinished last turn (see Turn.resume); None when it
         finished."""
-        return await self._turns.resume(self.runtime(s.id), scope)
+        return await self.turns.resume(self.runtime(s.id), scope)
 
     async def compact(self, s: Session, focus: str | None) -> int | None:
         """Summarise the whole conversation for the model (/compact): how many messages the
         summary now stands for, 0 when no summary came, None when there was nothing to do."""
-        return await self._turns.compact(self.runtime(s.id), focus)
+        return await self.turns.compact(self.runtime(s.id), focus)
 
     async def undo(self, s: Session) -> str:
         ctx = self.front.capabilities(s, self.model(s))

@@ -11,16 +11,17 @@ from typing import TypeVar
 
 import anyio
 import anyio.abc
+import msgspec
 
 from tether.engine import events as ev
 from tether.engine.context_window import ContextWindow
-from tether.engine.grants import Grant, GrantBook, Lasting
+from tether.engine.grants import Grant, GrantBook, Grants, Lasting
 from tether.engine.history import TextPart, UserPart
 from tether.engine.sandbox.detect import detect
 from tether.engine.sessions.deps import EngineDeps, Front
 from tether.engine.sessions.lease import Holder, lease_seconds
 from tether.engine.sessions.runtime import SessionRuntime
-from tether.engine.sessions.state import MODES, Session, with_window_choices
+from tether.engine.sessions.state import MODES, READ_ONLY_MODE, Session, with_window_choices
 from tether.engine.system_prompt import project_context, system_prompt
 from tether.engine.turn import Turn, TurnConfig, interrupted_results
 
@@ -96,6 +97,58 @@ class TurnRunner:
             return len(s.history) - before if done else 0
 
         return await self._holding(s, holder, summarise)
+
+    async def clear(self, runtime: SessionRuntime) -> int:
+        """Start the model on a fresh context (/clear): the history so far stays in the
+        session and the store, and no request carries it again; how many messages it left."""
+        s = runtime.session
+        await self.deps.store.load_history(s)
+        holder = str(Holder.me())
+        await self._catch_up(s, holder)
+
+        async def clear() -> int:
+            left = len(s.history) - s.state.compacted_upto + (s.state.summary is not None)
+            s.state.compacted_upto, s.state.summary, s.state.unfinished = len(s.history), None, None
+            await self._persist(s)
+            return left
+
+        return await self._holding(s, holder, clear)
+
+    async def context_used(self, runtime: SessionRuntime) -> tuple[int, int]:
+        """(tokens the next request would carry, the model's window), for /status."""
+        await self.deps.store.load_history(runtime.session)
+        window = await self._context(runtime)
+        return window.used(), window.model.info.context_window
+
+    async def side_turn(
+        self, runtime: SessionRuntime, parts: list[UserPart], scope: anyio.CancelScope
+    ) -> ev.StopReason:
+        """A turn on a copy of the session in read-only mode (/btw): shown and recorded in the
+        session's events, while its history and the store's stay as they were."""
+        s = runtime.session
+        await self.deps.store.load_history(s)
+        state = msgspec.structs.replace(
+            s.state, mode=READ_ONLY_MODE, grants=Grants(), undo=[], unfinished=None
+        )
+        side = Session(s.id, s.cwd, state, history=list(s.history))
+        model = runtime.model(self.deps.catalog)
+        config = await self._config(runtime, READ_ONLY_MODE)
+
+        async def kept_apart(_: Session) -> None:
+            return None
+
+        turn = Turn(
+            side,
+            model=model,
+            registry=runtime.registry(),
+            ctx=self.front.capabilities(s, model),
+            emit=lambda e: self._emit(s, e),
+            persist=kept_apart,
+            config=config,
+        )
+        stop = await turn.run(parts, scope)
+        await self._persist(s)  # the events it showed
+        return stop
 
     async def _holding(self, s: Session, holder: str, work: Callable[[], Awaitable[T]]) -> T:
         """Do `work` holding the session's lease (renewed meanwhile), then give it back."""
@@ -223,11 +276,11 @@ class TurnRunner:
                 s.state.context = await project_context(Path(s.cwd), self.deps.turn.instructions)
             return s.state.context
 
-    async def _config(self, runtime: SessionRuntime) -> TurnConfig:
+    async def _config(self, runtime: SessionRuntime, mode: str | None = None) -> TurnConfig:
         s = runtime.session
         context = await self._snapshot(runtime)
         base = self.deps.turn
-        mode = s.state.mode
+        mode = mode or s.state.mode
         mcp = runtime.mcp.instructions() if runtime.mcp is not None else ""
         system = system_prompt(base.system, context, mode, MODES[mode][1], base.sections, mcp)
         return dataclasses.replace(base, system=system)

@@ -60,6 +60,7 @@ class AcpAgent:
         self.front = AcpFront(peer, handshake, deps)
         self.manager = self.front.manager = SessionManager(deps, self.front, background)
         self._background = background
+        self._commands_sent: dict[str, bytes] = {}  # per session: the last commands update
 
     @property
     def sessions(self) -> dict[str, Session]:
@@ -118,11 +119,20 @@ class AcpAgent:
             if s.id in self.sessions:
                 specs = server_specs(mcp_servers)
                 self.manager.start_mcp(s, specs, ready_notices=self.handshake.notices)
-            await self.front.send(s.id, available_commands(_command_context(self, s)))
+            await self.send_commands(s)
             if await self.manager.models.discover(s):
                 await self.front.send_options(s)
 
         return after
+
+    async def send_commands(self, s: Session) -> None:
+        """The session's commands, when they are not what the client was last sent (a skill
+        or an MCP server's prompt came or went)."""
+        update = available_commands(_command_context(self, s))
+        sent = msgspec.json.encode(update)
+        if self._commands_sent.get(s.id) != sent:
+            self._commands_sent[s.id] = sent
+            await self.front.send(s.id, update)
 
     # --- initialize / sessions --------------------------------------------------------------
 
@@ -144,7 +154,7 @@ class AcpAgent:
         follow the answer, already written), its model lists fetched in the background."""
         s = await self.manager.new(prepared.cwd, [], [prepared.cwd], prepared.session_id)
         self.manager.start_mcp(s, [], ready_notices=self.handshake.notices)
-        await self.front.send(s.id, available_commands(_command_context(self, s)))
+        await self.send_commands(s)
         if await self._fit_to_client(s):
             await self.front.send_options(s)  # the cached answer said `round`
 
@@ -307,6 +317,7 @@ class AcpAgent:
                 raise RpcError(PROVIDER_FAILED, f"The model provider failed: {exc}") from None
             except HeldElsewhere as exc:
                 raise RpcError(SESSION_BUSY, str(exc), {"sessionId": s.id}) from None
+            await self.send_commands(s)  # a turn may have made a skill, a command
             return acp.PromptResponse(stop_reason=stop)
         finally:
             s.release()

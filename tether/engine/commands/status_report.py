@@ -1,0 +1,44 @@
+"""/status: where the session stands: its model and mode, how full its context is, what it
+has cost, the grants and MCP servers it has, and where it is kept."""
+
+from __future__ import annotations
+
+from tether.engine.commands.slash_command import CommandContext
+from tether.engine.sessions.state import MODES
+
+
+async def status(ctx: CommandContext, arg: str) -> str:
+    s = ctx.session
+    manager = ctx.manager
+    runtime = manager.runtime(s.id)
+    used, window = await manager.turns.context_used(runtime)
+    project = await manager.deps.store.project_grants(s.cwd)
+    box = manager.sandbox(s).info
+    network = "on" if manager.settings.network(s) else "off"
+    reasoning = f" (reasoning: {s.state.reasoning})" if s.state.reasoning else ""
+    return "\n".join(
+        [
+            f"- Model: **{s.state.model}**{reasoning}",
+            f"- Mode: **{s.state.mode}**: {MODES[s.state.mode][1]}",
+            f"- Context: **{used:,}** of {window:,} tokens ({100 * used / max(window, 1):.0f}%)",
+            f"- Cost so far: {_cost(s.state.cost)}",
+            f"- Grants: {len(s.state.grants.items)} for this session, {len(project)} for this "
+            f"project, {len(s.state.dir_grants)} directories (`/grants`)",
+            f"- MCP servers: {_servers(ctx)}",
+            f"- Sandbox: **{box.mechanism}**: {box.summary} ({box.why})",
+            f"- Network for confined commands: **{network}** (the Command network option)",
+            f"- Session: `{s.id}` in `{s.cwd}`, kept in `{manager.deps.store.path}`",
+        ]
+    )
+
+
+def _cost(cost: float) -> str:
+    return f"${cost:.4f}" if cost else "nothing counted (no prices configured, or no requests)"
+
+
+def _servers(ctx: CommandContext) -> str:
+    host = ctx.manager.runtime(ctx.session.id).mcp
+    if host is None:
+        return "none"
+    tools = len(host.tools())
+    return f"{tools} tools from the connected ones (`/mcp` lists them)"
