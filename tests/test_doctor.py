@@ -202,3 +202,18 @@ def test_json_report(tmp_path: Path, server: MockLLMServer) -> None:
     assert models["local:test-model"]["reasoning_levels"] == ["low", "high"]
     assert models["local:other"]["default"] is True
     assert LOCAL_KEY not in done.stdout
+
+
+def test_the_agent_table_is_shown_and_checked(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    env = {"TETHER_CONFIG": str(path), "TETHER_HOME": str(tmp_path / "home")}
+    path.write_text('[agent]\nparallel_tools = false\nalways_scope = "project"\n')
+    done = doctor(env=env)
+    assert "agent ([agent]: how turns run; unset keys show their defaults)" in done.stdout
+    assert line_matching(r"^\s+parallel_tools\s+false$", done.stdout)
+    assert line_matching(r"^\s+always_scope\s+\"project\"$", done.stdout)
+    assert line_matching(r"^\s+max_tool_result_chars\s+32768$", done.stdout)
+    path.write_text('[agent]\nmax_rounds = 5\ndefault_mode = "yolo"\n')
+    done = doctor(env=env)
+    assert done.returncode == 1
+    assert f"  error: {path}:3: agent.default_mode: invalid value 'yolo'" in done.stdout

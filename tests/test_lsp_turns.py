@@ -57,7 +57,9 @@ async def test_initialize_announces_commands_code_actions_and_sync(
         result = await editor.start()
     caps = result.capabilities
     assert caps.execute_command_provider is not None
-    assert list(caps.execute_command_provider.commands) == ["tether.prompt", "tether.cancel"]
+    commands = list(caps.execute_command_provider.commands)
+    assert commands[:2] == ["tether.prompt", "tether.cancel"]
+    assert "tether.status" in commands and "tether.grants" in commands
     assert caps.code_action_provider is True
     sync = caps.text_document_sync
     assert isinstance(sync, types.TextDocumentSyncOptions)

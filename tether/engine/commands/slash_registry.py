@@ -29,7 +29,7 @@ async def _help(ctx: CommandContext, arg: str) -> str:
 
 
 def _usage(c: Command) -> str:
-    hint = f" {c.hint.upper()}" if c.hint and " " not in c.hint else ""
+    hint = f" <{c.hint}>" if c.hint else ""
     return f"- /{c.name}{hint}: {c.help}"
 
 

@@ -16,7 +16,15 @@ if TYPE_CHECKING:
 
 PROMPT = "tether.prompt"
 CANCEL = "tether.cancel"
-COMMANDS = [PROMPT, CANCEL]
+# The engine's fixed slash commands (engine/commands/slash_registry.py; a test keeps the two
+# lists equal), each also `tether.NAME` with an optional argument string: named here so that
+# the first answer imports no engine.
+SLASH_NAMES = (
+    *("mode", "model", "undo", "title", "compact", "retry", "status", "btw", "clear"),
+    *("export", "grants", "init", "help"),
+)
+SLASH = [f"tether.{name}" for name in SLASH_NAMES]
+COMMANDS = [PROMPT, CANCEL, *SLASH]
 # What pygls can convert positions from, in the order it prefers when the client offers none.
 ENCODINGS = ("utf-8", "utf-16", "utf-32")
 DEFAULT_ENCODING = "utf-16"

@@ -34,6 +34,17 @@ class PromptArgs:
     wait: bool | None = None  # None: as the connection answers prompts
 
 
+def slash_prompt(name: str, arguments: tuple[Any, ...]) -> dict[str, Any]:
+    """`tether.NAME`'s arguments (none, or one string: the command's argument) as the
+    argument of `tether.prompt`."""
+    if len(arguments) > 1 or (arguments and not isinstance(arguments[0], str)):
+        raise JsonRpcInvalidParams(
+            f"Invalid params: tether.{name} takes at most one argument, a string"
+        )
+    text = arguments[0].strip() if arguments else ""
+    return {"prompt": f"/{name} {text}".strip()}
+
+
 def parse(arguments: tuple[Any, ...], converter: cattrs.Converter) -> PromptArgs:
     if len(arguments) != 1 or not isinstance(arguments[0], dict):
         raise JsonRpcInvalidParams(f"Invalid params: {USAGE}")

@@ -14,7 +14,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import default_converter
 
 from tether import __version__
-from tether.rpc.lsp.lsp_handshake import CANCEL, PROMPT
+from tether.rpc.lsp.lsp_handshake import CANCEL, PROMPT, SLASH_NAMES
+from tether.rpc.lsp.prompt import slash_prompt
 from tether.rpc.rpc_error import INTERNAL_ERROR
 
 if TYPE_CHECKING:
@@ -39,6 +40,15 @@ def make_server() -> tuple[TetherLanguageServer, cattrs.Converter]:
         converter_factory=lambda: converter,
     )
     return server, converter
+
+
+def _slash(front: LspFront, name: str):
+    """`tether.NAME ["args"]`: the prompt `/NAME args`, answered as a prompt is."""
+
+    async def run(*arguments):
+        return await front.prompt(slash_prompt(name, arguments))
+
+    return run
 
 
 def register(server: LanguageServer, front: LspFront) -> None:
@@ -77,6 +87,8 @@ def register(server: LanguageServer, front: LspFront) -> None:
 
     server.command(PROMPT)(prompt)
     server.command(CANCEL)(cancel)
+    for name in SLASH_NAMES:
+        server.command(f"tether.{name}")(_slash(front, name))
     server.feature(types.TEXT_DOCUMENT_CODE_ACTION)(code_action)
     for method in (
         types.TEXT_DOCUMENT_DID_OPEN,

@@ -30,7 +30,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from tether.rpc.json_depth import too_deep
-from tether.rpc.lsp.lsp_handshake import PROMPT, LspHandshake, clean_params
+from tether.rpc.lsp.lsp_handshake import PROMPT, SLASH, LspHandshake, clean_params
 from tether.rpc.rpc_error import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -271,7 +271,7 @@ class Connection:
         self._track(rid)
         if method == types.WORKSPACE_EXECUTE_COMMAND and self.hooks is not None:
             params: types.ExecuteCommandParams = typed.params
-            if params.command == PROMPT:
+            if params.command == PROMPT or params.command in SLASH:
                 self.hooks.accept(rid, params)
         self._handle(typed, rid)
 
