@@ -25,6 +25,7 @@ CHOICE_KINDS: list[acp.PermissionKind] = [
     "reject_always",
 ]
 CHOICE = "choice"
+SECRET_NOTE = "Typed into the program as it is; the agent's model never sees it."
 
 
 class AcpAsk:
@@ -112,6 +113,10 @@ def _property(f: AskField) -> acp.ElicitationProperty:
         prop = acp.BooleanProperty(type="boolean", title=f.label)
     elif f.kind in ("number", "integer"):
         prop = acp.NumberProperty(type=f.kind, title=f.label)
+    elif f.secret:  # masked by the client; the answer goes to a program, not the model
+        prop = acp.StringProperty(
+            type="string", title=f.label, write_only=True, description=SECRET_NOTE
+        )
     else:
         prop = acp.StringProperty(type="string", title=f.label)
     return prop
