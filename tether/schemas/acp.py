@@ -542,9 +542,6 @@ class StringProperty(Base):
     title: str | UnsetType = UNSET
     description: str | UnsetType = UNSET
     one_of: list[EnumOption] | UnsetType = field(default=UNSET, name="oneOf")
-    # JSON Schema's mark for a value that is sent and never shown back: a password field. The
-    # ACP schema's `format` has no "password"; its string schema leaves other keys open.
-    write_only: bool | UnsetType = UNSET
 
 
 class NumberProperty(Base):
