@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.harness import AgentProcess, script, spawn_agent
+from tests.lsp_client import lsp_in_process, script_file
 from tests.stored import tool_results
 
 pytestmark = [
@@ -137,3 +138,19 @@ async def test_a_terminal_that_echoes_gets_no_secret(home: Path, project: Path) 
     assert forms == []  # refused before the user was asked
     refusal = tool_results(home, sid)[1]
     assert refusal.startswith("error [PTY_ECHOES]: pty 1 shows what is typed")
+
+
+async def test_tether_lsp_refuses_it(
+    home: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LSP has no way to take a typed answer: refused, nothing typed."""
+    monkeypatch.setenv("TETHER_HOME", str(home))
+    (project / "reads_password.py").write_text(READS_A_PASSWORD)
+    rounds = _password_rounds()
+    rounds[3] = [_call("read_pty", "p4", pty_id=1, timeout_seconds=0.5)]
+    async with lsp_in_process(project, script_file(tmp_path / "s.json", rounds)) as (editor, _):
+        await editor.start()
+        result = await editor.prompt("log in")
+    results = tool_results(home, result["sessionId"])
+    assert results[2].startswith("error [ASK_UNAVAILABLE]: this editor cannot take a typed")
+    assert results[3] == "pty 1: running\n(no new output)"

@@ -12,6 +12,7 @@ import anyio
 import pytest
 
 from tests.harness import AgentProcess, script, spawn_agent
+from tests.lsp_client import lsp_in_process, script_file
 from tests.stored import tool_results
 from tether.tools.wait import MAX_WAIT
 
@@ -90,3 +91,37 @@ async def test_cancel_ends_the_wait(home: Path, project: Path, tmp_path: Path) -
     assert result.startswith(head) and result.endswith(" s")
     assert 1 <= float(result.removeprefix(head).removesuffix(" s")) < 5
     assert card[-1]["status"] == "failed" and _texts([card[-1]]) == [result]
+
+
+async def test_tether_lsp_shows_and_cancels_the_wait(
+    home: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TETHER_HOME", str(home))
+    rounds = [[_wait("w1", seconds="120", reason="a slow build")], [{"text": "never"}]]
+    async with lsp_in_process(project, script_file(tmp_path / "s.json", rounds)) as (editor, _):
+        await editor.start()
+        pending = editor.prompt_request("go", msg_id="p1")
+
+        def waiting() -> bool:  # the LSP front shows the running call's title
+            shown = [v.get("message") for v in editor.values("report")]
+            return "Running: Wait 120 s: a slow build" in shown
+
+        await editor.wait_for(waiting)
+        await anyio.sleep(0.5)
+        started = time.monotonic()
+        assert await editor.command("tether.cancel") == {"cancelled": True}
+        assert (await pending)["stopReason"] == "cancelled"
+        assert time.monotonic() - started < 5
+    [result] = tool_results(home, (await _session_id(home)))
+    assert result.startswith("error [ABORTED]: the wait was cancelled by the user after ")
+
+
+async def _session_id(home: Path) -> str:
+    import apsw
+
+    db = apsw.Connection(str(home / "tether.db"))
+    try:
+        [(sid,)] = db.execute("SELECT id FROM sessions").fetchall()
+    finally:
+        db.close()
+    return str(sid)
