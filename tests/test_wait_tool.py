@@ -14,9 +14,8 @@ import pytest
 from tests.harness import AgentProcess, script, spawn_agent
 from tests.lsp_client import lsp_in_process, script_file
 from tests.stored import tool_results
-from tether.tools.wait import MAX_WAIT
-
-pytestmark = pytest.mark.anyio
+from tether.engine.registry import ToolError
+from tether.tools.wait import MAX_WAIT, wait_seconds
 
 
 def _wait(call_id: str, **arguments: Any) -> dict[str, Any]:
@@ -31,6 +30,7 @@ def _texts(updates: list[dict[str, Any]]) -> list[str]:
     return [c["content"]["text"] for u in updates for c in u.get("content") or []]
 
 
+@pytest.mark.anyio
 async def test_a_numeric_string_is_seconds(home: Path, project: Path, tmp_path: Path) -> None:
     rounds = [[_wait("w1", seconds="2", reason="the server to come up")], [{"text": "up"}]]
     async with spawn_agent(home, "--script", str(script(tmp_path / "s.json", rounds))) as agent:
@@ -48,6 +48,7 @@ async def test_a_numeric_string_is_seconds(home: Path, project: Path, tmp_path: 
     assert tool_results(home, sid) == ["waited 2 s"]
 
 
+@pytest.mark.anyio
 async def test_what_is_not_a_number_is_explained(home: Path, project: Path, tmp_path: Path) -> None:
     calls = [
         _wait("w1", seconds=True),
@@ -69,6 +70,7 @@ async def test_what_is_not_a_number_is_explained(home: Path, project: Path, tmp_
     ]
 
 
+@pytest.mark.anyio
 async def test_cancel_ends_the_wait(home: Path, project: Path, tmp_path: Path) -> None:
     rounds = [[_wait("w1", seconds=120, reason="a slow build")], [{"text": "never"}]]
     async with spawn_agent(home, "--script", str(script(tmp_path / "s.json", rounds))) as agent:
@@ -93,6 +95,7 @@ async def test_cancel_ends_the_wait(home: Path, project: Path, tmp_path: Path) -
     assert card[-1]["status"] == "failed" and _texts([card[-1]]) == [result]
 
 
+@pytest.mark.anyio
 async def test_tether_lsp_shows_and_cancels_the_wait(
     home: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -125,3 +128,31 @@ async def _session_id(home: Path) -> str:
     finally:
         db.close()
     return str(sid)
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"), [(5, 5.0), (0.5, 0.5), ("5", 5.0), (" 2.5 ", 2.5), (300, 300.0)]
+)
+def test_numbers_and_numeric_strings(value: object, seconds: float) -> None:
+    assert wait_seconds(value) == seconds
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        (False, "got the boolean false"),
+        (None, "got null"),
+        ({"s": 5}, "got an object"),
+        ("", "got the text ''"),
+        ("5 minutes", "got the text '5 minutes'"),
+        (0, "must be more than 0; got 0"),
+        (-1, "must be more than 0; got -1"),
+        ("nan", "got the text 'nan'"),
+        ("inf", "got the text 'inf'"),
+        ("301", "may be at most 300"),
+    ],
+)
+def test_what_is_refused(value: object, why: str) -> None:
+    with pytest.raises(ToolError) as e:
+        wait_seconds(value)
+    assert e.value.code == "INVALID_ARGS" and why in e.value.message

@@ -54,16 +54,15 @@ def wait_seconds(value: object) -> float:
     out of range, is refused with what was wrong."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise ToolError("INVALID_ARGS", f"seconds must be a number such as 5; got {_what(value)}")
-    number = value
-    if isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            raise ToolError(
-                "INVALID_ARGS", f"seconds must be a number such as 5; got the text {value!r}"
-            ) from None
-    number = float(number)
-    if not math.isfinite(number) or number <= 0:
+    try:
+        number = float(value.strip() if isinstance(value, str) else value)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):  # "soon", "", "nan", "inf"
+        raise ToolError(
+            "INVALID_ARGS", f"seconds must be a number such as 5; got the text {value!r}"
+        )
+    if number <= 0:
         raise ToolError("INVALID_ARGS", f"seconds must be more than 0; got {value!r}")
     if number > MAX_WAIT:
         raise ToolError(
