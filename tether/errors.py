@@ -44,6 +44,7 @@ CommandCode = Literal[
     "PTY_EXITED",
     "PTY_LIMIT",
     "PTY_WRITE_BLOCKED",
+    "PTY_ECHOES",  # a secret for a terminal that shows what is typed (not at a password prompt)
     "UNKNOWN_KEY",
     "CLIENT_TERMINAL_ERROR",  # the editor failed to run a command in its terminal
     "VCS_FAILED",

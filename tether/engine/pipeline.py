@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -46,6 +47,8 @@ class _Call:
     approved_by: str | None = None
     result: ToolResultMessage | None = None
     shown: bool = False  # its card was announced
+    started: float | None = None  # when it began to run (monotonic)
+    aborted: str | None = None  # its ABORTED text, once written: the card and history agree
 
 
 def error_text(code: str, message: str) -> str:
@@ -114,8 +117,7 @@ class Batch:
         calls that never finished are closed here (their results say ABORTED)."""
         for c in self._calls:
             if c.shown and c.result is None:
-                text = error_text("ABORTED", "the turn was cancelled")
-                await self._emit(ToolFinished(c.call.id, "failed", [TextOut(text)]))
+                await self._emit(ToolFinished(c.call.id, "failed", [TextOut(_abort_text(c))]))
 
     def results(self) -> list[ToolResultMessage]:
         return [c.result or _aborted(c) for c in self._calls]
@@ -284,6 +286,7 @@ class Batch:
         assert c.tool is not None and c.args is not None
         await self._emit(ToolUpdated(c.call.id, status="in_progress"))
         call_id = c.call.id
+        c.started = time.monotonic()
 
         async def report(content: list[ToolContent]) -> None:
             await self._emit(ToolUpdated(call_id, content=content))
@@ -345,8 +348,18 @@ _STATE_CODES = frozenset(
 
 
 def _aborted(c: _Call) -> ToolResultMessage:
-    text = error_text("ABORTED", "the turn was cancelled")
-    return ToolResultMessage(c.call.id, c.call.name, text, True)
+    return ToolResultMessage(c.call.id, c.call.name, _abort_text(c), True)
+
+
+def _abort_text(c: _Call) -> str:
+    """A call the cancel cut short: in its tool's words when it has some (how long a wait
+    ran), written once so its card and its result say the same."""
+    if c.aborted is None:
+        message = "the turn was cancelled"
+        if c.tool is not None and c.tool.aborted is not None and c.started is not None:
+            message = c.tool.aborted(time.monotonic() - c.started)
+        c.aborted = error_text("ABORTED", message)
+    return c.aborted
 
 
 def _decided(c: _Call) -> list[ToolContent]:

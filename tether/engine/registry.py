@@ -102,6 +102,9 @@ class ToolDef(Generic[A]):
     # For a schema reshaped to suit every provider (renamed keys): the arguments back as the
     # tool's own schema names them, before they are checked.
     unmap: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    # How the call's result reads when the turn is cancelled while it runs, given the seconds
+    # it ran (a wait: "cancelled by the user after 2.1 s"); None: "the turn was cancelled".
+    aborted: Callable[[float], str] | None = None
 
     @property
     def spec(self) -> ToolSpec:
@@ -175,6 +178,7 @@ def tool(
     spill: bool = True,
     name: str | None = None,
     timeout_key: str = "",
+    aborted: Callable[[float], str] | None = None,
 ) -> Callable[[ToolFn[S]], ToolDef[S]]:
     """Make a ToolDef from `async def f(ctx, args: FArgs) -> ToolOutput | str`, `FArgs` a
     ToolArgs Struct, with a docstring whose first paragraph describes the tool and whose
@@ -194,6 +198,7 @@ def tool(
             timeout=timeout,
             timeout_key=timeout_key,
             spill=spill,
+            aborted=aborted,
         )
 
     return wrap

@@ -218,6 +218,11 @@ class Ptys(Protocol):
 
     async def write(self, pty_id: int, data: bytes) -> None: ...
 
+    def echoes(self, pty_id: int) -> bool | None:
+        """Whether the terminal echoes what is typed (off at a password prompt); None where
+        that cannot be known. SeamError PTY_NOT_FOUND / PTY_EXITED."""
+        ...
+
     async def close(self, pty_id: int) -> PtyRead:
         """Stop the program (hang-up and SIGTERM, then SIGKILL) and return its last output."""
         ...
@@ -286,6 +291,9 @@ class AskField:
     label: str
     kind: Literal["text", "number", "integer", "boolean"] = "text"
     required: bool = True
+    # A password: the client is asked to mask it (a text field only), and the answer is for a
+    # program, never for the model.
+    secret: bool = False
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,19 @@ def catalog(web: WebConfig | None = None) -> list[ToolDef]:
     from tether.tools.edit import edit_lineno, edit_replace
     from tether.tools.files import list_dir, read_file, view_image, write_file
     from tether.tools.manage import copy_path, delete_path, move_path
-    from tether.tools.pty import close_pty, open_pty, read_pty, write_pty, write_pty_keys
+    from tether.tools.pty import (
+        ask_into_pty,
+        close_pty,
+        open_pty,
+        read_pty,
+        write_pty,
+        write_pty_keys,
+    )
     from tether.tools.run import run_argv
     from tether.tools.search import glob_paths, regex_files, tree
     from tether.tools.todo import todo_write
     from tether.tools.vcs import vcs_branch, vcs_diff, vcs_log, vcs_status
+    from tether.tools.wait import wait
     from tether.tools.web_tools import web_tools
 
     return [
@@ -45,9 +53,11 @@ def catalog(web: WebConfig | None = None) -> list[ToolDef]:
         read_pty,
         write_pty,
         write_pty_keys,
+        ask_into_pty,
         close_pty,
         todo_write,
         ask_user,
+        wait,
         request_directory_access,
         *web_tools(web),
     ]

@@ -9,7 +9,8 @@ import anyio
 
 from tether.engine.events import TextOut
 from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
-from tether.engine.seam import Capabilities, PtyRead, Ptys, SeamError
+from tether.engine.seam import AskField, Capabilities, PtyRead, Ptys, SeamError
+from tether.tools.ask import ASK_TIMEOUT
 from tether.tools.command_args import check_argv, check_env, check_timeout, command_cwd
 from tether.tools.command_gate import Command, confine, plan_commands, refuse_denylisted
 from tether.tools.command_words import shell_join
@@ -240,6 +241,103 @@ async def _plan_keys(ctx: Capabilities, args: WritePtyKeysArgs, mode: str) -> Ca
 @write_pty_keys.described_by
 def _describe_keys(ctx: Capabilities, args: WritePtyKeysArgs) -> CallPlan:
     return CallPlan(title=f"Press {args.keys} in pty {args.pty_id}", kind="execute")
+
+
+class AskIntoPtyArgs(ToolArgs):
+    pty_id: int
+    prompt: str
+    secret: bool = True
+
+
+ANSWER = "answer"
+
+
+@tool(kind="execute", timeout=ASK_TIMEOUT)
+async def ask_into_pty(ctx: Capabilities, args: AskIntoPtyArgs) -> ToolOutput:
+    """Have the user type the answer to a PTY program's prompt (a password, a passphrase, a
+    one-time code): tether asks the user, types the answer into the program and presses
+    Enter; you never see it. Use it whenever a program asks for a secret; never ask for one in
+    the conversation and never type one with write_pty. Then read_pty for what followed.
+
+    Args:
+        pty_id: The id open_pty returned.
+        prompt: What to ask the user, e.g. "sudo password for build-01".
+        secret: The answer is masked where the user types it, and typed only while the
+            program hides its input (default true); false for an answer that may show on the
+            program's screen, e.g. a user name.
+    """
+    host, pty_id = _host(ctx), args.pty_id
+    if not args.prompt.strip():
+        raise ToolError("INVALID_ARGS", "prompt must not be empty")
+    _refuse_echo(host, pty_id, args.secret)
+    field = AskField(ANSWER, "Answer", "text", required=True, secret=args.secret)
+    question = (
+        f"{args.prompt.strip()}\n\nWhat you type goes into pty {pty_id}, followed by Enter; "
+        "the model does not see it."
+    )
+    try:
+        answer = await ctx.ask.ask(question, [], [field], ctx.call_id)
+    except SeamError as exc:
+        raise _cannot_ask(exc) from None
+    if not answer.accepted:
+        verb = "dismissed the question" if answer.dismissed else "declined to answer"
+        return ToolOutput(f"The user {verb}; nothing was typed into pty {pty_id}.")
+    typed = answer.values.get(ANSWER)
+    if not isinstance(typed, str):
+        raise ToolError("ASK_FAILED", "the editor returned no text; nothing was typed")
+    _refuse_echo(host, pty_id, args.secret)  # the program may have moved on meanwhile
+    await host.write(pty_id, typed.rstrip("\r\n").encode("utf-8") + b"\r")
+    text = (
+        f"The user typed their answer into pty {pty_id} (not shown to you) and Enter was "
+        f"pressed; read_pty(pty_id={pty_id}) shows what the program did next."
+    )
+    return ToolOutput(text)
+
+
+def _refuse_echo(host: Ptys, pty_id: int, secret: bool) -> None:
+    """A secret is typed only while the terminal hides input (as `getpass` and `sudo` do):
+    typed with echo on, it would show in the output the model reads."""
+    try:
+        echoes = host.echoes(pty_id)
+    except SeamError as exc:
+        raise ToolError(exc.code, exc.message) from None
+    if secret and echoes:
+        raise ToolError(
+            "PTY_ECHOES",
+            f"pty {pty_id} shows what is typed, so a secret would appear in its output: the "
+            "program is not at a password prompt (yet). read_pty until it asks, then call "
+            "ask_into_pty again; use secret=false only for an answer that may be seen",
+        )
+
+
+def _cannot_ask(exc: SeamError) -> ToolError:
+    if exc.code != "ASK_UNAVAILABLE":
+        return ToolError(exc.code, exc.message)
+    return ToolError(
+        "ASK_UNAVAILABLE",
+        "this editor cannot take a typed answer out of your sight, so nothing was typed; "
+        "never ask for the secret in the conversation. Tell the user to run the command in "
+        "their own terminal and type it there, and end your turn",
+    )
+
+
+@ask_into_pty.planned_by
+async def _plan_ask(ctx: Capabilities, args: AskIntoPtyArgs, mode: str) -> CallPlan:
+    try:
+        _host(ctx).confined(args.pty_id)  # PTY_NOT_FOUND before the user is asked anything
+    except SeamError as exc:
+        raise ToolError(exc.code, exc.message) from None
+    # No consent asked: the user types the answer, and that is the consent.
+    return _describe_ask(ctx, args)
+
+
+@ask_into_pty.described_by
+def _describe_ask(ctx: Capabilities, args: AskIntoPtyArgs) -> CallPlan:
+    what = "a secret" if args.secret else "an answer"
+    prompt = " ".join(args.prompt.split())[:80]
+    return CallPlan(
+        title=f"Ask the user for {what} for pty {args.pty_id}: {prompt}", kind="execute"
+    )
 
 
 class ClosePtyArgs(ToolArgs):

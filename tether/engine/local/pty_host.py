@@ -41,6 +41,10 @@ class _Backend(Protocol):
 
     async def write(self, data: bytes) -> None: ...
 
+    def echoes(self) -> bool | None:
+        """Whether the terminal echoes input; None where that cannot be known."""
+        ...
+
     def status(self) -> tuple[int | None, str | None] | None:
         """(exit code, signal) once the program ended; None while it runs."""
         ...
@@ -154,6 +158,12 @@ class PtyHost:
             raise SeamError(
                 "PTY_WRITE_BLOCKED", f"pty {pty_id} is not reading its input (10 s waited)"
             )
+
+    def echoes(self, pty_id: int) -> bool | None:
+        pty = self._get(pty_id)
+        if pty.ended is not None:
+            raise SeamError("PTY_EXITED", f"pty {pty_id} has ended: {_ending(pty.ended)}")
+        return pty.backend.echoes()
 
     async def close(self, pty_id: int) -> PtyRead:
         pty = self._get(pty_id)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import termios
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,16 @@ class PosixPty:
                 view = view[os.write(self.fd, view) :]
             except BlockingIOError:
                 await anyio.wait_writable(self.fd)
+
+    def echoes(self) -> bool | None:
+        # The master's attributes are the terminal's (Linux and the BSDs answer for the
+        # slave), so this sees what `getpass` or `stty -echo` set.
+        if self.fd < 0:
+            return None
+        try:
+            return bool(termios.tcgetattr(self.fd)[3] & termios.ECHO)
+        except termios.error:
+            return None
 
     def status(self) -> tuple[int | None, str | None] | None:
         if self._status is None:

@@ -61,6 +61,9 @@ class WindowsPty:  # pragma: no cover - Windows only (pywinpty's ConPTY)
     async def write(self, data: bytes) -> None:
         await anyio.to_thread.run_sync(self.proc.write, data.decode("utf-8", "replace"))
 
+    def echoes(self) -> bool | None:
+        return None  # ConPTY does not tell whether the program reads with echo
+
     def status(self) -> tuple[int | None, str | None] | None:
         return None if self.proc.isalive() else (self.proc.exitstatus, None)
 

@@ -25,6 +25,11 @@ CHOICE_KINDS: list[acp.PermissionKind] = [
     "reject_always",
 ]
 CHOICE = "choice"
+SECRET_NOTE = "Typed into the program as it is; the agent's model never sees it."
+# How a password field is marked for the client to mask: the ACP string schema's `format` has
+# no "password" and custom keys belong in `_meta`, so JSON Schema's own word for a value that
+# is sent and never shown back goes there.
+SECRET_MARK: dict[str, object] = {"writeOnly": True}
 
 
 class AcpAsk:
@@ -112,6 +117,10 @@ def _property(f: AskField) -> acp.ElicitationProperty:
         prop = acp.BooleanProperty(type="boolean", title=f.label)
     elif f.kind in ("number", "integer"):
         prop = acp.NumberProperty(type=f.kind, title=f.label)
+    elif f.secret:  # masked by the client; the answer goes to a program, not the model
+        prop = acp.StringProperty(
+            type="string", title=f.label, description=SECRET_NOTE, meta=SECRET_MARK
+        )
     else:
         prop = acp.StringProperty(type="string", title=f.label)
     return prop
