@@ -253,9 +253,10 @@ class _Client:
         if self.policy == "no":
             return {"action": "decline"}
         if self.policy == "yes" or not _interactive():
-            allow = self.policy == "yes"
-            return {"action": "accept", "content": {k: allow for k in props}}
-        answers = await _in_daemon_thread(lambda: _prompt_checkboxes(props))
+            allow = self.policy == "yes"  # a yes/no per call; text (a note) left unsaid
+            content = {k: allow for k, p in props.items() if p.get("type") == "boolean"}
+            return {"action": "accept", "content": content}
+        answers = await _in_daemon_thread(lambda: _prompt_fields(props))
         return {"action": "accept", "content": answers}
 
     async def read_file(self, params: acp.ReadTextFileRequest) -> acp.ReadTextFileResponse:
@@ -360,12 +361,31 @@ def _prompt_choice(params: acp.RequestPermissionRequest) -> str | None:
             return params.options[int(answer) - 1].option_id
 
 
-def _prompt_checkboxes(props: dict[str, Any]) -> dict[str, bool]:
-    answers: dict[str, bool] = {}
+def _prompt_fields(props: dict[str, Any]) -> dict[str, bool | str]:
+    """A yes/no per boolean field (a call to allow), a line per text field (empty: unsaid)."""
+    answers: dict[str, bool | str] = {}
     for key, prop in props.items():
-        answer = _read_line(f"    allow {prop.get('title', key)}? [Y/n] ")
+        title = prop.get("title", key)
+        if prop.get("type") != "boolean":
+            secret = (prop.get("_meta") or {}).get("writeOnly") is True
+            ask = _read_secret if secret else _read_line
+            text = ask(f"    {title}{'' if secret else ' (optional)'}: ")
+            if text:
+                answers[key] = text
+            continue
+        answer = _read_line(f"    allow {title}? [Y/n] ")
         answers[key] = answer is not None and answer.lower() in ("", "y", "yes")
     return answers
+
+
+def _read_secret(prompt: str) -> str | None:
+    """A line typed without echo (a password for a PTY): never shown, never logged."""
+    import getpass
+
+    try:
+        return getpass.getpass(prompt, stream=sys.stderr)
+    except EOFError:
+        return None
 
 
 def _read_line(prompt: str) -> str | None:
