@@ -25,6 +25,11 @@ function commandPermission(ext, round) {
   );
 }
 
+/** The next pending form (an elicitation not yet answered). */
+function pendingForm(ext, what) {
+  return ext.page.waitFor((s) => s.items.find((i) => i.kind === "elicitation" && i.elicitation.state === "pending"), what);
+}
+
 function cardOf(state, toolCallId) {
   return state.items.find((i) => i.kind === "tool" && i.call.toolCallId === toolCallId);
 }
@@ -227,8 +232,15 @@ describe("against the real tether acp", () => {
     await ext.page.waitFor((s) => s.session.id && s.session.id !== first, "a second session");
     const permission = await promptUntilPermission(ext);
     ext.send({ type: "permission", key: permission.key, optionId: optionOfKind(permission, "reject_once").optionId });
+    // a rejection is followed by an optional note for the agent: given for the round, dismissed for the command
+    const note = await pendingForm(ext, "the round's rejection note");
+    assert.match(note.elicitation.request.message, /^Rejected: /);
+    assert.equal(note.elicitation.request.requestedSchema.properties.note.type, "string");
+    ext.send({ type: "elicitation", key: note.elicitation.key, action: "accept", content: { note: "leave greet alone" } });
     const command = await commandPermission(ext, permission);
     ext.send({ type: "permission", key: command.key, optionId: optionOfKind(command, "reject_once").optionId });
+    const dismissed = await pendingForm(ext, "the command's rejection note");
+    ext.send({ type: "elicitation", key: dismissed.elicitation.key, action: "cancel" });
     await turnEnded(ext);
     const answered = ext.page.state.permissions[permission.key];
     assert.equal(answered.chosen.kind, "reject_once");
@@ -263,9 +275,10 @@ describe("against the real tether acp", () => {
     const form = await ext.page.waitFor((s) => s.items.find((i) => i.kind === "elicitation" && i.elicitation.state === "pending"), "the form");
     assert.equal(ext.page.status().text, "Waiting for your answer");
     const properties = form.elicitation.request.requestedSchema.properties;
-    const names = Object.keys(properties);
+    const names = Object.keys(properties).filter((name) => name !== "note");
     assert.equal(names.length, 2, JSON.stringify(properties));
     for (const name of names) assert.equal(properties[name].type, "boolean");
+    assert.equal(properties.note.type, "string", "an optional note for the rejected calls");
     const [app, notes] = names.sort((a, b) => (properties[a].title.includes("app.py") ? -1 : properties[b].title.includes("app.py") ? 1 : 0));
     assert.match(properties[app].title, /app\.py/);
     ext.send({ type: "elicitation", key: form.elicitation.key, action: "accept", content: { [app]: true, [notes]: false } });
