@@ -161,6 +161,10 @@ class Batch:
             await self._refuse(c, "TOOL_FAILED", f"{type(exc).__name__}: {exc}")
             return True
         p = c.plan
+        if p.always_ask or self._ctx.policy.guards(p.writes):
+            p.always_ask = p.confirm = True  # the mode waives nothing, no grant covers it
+            p.waived_by_mode, p.grantable = False, False
+            p.title += " (a skill: asked every time)"
         if written.intersection(p.writes):
             # Planned against the files as they were before this round: an earlier call of the
             # round writes the same file first, so whatever the plan says, the user decides.

@@ -16,6 +16,7 @@ from tether.engine.events import Location, ToolContent
 from tether.engine.providers.base import LLM
 from tether.engine.read_ledger import ReadLedger
 from tether.engine.sandbox.session_sandbox import Sandbox
+from tether.engine.skills.skill_roots import SkillRoot
 from tether.engine.web.types import (
     FetchResult,
     HttpRequest,
@@ -373,6 +374,8 @@ class Capabilities:
     reads: ReadLedger = field(default_factory=ReadLedger)  # per turn: see engine/read_ledger.py
     # What confines the session's commands (engine/sandbox/); None: nothing does.
     sandbox: Sandbox | None = None
+    # Where this turn looks for Agent Skills, first wins (set by the turn: engine/skills/).
+    skills: tuple[SkillRoot, ...] = ()
 
     def __post_init__(self) -> None:
         if self.workspace is None:

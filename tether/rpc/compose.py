@@ -49,6 +49,7 @@ def compose(
     from tether.engine.registry import Registry
     from tether.engine.sessions.deps import EngineDeps
     from tether.engine.sessions.store import Store
+    from tether.engine.skills.skill_roots import SkillPlaces
     from tether.engine.system_prompt import PERSONA
     from tether.engine.turn import TurnConfig
     from tether.engine.web.build import build_web
@@ -74,6 +75,7 @@ def compose(
         command_denylist=setup.command_denylist,
         mcp_servers=setup.mcp_servers,
         sandbox=setup.sandbox,
+        skills=SkillPlaces(home / "skills", tuple(setup.skills.paths)),
     )
     days = float(env.get("TETHER_SPILL_DAYS") or setup.spill_days or SPILL_DAYS)
     return Composed(deps, web, days)

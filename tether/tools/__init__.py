@@ -18,6 +18,7 @@ def catalog(web: WebConfig | None = None) -> list[ToolDef]:
     from tether.tools.pty import close_pty, open_pty, read_pty, write_pty, write_pty_keys
     from tether.tools.run import run_argv
     from tether.tools.search import glob_paths, regex_files, tree
+    from tether.tools.skills import skill_list, skill_read
     from tether.tools.todo import todo_write
     from tether.tools.vcs import vcs_branch, vcs_diff, vcs_log, vcs_status
     from tether.tools.web_tools import web_tools
@@ -49,5 +50,7 @@ def catalog(web: WebConfig | None = None) -> list[ToolDef]:
         todo_write,
         ask_user,
         request_directory_access,
+        skill_read,
+        skill_list,
         *web_tools(web),
     ]

@@ -9,6 +9,7 @@ import uuid
 
 from tether.engine import events as ev
 from tether.engine.commands import session_commands
+from tether.engine.commands.skill_commands import skill_commands
 from tether.engine.commands.slash_command import Command, CommandContext, CommandSource
 from tether.engine.history import UserPart
 from tether.engine.sessions.state import MODES
@@ -56,7 +57,7 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
-SOURCES: tuple[CommandSource, ...] = ()
+SOURCES: tuple[CommandSource, ...] = (skill_commands,)
 """Where the session's own commands come from, after the fixed ones."""
 
 

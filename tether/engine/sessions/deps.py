@@ -16,6 +16,7 @@ from tether.engine.seam import BUILTIN_COMMAND_DENYLIST, Capabilities, CommandDe
 from tether.engine.sessions.renderings import Replay
 from tether.engine.sessions.state import Session
 from tether.engine.sessions.store import Store
+from tether.engine.skills.skill_roots import SkillPlaces
 from tether.engine.system_prompt import PERSONA
 from tether.engine.turn import TurnConfig
 from tether.engine.workspace import DEFAULT_DENYLIST
@@ -53,3 +54,4 @@ class EngineDeps:
     web: Web | None = None  # ctx.web for every session; None: built from the environment
     mcp_servers: tuple[ServerSpec, ...] = ()  # the config file's, for every session
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)  # the config's [sandbox]
+    skills: SkillPlaces = field(default_factory=SkillPlaces)  # tether's own and [skills] paths
