@@ -35,11 +35,11 @@ def split(text: str) -> Document:
         raise FrontmatterError("the frontmatter block is not closed (a line `---`)")
     header = text[4 : 4 + end.start()]
     body = text[4 + end.end() :].lstrip("\n")
-    return Document(parse(header), body)
+    return Document(parse(header, first_line=2), body)
 
 
-def parse(header: str) -> dict[str, Value]:
-    """The top-level mapping of the header."""
+def parse(header: str, first_line: int = 1) -> dict[str, Value]:
+    """The top-level mapping of the header (errors name lines from `first_line`)."""
     lines = header.split("\n")
     out: dict[str, Value] = {}
     i = 0
@@ -48,16 +48,17 @@ def parse(header: str) -> dict[str, Value]:
         if _blank(line):
             i += 1
             continue
+        at = i + first_line
         if line[0] in " \t":
-            raise FrontmatterError(f"line {i + 1}: unexpected indentation")
+            raise FrontmatterError(f"line {at}: unexpected indentation")
         m = _KEY.match(line.rstrip())
         if m is None:
-            raise FrontmatterError(f"line {i + 1}: expected `key: value`")
+            raise FrontmatterError(f"line {at}: expected `key: value`")
         key, rest = m.group(1), _strip_comment(m.group(2) or "")
         if key in out:
-            raise FrontmatterError(f"line {i + 1}: `{key}` is given twice")
+            raise FrontmatterError(f"line {at}: `{key}` is given twice")
         block, i = _indented(lines, i + 1)
-        out[key] = _value(rest, block, i)
+        out[key] = _value(rest, block, at)
     return out
 
 
