@@ -269,6 +269,12 @@ async def test_a_change_to_a_skill_is_asked_every_time_even_in_code_mode(
             assert len(asked) == 2 and moved.exists() and not (skills / "m.md").exists()
             asked = await turn("allow_once")
             assert len(asked) == 3 and new.read_text() == content
+            menus = [
+                [c["name"] for c in u["availableCommands"]]
+                for u in agent.updates(sid)
+                if u["sessionUpdate"] == "available_commands_update"
+            ]
+            assert "made" not in menus[0] and "made" in menus[-1]  # the new skill is offered
             kinds = {o["kind"] for o in asked[-1]["params"]["options"]}
             assert kinds == {"allow_once", "reject_once"}  # nothing to remember
             assert "asked every time" in asked[-1]["params"]["toolCall"]["title"]
@@ -323,3 +329,33 @@ async def test_tether_lsp_runs_the_same_commands(
     [sent] = stored_messages(home, deployed["sessionId"])[0]["parts"]
     assert "Deploy the app" not in sent["text"]  # the body, not the header
     assert "\nDo it.\n" in sent["text"] and "The user's request: to staging" in sent["text"]
+
+
+async def test_a_confined_command_cannot_change_a_committed_skill(home: Path, world: World) -> None:
+    """Committed files are writable to confined commands (git can restore them), but not a
+    skill's: in `code` mode a command runs unasked, and the sandbox keeps the skill as it is."""
+    from tether.engine.sandbox.detect import detect
+
+    if not detect("auto").confines:
+        pytest.skip("no sandbox on this machine")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(world.project)]
+    await anyio.run_process([*git, "add", "-A"])
+    await anyio.run_process([*git, "commit", "-qm", "skills"])
+    target = world.project / ".agents" / "skills" / "deploy" / "SKILL.md"
+    before = target.read_text()
+    code = "import sys; open('README.md', 'a').write('!'); open(sys.argv[1], 'a').write('changed')"
+    argv = [sys.executable, "-c", code, str(target)]
+    with MockLLMServer() as server:
+        server.script(
+            ROUTE, *replies(wire.chat_call("run_argv", {"argv": argv}), wire.chat_text(["ok"]))
+        )
+        async with spawn_agent(home, env=world.env(server)) as agent:
+            await agent.initialize()
+            sid = await agent.new_session(world.project)
+            await agent.prompt(sid, "/mode code")
+            await agent.prompt(sid, "go", timeout=60)
+            asked = [f for f in agent.frames if f.get("method") == "session/request_permission"]
+    assert asked == []  # ran unasked, confined
+    assert (world.project / "README.md").read_text().endswith("!")  # a committed file: written
+    assert target.read_text() == before  # a committed skill: not
+    assert "OSError" in tool_text(server.posts[-1].json()["messages"][-1])

@@ -25,7 +25,7 @@ from tether.engine.turn import TurnFailed
 from tether.rpc.acp import options
 from tether.rpc.acp.acp_front import AcpFront
 from tether.rpc.acp.acp_handshake import Handshake
-from tether.rpc.acp.available_commands import available_commands
+from tether.rpc.acp.available_commands import CommandMenu
 from tether.rpc.acp.fast_session import Prepared
 from tether.rpc.acp.mcp_entries import server_specs
 from tether.rpc.acp.prompt_parts import user_parts
@@ -60,6 +60,7 @@ class AcpAgent:
         self.front = AcpFront(peer, handshake, deps)
         self.manager = self.front.manager = SessionManager(deps, self.front, background)
         self._background = background
+        self.menu = CommandMenu()
 
     @property
     def sessions(self) -> dict[str, Session]:
@@ -118,7 +119,7 @@ class AcpAgent:
             if s.id in self.sessions:
                 specs = server_specs(mcp_servers)
                 self.manager.start_mcp(s, specs, ready_notices=self.handshake.notices)
-            await self.front.send(s.id, available_commands(_command_context(self, s)))
+            await self.front.send(s.id, self.menu.update(_command_context(self, s)))
             if await self.manager.models.discover(s):
                 await self.front.send_options(s)
 
@@ -144,7 +145,7 @@ class AcpAgent:
         follow the answer, already written), its model lists fetched in the background."""
         s = await self.manager.new(prepared.cwd, [], [prepared.cwd], prepared.session_id)
         self.manager.start_mcp(s, [], ready_notices=self.handshake.notices)
-        await self.front.send(s.id, available_commands(_command_context(self, s)))
+        await self.front.send(s.id, self.menu.update(_command_context(self, s)))
         if await self._fit_to_client(s):
             await self.front.send_options(s)  # the cached answer said `round`
 
@@ -306,6 +307,9 @@ class AcpAgent:
                 raise RpcError(PROVIDER_FAILED, f"The model provider failed: {exc}") from None
             except HeldElsewhere as exc:
                 raise RpcError(SESSION_BUSY, str(exc), {"sessionId": s.id}) from None
+            changed = self.menu.changed(context)  # a skill made or removed meanwhile
+            if changed is not None:
+                await self.front.send(s.id, changed)
             return acp.PromptResponse(stop_reason=stop)
         finally:
             s.release()
