@@ -163,3 +163,25 @@ def test_the_skills_table_is_checked_with_its_line() -> None:
     assert any(line.startswith("/cfg/config.toml:2: skills.paths") for line in lines), lines
     lines = errors_of("[skills]\npath = []\n")
     assert any("/cfg/config.toml:2: skills.path: unknown key" in line for line in lines), lines
+
+
+@pytest.mark.anyio
+async def test_skill_list_and_skill_read_look_afresh(tmp_path: Path) -> None:
+    from tests.toolctx import make_ctx, text
+    from tether.engine.registry import ToolError
+    from tether.tools.skills import skill_list, skill_read
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    _skill(first, "one", "name: one\ndescription: The first.\n")
+    _skill(second, "one", "name: one\ndescription: A copy.\n")
+    _skill(second, "broken", "name: other\ndescription: d\n")
+    ctx = make_ctx(tmp_path, tmp_path / "spill", sandbox=None)
+    ctx.skills = (SkillRoot(first, "project"), SkillRoot(second, "config"))
+    listed = await text(ctx, skill_list)
+    assert f"- one: The first. ({first / 'one'}, project)" in listed
+    assert f"- {second / 'one'} (by {first / 'one'})" in listed
+    assert f"- {second / 'broken' / 'SKILL.md'}: `name` 'other' does not match" in listed
+    with pytest.raises(ToolError, match="no skill named 'two' \\(skills: one\\)"):
+        await text(ctx, skill_read, name="two")
+    _skill(second, "two", "name: two\ndescription: Made later.\n")  # no cache to go stale
+    assert "Body." in await text(ctx, skill_read, name="two")
