@@ -359,3 +359,42 @@ async def test_a_confined_command_cannot_change_a_committed_skill(home: Path, wo
     assert (world.project / "README.md").read_text().endswith("!")  # a committed file: written
     assert target.read_text() == before  # a committed skill: not
     assert "OSError" in tool_text(server.posts[-1].json()["messages"][-1])
+
+
+async def test_a_skill_linked_in_from_elsewhere_is_readable_and_guarded(
+    home: Path, world: World, tmp_path: Path
+) -> None:
+    """`~/.claude/skills/x` a symlink to a dotfiles repository: its files are read where they
+    really are, and a change there still asks."""
+    real = skill(tmp_path / "dotfiles", "linked", "A skill kept in a dotfiles repository.")
+    (real / "notes.md").write_text("linked notes\n")
+    (world.user / ".claude" / "skills").mkdir(parents=True)
+    (world.user / ".claude" / "skills" / "linked").symlink_to(real)
+    through_link = world.user / ".claude" / "skills" / "linked" / "notes.md"
+    with MockLLMServer() as server:
+        server.script(
+            ROUTE,
+            *replies(
+                wire.chat_call("read_file", {"path": str(through_link)}, "r1"),
+                wire.chat_call(
+                    "request_directory_access", {"path": str(real), "mode": "write"}, "g1"
+                ),
+                wire.chat_call("write_file", {"path": str(real / "x.md"), "content": "x"}, "w1"),
+                wire.chat_text(["done"]),
+            ),
+        )
+        async with spawn_agent(home, env=world.env(server)) as agent:
+            await agent.initialize()
+            sid = await agent.new_session(world.project)
+            await agent.prompt(sid, "/mode code")
+            agent.permission_choice = "allow_once"
+            await agent.prompt(sid, "go")
+            asked = [
+                f["params"]["toolCall"]["toolCallId"]
+                for f in agent.frames
+                if f.get("method") == "session/request_permission"
+            ]
+        results = [m for m in server.posts[-1].json()["messages"] if m["role"] == "tool"]
+    assert "linked notes" in tool_text(results[0])
+    assert asked == ["g1", "w1"]  # the write into the skill asked, though in code mode
+    assert (real / "x.md").read_text() == "x"

@@ -172,7 +172,7 @@ class TurnRunner:
         ctx = self.front.capabilities(s, model)
         # The skills' directories: readable for their resources, every change to them asked.
         ctx.skills = tuple(roots)
-        ctx.policy.read_roots = ctx.policy.guarded = [r.path for r in roots]
+        ctx.policy.read_roots = ctx.policy.guarded = found.places(roots)
         turn = Turn(
             s,
             model=model,

@@ -54,6 +54,16 @@ class Discovery:
     def find(self, name: str) -> Skill | None:
         return next((s for s in self.skills if s.name == name), None)
 
+    def places(self, roots: Iterable[SkillRoot]) -> list[Path]:
+        """The roots and, for a skill linked in from elsewhere (`~/.claude/skills/x` a symlink
+        to a dotfiles repository), where its directory really is."""
+        found = [r.path for r in roots]
+        for s in [*self.skills, *(lost for lost, _ in self.shadowed)]:
+            real = s.directory.resolve()
+            if not any(real.is_relative_to(p) for p in found):
+                found.append(real)
+        return found
+
 
 def discover(roots: Iterable[SkillRoot]) -> Discovery:
     won: dict[str, Skill] = {}
