@@ -78,6 +78,7 @@ ToolCode = Literal[
     "ASK_FAILED",
     "MCP_ERROR",
     "MCP_SERVER_GONE",
+    "SKILL_NOT_FOUND",  # no skill of that name in the session's skills roots
 ]
 EngineCode = Literal[
     "CONFIG_INVALID",  # the config file cannot be used (each problem with its key and line)

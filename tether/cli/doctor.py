@@ -2,7 +2,8 @@
 
 It shows the config file's errors (each with its key and line), the providers (never a key: only
 where it comes from, masked), the models the editor's picker will offer with the default marked,
-the web tools and their providers, the sandbox, the session database, and with `--probe` each
+the web tools and their providers, the sandbox, the session database, the Agent Skills a
+session in the current directory would find (and the broken ones), and with `--probe` each
 provider's answer to one tiny streamed request (its latency or its own error message).
 """
 
@@ -65,7 +66,7 @@ def render_text(r: Report) -> str:
         lines.append(f"log file     {r.log_file}")
     lines += ["", *_provider_lines(r.setup), "", *_model_lines(r.catalog), *_local_hint(r)]
     lines += ["", *_web_lines(r.web), "", *_sandbox_lines(r), "", *_store_lines(r.store)]
-    lines += ["", *_agent_lines(r.setup)]
+    lines += ["", *_agent_lines(r.setup), "", *_skill_lines(r)]
     if r.warnings:
         lines += ["", "warnings", *(f"  {w}" for w in r.warnings)]
     if r.probes:
@@ -169,6 +170,21 @@ def _sandbox_lines(r: Report) -> list[str]:
     ]
 
 
+def _skill_lines(r: Report) -> list[str]:
+    """The skills a session here would find; the copies shadowed and the broken ones."""
+    found = r.skills
+    lines = ["skills (Agent Skills, first root wins a name)"]
+    rows = [[s.name, s.root.source, str(s.directory)] for s in found.skills]
+    lines += _table(rows) if rows else ["  none"]
+    lines += [f"  shadowed: {lost.directory} (by {won.directory})" for lost, won in found.shadowed]
+    lines += [f"  problem: {p.path}: {p.message}" for p in found.problems]
+    lines += [
+        f"  root: {root.path} ({root.source}{'' if root.path.is_dir() else ', absent'})"
+        for root in r.skill_roots
+    ]
+    return lines
+
+
 def _default_reason(catalog: ModelCatalog) -> str:
     source = catalog.default_source
     if source == "nothing is configured":
@@ -262,8 +278,24 @@ def render_json(r: Report) -> str:
         "warnings": r.warnings,
         "probes": [asdict(p) for p in r.probes],
         "listed": r.listed,
+        "skills": _skills_json(r),
     }
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _skills_json(r: Report) -> dict[str, Any]:
+    return {
+        "roots": [{"path": str(x.path), "source": x.source} for x in r.skill_roots],
+        "skills": [
+            {"name": s.name, "description": s.description, "directory": str(s.directory)}
+            for s in r.skills.skills
+        ],
+        "shadowed": [
+            {"directory": str(lost.directory), "by": str(won.directory)}
+            for lost, won in r.skills.shadowed
+        ],
+        "problems": [{"path": str(p.path), "message": p.message} for p in r.skills.problems],
+    }
 
 
 def web_rows(r: WebReport) -> list[list[str]]:

@@ -26,6 +26,8 @@ from tether.engine.config.resolve import Provider, Setup, model_info, provider_o
 from tether.engine.providers.base import ModelInfo
 from tether.engine.sandbox.detect import SandboxInfo, detect
 from tether.engine.sessions.store_check import StoreHealth, check_store
+from tether.engine.skills.skill_discovery import Discovery, discover
+from tether.engine.skills.skill_roots import SkillPlaces, SkillRoot
 from tether.engine.web.web_report import WebReport, web_report
 from tether.paths import config_path, data_dir
 
@@ -60,6 +62,9 @@ class Report:
     log_file: Path | None = None  # where `tether acp` writes its log
     # With --probe: the chat models each provider's model list names, or why there is none.
     listed: dict[str, list[str] | str] = field(default_factory=dict[str, list[str] | str])
+    # The skills a session in the current directory would find, and where it looks.
+    skill_roots: list[SkillRoot] = field(default_factory=list[SkillRoot])
+    skills: Discovery = field(default_factory=lambda: Discovery([], [], []))
 
     @property
     def healthy(self) -> bool:
@@ -86,7 +91,11 @@ def check(*, env: Mapping[str, str], model_override: str | None = None) -> Repor
             "ones asks first, in every mode"
         )
     store = check_store(data_dir(env) / "tether.db")
-    return Report(path, path.exists(), issues, setup, catalog, web, sandbox, store, warnings)
+    report = Report(path, path.exists(), issues, setup, catalog, web, sandbox, store, warnings)
+    places = SkillPlaces(data_dir(env) / "skills", tuple(setup.skills.paths))
+    report.skill_roots = places.roots(Path.cwd())
+    report.skills = discover(report.skill_roots)
+    return report
 
 
 def _key_warnings(setup: Setup) -> list[str]:

@@ -166,6 +166,10 @@ class Batch:
             await self._refuse(c, "TOOL_FAILED", f"{type(exc).__name__}: {exc}")
             return True
         p = c.plan
+        if p.always_ask or self._ctx.policy.guards(p.writes):
+            p.always_ask = p.confirm = True  # the mode waives nothing, no grant covers it
+            p.waived_by_mode, p.grantable = False, False
+            p.title += " (a skill: asked every time)"
         if written.intersection(p.writes):
             # Planned against the files as they were before this round: an earlier call of the
             # round writes the same file first, so whatever the plan says, the user decides.
@@ -198,7 +202,7 @@ class Batch:
         ask: list[_Call] = []
         for c in pending:
             assert c.plan is not None
-            if self._mode == ALLOW_ALL_MODE:
+            if self._mode == ALLOW_ALL_MODE and not c.plan.always_ask:
                 c.approved_by = f"mode ({ALLOW_ALL_MODE})"
                 continue
             found = self._grants.match(c.call.name, c.plan.scope) if c.plan.grantable else None

@@ -62,6 +62,9 @@ class CallPlan:
     # is not `grantable` asks every time, whatever was answered before.
     grant_label: str = ""
     grantable: bool = True
+    # The user is asked every time, in every mode, never covered by a grant (a change to a
+    # skill: set by the pipeline when the call writes in a guarded directory).
+    always_ask: bool = False
 
 
 class ToolArgs(msgspec.Struct, forbid_unknown_fields=True):

@@ -17,6 +17,7 @@ from tether.engine.grants import Lasting
 from tether.engine.providers.base import LLM
 from tether.engine.read_ledger import ReadLedger
 from tether.engine.sandbox.session_sandbox import Sandbox
+from tether.engine.skills.skill_roots import SkillRoot
 from tether.engine.web.types import (
     FetchResult,
     HttpRequest,
@@ -384,6 +385,8 @@ class Capabilities:
     reads: ReadLedger = field(default_factory=ReadLedger)  # per turn: see engine/read_ledger.py
     # What confines the session's commands (engine/sandbox/); None: nothing does.
     sandbox: Sandbox | None = None
+    # Where this turn looks for Agent Skills, first wins (set by the turn: engine/skills/).
+    skills: tuple[SkillRoot, ...] = ()
 
     def __post_init__(self) -> None:
         if self.workspace is None:

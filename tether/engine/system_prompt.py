@@ -73,12 +73,14 @@ def system_prompt(
     mode_text: str,
     sections: tuple[str, ...] = (),
     mcp: str = "",
+    skills: str = "",
 ) -> str:
     """The whole system prompt; `persona`, `context` and the `sections` (the guidance of the
-    enabled tools, after the tool rules) are stable, then `mcp` (the session's connected MCP
-    servers' instructions), and the mode comes last."""
+    enabled tools, after the tool rules) are stable, then `skills` (the catalog of Agent
+    Skills, found at the turn's start), `mcp` (the session's connected MCP servers'
+    instructions), and the mode comes last."""
     mode_line = f"# Mode\nThe session is in `{mode}` mode: {mode_text}."
-    parts = (persona, context, TOOL_RULES, *sections, mcp, mode_line)
+    parts = (persona, context, TOOL_RULES, *sections, skills, mcp, mode_line)
     return "\n\n".join(p for p in parts if p)
 
 

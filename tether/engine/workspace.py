@@ -1,7 +1,9 @@
 """The workspace policy: which paths a tool may touch. One policy every tool asks.
 
 A path is allowed when it lies inside a root (the session cwd and the client's
-`additionalDirectories`) or a granted directory, after symlinks are resolved. The denylist
+`additionalDirectories`) or a granted directory, after symlinks are resolved; a read may also
+reach the read-only roots (the skills' directories). A change inside a guarded directory (a
+skills root) is asked for every time, whatever the mode or an earlier answer. The denylist
 (`.git` internals, `.env*`, key files; configurable) wins over every root and grant: it is checked
 on the path as the model wrote it and on the resolved path, relative to the root that holds it.
 """
@@ -59,6 +61,8 @@ class Workspace:
     grants: list[DirGrant] = field(default_factory=list[DirGrant])
     # Told of every grant made during a turn, so the session keeps it.
     on_grant: Callable[[DirGrant], None] | None = None
+    read_roots: list[Path] = field(default_factory=list[Path])  # readable, never written
+    guarded: list[Path] = field(default_factory=list[Path])  # every change there is asked
 
     def __post_init__(self) -> None:
         self.roots = [_real(r) for r in self.roots]
@@ -97,6 +101,15 @@ class Workspace:
                 )
         return full
 
+    def guards(self, paths: Iterable[str]) -> bool:
+        """Whether changing any of `paths` (absolute) changes a guarded directory: a path in
+        one, or one holding one (a parent moved or deleted)."""
+        guarded = [_real(g) for g in self.guarded]
+        for p in map(Path, paths):
+            if any(p.is_relative_to(g) or g.is_relative_to(p) for g in guarded):
+                return True
+        return False
+
     def grant(self, grant: DirGrant) -> None:
         self.grants = [g for g in self.grants if g.path != grant.path] + [grant]
         if self.on_grant is not None:
@@ -131,7 +144,7 @@ class Workspace:
         """The innermost root or grant holding `full` (the denylist applies below it)."""
         bases = [*self.roots, *(g.path for g in self.grants if _covers(g, access))]
         if access == "read":
-            bases += extra
+            bases += [*extra, *(_real(r) for r in self.read_roots)]
         inside = [b for b in bases if full == b or full.is_relative_to(b)]
         return max(inside, key=lambda b: len(b.parts)) if inside else None
 

@@ -49,6 +49,7 @@ def compose(
     from tether.engine.registry import Registry
     from tether.engine.sessions.deps import EngineDeps
     from tether.engine.sessions.store import Store
+    from tether.engine.skills.skill_roots import SkillPlaces
     from tether.engine.system_prompt import PERSONA
     from tether.engine.turn import turn_config
     from tether.engine.web.build import build_web
@@ -73,6 +74,7 @@ def compose(
         mcp_servers=setup.mcp_servers,
         sandbox=setup.sandbox,
         agent=setup.agent,
+        skills=SkillPlaces(home / "skills", tuple(setup.skills.paths)),
     )
     days = float(env.get("TETHER_SPILL_DAYS") or setup.spill_days or SPILL_DAYS)
     return Composed(deps, web, days)

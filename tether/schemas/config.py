@@ -1,5 +1,5 @@
 """The config file's shape (`config.toml`): providers, models, defaults, workspace, web, MCP
-servers. Wire types only.
+servers, skills. Wire types only.
 
 Every table forbids unknown keys, so a typo is an error that names the key instead of a setting
 silently ignored. Optional model fields are None when unset: a model entry may override only a
@@ -113,6 +113,13 @@ class AgentConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     always_scope: Literal["session", "project"] = "session"  # what an "always" answer covers
 
 
+class SkillsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """`[skills]`: more directories of Agent Skills, after the project's, the user's and
+    tether's own (`~` expanded; a relative path is taken from the project directory)."""
+
+    paths: list[NonEmpty] = []
+
+
 class McpServerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """`[mcp_servers.NAME]`: a command to run (stdio) or a URL (streamable HTTP), exactly one
     of them (checked when the file is read). Strings may name `${VAR}` of tether's
@@ -136,3 +143,4 @@ class ConfigFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     mcp_servers: dict[str, McpServerConfig] = {}
     sandbox: SandboxConfig = msgspec.field(default_factory=SandboxConfig)
     agent: AgentConfig = msgspec.field(default_factory=AgentConfig)
+    skills: SkillsConfig = msgspec.field(default_factory=SkillsConfig)

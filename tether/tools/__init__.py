@@ -25,6 +25,7 @@ def catalog(web: WebConfig | None = None) -> list[ToolDef]:
     )
     from tether.tools.run import run_argv
     from tether.tools.search import glob_paths, regex_files, tree
+    from tether.tools.skills import skill_list, skill_read
     from tether.tools.todo import todo_write
     from tether.tools.vcs import vcs_branch, vcs_diff, vcs_log, vcs_status
     from tether.tools.wait import wait
@@ -59,5 +60,7 @@ def catalog(web: WebConfig | None = None) -> list[ToolDef]:
         ask_user,
         wait,
         request_directory_access,
+        skill_read,
+        skill_list,
         *web_tools(web),
     ]

@@ -93,11 +93,13 @@ def scope_of(ctx: Capabilities, *, tty: bool = False) -> Scope:
     """Where the session's commands may write, and what they must not read or run."""
     policy = ctx.policy
     writable = [*policy.roots, *(g.path for g in policy.grants if g.access == "write")]
+    guarded = [g for g in policy.guarded if any(g.is_relative_to(w) for w in writable)]
     return Scope(
         writable=tuple(dict.fromkeys(writable)),
         path_denylist=tuple(policy.denylist),
         programs=denylist(ctx.command_denylist).whole_programs(),
         tty=tty,
+        guarded=tuple(guarded),
     )
 
 

@@ -14,6 +14,7 @@ from tether.engine.commands import (
     session_commands,
     status_report,
 )
+from tether.engine.commands.skill_commands import skill_commands
 from tether.engine.commands.slash_command import Command, CommandContext, CommandSource
 from tether.engine.history import UserPart
 from tether.engine.sessions.state import MODES
@@ -100,7 +101,7 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
-SOURCES: tuple[CommandSource, ...] = ()
+SOURCES: tuple[CommandSource, ...] = (skill_commands,)
 """Where the session's own commands come from, after the fixed ones."""
 
 

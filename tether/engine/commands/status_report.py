@@ -1,10 +1,14 @@
 """/status: where the session stands: its model and mode, how full its context is, what it
-has cost, the grants and MCP servers it has, and where it is kept."""
+has cost, the grants, MCP servers and skills it has, and where it is kept."""
 
 from __future__ import annotations
 
+import anyio
+
+from tether.engine.commands import skill_commands
 from tether.engine.commands.slash_command import CommandContext
 from tether.engine.sessions.state import MODES
+from tether.engine.skills.skill_discovery import discover
 
 
 async def status(ctx: CommandContext, arg: str) -> str:
@@ -25,6 +29,7 @@ async def status(ctx: CommandContext, arg: str) -> str:
             f"- Grants: {len(s.state.grants.items)} for this session, {len(project)} for this "
             f"project, {len(s.state.dir_grants)} directories (`/grants`)",
             f"- MCP servers: {_servers(ctx)}",
+            f"- Skills: {await _skills(ctx)}",
             f"- Sandbox: **{box.mechanism}**: {box.summary} ({box.why})",
             f"- Network for confined commands: **{network}** (the Command network option)",
             f"- Session: `{s.id}` in `{s.cwd}`, kept in `{manager.deps.store.path}`",
@@ -34,6 +39,13 @@ async def status(ctx: CommandContext, arg: str) -> str:
 
 def _cost(cost: float) -> str:
     return f"${cost:.4f}" if cost else "nothing counted (no prices configured, or no requests)"
+
+
+async def _skills(ctx: CommandContext) -> str:
+    found = await anyio.to_thread.run_sync(discover, skill_commands.roots(ctx))
+    trouble = len(found.problems) + len(found.shadowed)
+    more = f", {trouble} left out" if trouble else ""
+    return f"{len(found.skills)}{more} (`/skills` lists them)"
 
 
 def _servers(ctx: CommandContext) -> str:

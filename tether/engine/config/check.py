@@ -23,6 +23,7 @@ from tether.schemas.config import (
     ModelConfig,
     ProviderConfig,
     SandboxConfig,
+    SkillsConfig,
     WorkspaceConfig,
 )
 from tether.schemas.web import WebConfig
@@ -38,6 +39,7 @@ SECTIONS = (
     "mcp_servers",
     "sandbox",
     "agent",
+    "skills",
 )
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -68,6 +70,7 @@ class Checker:
         web = self._section(doc, "web", WebConfig, self._web_rules)
         sandbox = self._section(doc, "sandbox", SandboxConfig)
         agent = self._section(doc, "agent", AgentConfig)
+        skills = self._section(doc, "skills", SkillsConfig)
         servers = {
             n: m
             for n, t in self._tables(doc, "mcp_servers")
@@ -82,6 +85,7 @@ class Checker:
             mcp_servers=servers,
             sandbox=sandbox,
             agent=agent,
+            skills=skills,
         )
 
     def _section(

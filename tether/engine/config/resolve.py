@@ -29,6 +29,7 @@ from tether.schemas.config import (
     ModelConfig,
     ProviderConfig,
     SandboxConfig,
+    SkillsConfig,
     Timeout,
 )
 from tether.schemas.web import WebConfig
@@ -60,6 +61,7 @@ class Setup(msgspec.Struct):
     mcp_servers: tuple[ServerSpec, ...] = ()  # [mcp_servers], the enabled ones
     sandbox: SandboxConfig = msgspec.field(default_factory=SandboxConfig)  # [sandbox]
     agent: AgentConfig = msgspec.field(default_factory=AgentConfig)  # [agent]
+    skills: SkillsConfig = msgspec.field(default_factory=SkillsConfig)  # [skills]
     warnings: list[str] = msgspec.field(default_factory=list[str])  # e.g. a file left out
 
 
@@ -124,6 +126,7 @@ def resolve(config: Config | None, *, env: Mapping[str, str]) -> Setup:
         servers,
         sandbox=file.sandbox,
         agent=file.agent,
+        skills=file.skills,
     )
 
 

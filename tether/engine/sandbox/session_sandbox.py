@@ -34,12 +34,14 @@ WORK_FRESH = 1.0
 @dataclass(frozen=True)
 class Scope:
     """Where one command may work: the trees it may write (roots, write grants), the path
-    denylist, the denylisted program names, and whether it runs on a PTY."""
+    denylist, the denylisted program names, whether it runs on a PTY, and directories inside
+    the trees it must not change (the skills roots: a change there is the user's to allow)."""
 
     writable: tuple[Path, ...]
     path_denylist: tuple[str, ...]
     programs: tuple[str, ...] = ()
     tty: bool = False
+    guarded: tuple[Path, ...] = ()
 
 
 class Sandbox:
@@ -126,6 +128,7 @@ class Sandbox:
         protected: list[Path] = []
         for tree in scope.writable:
             protected += self._work(tree).paths  # all of it, or the repository
+        protected += [g for g in scope.guarded if g.exists()]
         hidden = [*self._hidden, *self._secrets_of(scope), *program_files(scope.programs)]
         # A mask over a writable tree (or above it) would hide the project itself; one inside
         # another mask is hidden already.

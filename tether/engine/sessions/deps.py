@@ -16,6 +16,7 @@ from tether.engine.seam import BUILTIN_COMMAND_DENYLIST, Capabilities, CommandDe
 from tether.engine.sessions.renderings import Replay
 from tether.engine.sessions.state import Session
 from tether.engine.sessions.store import Store
+from tether.engine.skills.skill_roots import SkillPlaces
 from tether.engine.system_prompt import PERSONA
 from tether.engine.turn import TurnConfig
 from tether.engine.workspace import DEFAULT_DENYLIST
@@ -54,3 +55,4 @@ class EngineDeps:
     mcp_servers: tuple[ServerSpec, ...] = ()  # the config file's, for every session
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)  # the config's [sandbox]
     agent: AgentConfig = field(default_factory=AgentConfig)  # [agent]: a new session's defaults
+    skills: SkillPlaces = field(default_factory=SkillPlaces)  # tether's own and [skills] paths

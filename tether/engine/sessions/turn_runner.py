@@ -22,6 +22,9 @@ from tether.engine.sessions.deps import EngineDeps, Front
 from tether.engine.sessions.lease import Holder, lease_seconds
 from tether.engine.sessions.runtime import SessionRuntime
 from tether.engine.sessions.state import MODES, READ_ONLY_MODE, Session, with_window_choices
+from tether.engine.skills.skill_catalog import catalog
+from tether.engine.skills.skill_discovery import Discovery, discover
+from tether.engine.skills.skill_roots import SkillRoot
 from tether.engine.system_prompt import project_context, system_prompt
 from tether.engine.turn import Turn, TurnConfig, interrupted_results
 
@@ -132,7 +135,7 @@ class TurnRunner:
         )
         side = Session(s.id, s.cwd, state, history=list(s.history))
         model = runtime.model(self.deps.catalog)
-        config = await self._config(runtime, READ_ONLY_MODE)
+        config = await self._config(runtime, (await self._skills(s))[1], READ_ONLY_MODE)
 
         async def kept_apart(_: Session) -> None:
             return None
@@ -219,14 +222,19 @@ class TurnRunner:
         s = runtime.session
         model = runtime.model(self.deps.catalog)
         await anyio.to_thread.run_sync(detect, self.deps.sandbox.mechanism)  # probed once
+        roots, found = await self._skills(s)
+        ctx = self.front.capabilities(s, model)
+        # The skills' directories: readable for their resources, every change to them asked.
+        ctx.skills = tuple(roots)
+        ctx.policy.read_roots = ctx.policy.guarded = found.places(roots)
         turn = Turn(
             s,
             model=model,
             registry=runtime.registry(),
-            ctx=self.front.capabilities(s, model),
+            ctx=ctx,
             emit=lambda e: self._emit(s, e),
             persist=self._persist,
-            config=await self._config(runtime),
+            config=await self._config(runtime, found),
             grants=await self.grants(s),
         )
         await self._tell_problems(s)
@@ -246,7 +254,7 @@ class TurnRunner:
     async def _context(self, runtime: SessionRuntime) -> ContextWindow:
         """The session's context window as its next request would see it (for /compact)."""
         s = runtime.session
-        config = await self._config(runtime)
+        config = await self._config(runtime, (await self._skills(s))[1])
         return ContextWindow(
             s,
             runtime.model(self.deps.catalog),
@@ -276,13 +284,23 @@ class TurnRunner:
                 s.state.context = await project_context(Path(s.cwd), self.deps.turn.instructions)
             return s.state.context
 
-    async def _config(self, runtime: SessionRuntime, mode: str | None = None) -> TurnConfig:
+    async def _skills(self, s: Session) -> tuple[list[SkillRoot], Discovery]:
+        """The session's skills roots and what they hold, found afresh: once per turn, at its
+        start, so the system prompt stays the same for all its rounds."""
+        roots = self.deps.skills.roots(Path(s.cwd))
+        return roots, await anyio.to_thread.run_sync(discover, roots)
+
+    async def _config(
+        self, runtime: SessionRuntime, skills: Discovery, mode: str | None = None
+    ) -> TurnConfig:
         s = runtime.session
         context = await self._snapshot(runtime)
         base = self.deps.turn
         mode = mode or s.state.mode
         mcp = runtime.mcp.instructions() if runtime.mcp is not None else ""
-        system = system_prompt(base.system, context, mode, MODES[mode][1], base.sections, mcp)
+        system = system_prompt(
+            base.system, context, mode, MODES[mode][1], base.sections, mcp, catalog(skills)
+        )
         return dataclasses.replace(base, system=system)
 
     async def _tell_problems(self, s: Session) -> None:

@@ -1,4 +1,5 @@
-"""The engine's slash commands as ACP offers them: one `available_commands_update`."""
+"""The engine's slash commands as ACP offers them: one `available_commands_update`, sent as a
+session opens and again whenever the list changed after a prompt (a skill was added)."""
 
 from __future__ import annotations
 

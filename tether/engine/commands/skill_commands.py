@@ -1,0 +1,90 @@
+"""Agent Skills as slash commands: `/skills` lists what the session's roots hold (the shadowed
+copies and the broken ones too), and each skill is `/name args`, a turn in which the model
+is given the skill's instructions and the user's arguments. Found afresh whenever a front
+asks, like every use of skills."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import anyio
+
+from tether.engine.commands.slash_command import Command, CommandContext, prompt_turn
+from tether.engine.skills.skill_catalog import activation, resources
+from tether.engine.skills.skill_discovery import SKILL_FILE, Discovery, Skill, discover
+from tether.engine.skills.skill_roots import SkillRoot
+
+HELP_MAX = 160  # characters of a description shown as a command's help
+
+
+def roots(ctx: CommandContext) -> list[SkillRoot]:
+    return ctx.manager.deps.skills.roots(Path(ctx.session.cwd))
+
+
+def skill_commands(ctx: CommandContext) -> list[Command]:
+    """The session's source of commands: `/skills`, then one per skill."""
+    found = discover(roots(ctx))
+    return [SKILLS, *(_command(s) for s in found.skills)]
+
+
+def _command(skill: Skill) -> Command:
+    async def run(ctx: CommandContext, arg: str) -> str:
+        files = await anyio.to_thread.run_sync(resources, skill.directory)
+        return await prompt_turn(ctx, invocation(skill, files, arg))
+
+    hint = skill.argument_hint or "what the skill should work on (optional)"
+    return Command(skill.name, _clip(skill.description), run, hint=hint, turn=True)
+
+
+def invocation(skill: Skill, files: list[Path], arg: str) -> str:
+    """What the model is sent for `/name args`: the skill as `skill_read` gives it, and what
+    the user asked."""
+    asked = arg or "(no arguments: apply the skill to the current work)"
+    intro = (
+        f"The user invoked the skill `{skill.name}` (`/{skill.name}`). Follow its instructions "
+        "for the request below."
+    )
+    return "\n\n".join([intro, activation(skill, files), f"The user's request: {asked}"])
+
+
+async def skills(ctx: CommandContext, arg: str) -> str:
+    return report(discover(roots(ctx)), roots(ctx))
+
+
+SKILLS = Command("skills", "List the Agent Skills this session can use, and any problems", skills)
+
+
+def report(found: Discovery, where: list[SkillRoot]) -> str:
+    """`/skills`: the skills, then what was left out and why, then where tether looked."""
+    home = str(Path.home())
+    lines = ["Skills:" if found.skills else "No skills found."]
+    lines += [
+        f"- **/{s.name}**: {_clip(s.description)} ({_short(s.directory, home)})"
+        for s in found.skills
+    ]
+    if found.shadowed:
+        lines += ["", "Shadowed (a root searched earlier has a skill of the same name):"]
+        lines += [
+            f"- {_short(lost.file, home)}: shadowed by {_short(won.file, home)}"
+            for lost, won in found.shadowed
+        ]
+    if found.problems:
+        lines += ["", "Problems (these skills are left out):"]
+        lines += [f"- {_short(p.path, home)}: {p.message}" for p in found.problems]
+    lines += ["", f"Searched, in this order (each skill is a directory with a {SKILL_FILE}):"]
+    lines += [
+        f"- {_short(r.path, home)} ({r.source}{'' if r.path.is_dir() else ', absent'})"
+        for r in where
+    ]
+    return "\n".join(lines)
+
+
+def _clip(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= HELP_MAX else flat[: HELP_MAX - 1] + "…"
+
+
+def _short(path: Path, home: str) -> str:
+    text = str(path)
+    return "~" + text[len(home) :] if text.startswith(home + os.sep) else text
