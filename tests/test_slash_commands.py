@@ -124,6 +124,7 @@ async def test_status_says_where_the_session_stands(home: Path, project: Path) -
     assert "- Cost so far: " in shown
     assert "- Grants: 0 for this session, 0 for this project, 0 directories" in shown
     assert "- MCP servers: none" in shown
+    assert "- Skills: 0 (`/skills` lists them)" in shown
     assert f"- Session: `{sid}` in `{project}`, kept in `{home / 'tether.db'}`" in shown
 
 
