@@ -114,7 +114,10 @@ async def test_help_gives_each_tool_its_whole_description(home: Path, project: P
         assert f"- {t.name}: {' '.join(t.description.split())}\n" in shown + "\n"
 
 
-async def test_status_says_where_the_session_stands(home: Path, project: Path) -> None:
+async def test_status_says_where_the_session_stands(
+    home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(home))  # no skills of the user's
     rounds = [{"events": [{"text": "Hi."}]}]
     async with agent_in_memory(home, {"rounds": rounds}, catalog()) as client:
         sid = await client.start(project)
