@@ -162,7 +162,8 @@ async def glob_paths(ctx: Capabilities, args: GlobPathsArgs) -> ToolOutput:
     `*` and `?` stay within one path segment, `**` spans any number of directories, `{a,b}`
     picks one of several. The pattern is matched against whole paths relative to `path`, so
     `*.py` finds only the files directly in `path` (`**/*.py` finds them at every level). VCS, noise
-    and `.gitignore`d paths are left out. At most 500 paths are listed, sorted.
+    and `.gitignore`d paths are left out; a directory is listed when it holds a listed file. At
+    most 500 paths are listed, sorted.
 
     Args:
         pattern: The glob pattern, relative to `path`.
@@ -221,7 +222,9 @@ async def regex_files(ctx: Capabilities, args: RegexFilesArgs) -> ToolOutput:
 
     Prints `path:line: text` for each matching line. `pattern` is a Python `re` regex, not a
     glob (`*.py` is an invalid regex); `path` is a literal file or directory. Binary files,
-    files over 8 MiB, VCS and noise directories and `.gitignore`d files are skipped.
+    files over 8 MiB, VCS and noise directories and `.gitignore`d files are skipped. The search
+    runs on ripgrep; a pattern using look-around, backreferences, atomic groups, possessive
+    quantifiers or verbose mode runs on Python's slower engine (the output says so).
 
     Args:
         pattern: A Python regular expression, searched in each line (re.search).
