@@ -70,7 +70,7 @@ async def test_denylisted_files_never_appear(project: Path, tmp_path: Path, engi
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-async def test_gitignore_from_the_root_applies_below_it(
+async def test_gitignore_from_the_root_applies_below_it_and_none_from_above(
     project: Path, tmp_path: Path, engine: str
 ) -> None:
     _write(
@@ -86,6 +86,7 @@ async def test_gitignore_from_the_root_applies_below_it(
             "src/sub/e.py": "hit\n",
         },
     )
+    (project.parent / ".gitignore").write_text("*.py\n")  # above the root: not read
     ctx = _ctx(project, tmp_path, engine)
     for path in (".", "src"):
         got = await text(ctx, regex_files, pattern="hit", path=path)

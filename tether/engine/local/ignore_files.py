@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -66,3 +67,35 @@ def ignored(specs: Specs, rel_from_top: str, is_dir: bool) -> bool:
         if verdict is not None:
             return verdict
     return False
+
+
+def ancestor_rules(top: str, rel_start: str) -> list[str]:
+    """The ignore rules of the directories from `top` down to the parent of `top/rel_start`,
+    rewritten to apply from `top` (as one file read at `top`: the deeper rule comes later and
+    wins, as the deeper file does)."""
+    parts = rel_start.split("/")
+    out: list[str] = []
+    for i in range(len(parts)):
+        base = "/".join(parts[:i])
+        folder = os.path.join(top, *parts[:i])
+        for name in (".gitignore", os.path.join(".git", "info", "exclude")):
+            data = read_small(os.path.join(folder, name), IGNORE_FILE_MAX)
+            if data is not None:
+                out += map(_rebased(base), data.decode("utf-8", "replace").splitlines())
+    return [r for r in out if r]
+
+
+def _rebased(base: str) -> Callable[[str], str]:
+    """A rule of the ignore file in `base` (relative to the top), as a rule read at the top."""
+
+    def rule(line: str) -> str:
+        line = line.rstrip("\r")
+        if not base or not line.strip() or line.startswith("#"):
+            return "" if not line.strip() or line.startswith("#") else line
+        neg = "!" if line.startswith("!") else ""
+        body = line[len(neg) :]
+        anchored = "/" in body.rstrip("/")
+        body = body.lstrip("/") if anchored else "**/" + body
+        return f"{neg}/{base}/{body}"
+
+    return rule

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -24,6 +25,7 @@ import anyio
 from anyio.abc import Process
 
 from tether.engine.file_search import GrepHit, GrepRequest, GrepResult, SearchScope, bfs_key
+from tether.engine.local.ignore_files import ancestor_rules
 from tether.engine.local.search_rules import SkipRules
 
 HITS_CAP = 10_000  # lines read before the search is stopped: the tool shows the first ones
@@ -60,10 +62,42 @@ def rg_version(rg: Path) -> str:
     return out.stdout.decode("utf-8", "replace").partition("\n")[0].strip()
 
 
+@dataclass
+class _Where:
+    """ripgrep runs in the root holding the start (the ignore files between them are read there,
+    from one file: see `ignore_files.ancestor_rules`), searching the start; none above the root
+    are read."""
+
+    scope: SearchScope
+    prefix: str = ""  # what ripgrep's paths start with: `./` and the start, from the root
+    ignore_file: Path | None = None
+
+    def __enter__(self) -> _Where:
+        if self.scope.start != self.scope.top:
+            rel = self.scope.start.relative_to(self.scope.top).as_posix()
+            self.prefix = f"./{rel}/"
+            rules = ancestor_rules(str(self.scope.top), rel)
+            if rules:
+                fd, name = tempfile.mkstemp(prefix="tether-ignore-", suffix=".txt")
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write("\n".join(rules) + "\n")
+                self.ignore_file = Path(name)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.ignore_file is not None:
+            self.ignore_file.unlink(missing_ok=True)
+
+    def args(self) -> list[str]:
+        out = ["--ignore-file", str(self.ignore_file)] if self.ignore_file else []
+        return [*out, "--", self.prefix.rstrip("/")] if self.prefix else out
+
+    def rel(self, path: str) -> str:
+        return path.removeprefix(self.prefix)
+
+
 def _args(scope: SearchScope, rules: SkipRules, name_hint: str | None) -> list[str]:
-    args = [*_COMMON, *rules.rg_globs()]
-    if scope.start == scope.top:  # no ignore files from above the root
-        args.append("--no-ignore-parent")
+    args = [*_COMMON, "--no-ignore-parent", *rules.rg_globs()]
     if scope.max_depth is not None:
         args += ["--max-depth", str(scope.max_depth)]
     if name_hint:  # a type filter, not a glob: globs would override .gitignore
@@ -77,18 +111,22 @@ def _env() -> dict[str, str]:
 
 async def list_files(rg: Path, scope: SearchScope, name_hint: str | None) -> list[str]:
     rules = SkipRules(scope.denylist)
-    argv = [str(rg), "--files", *_args(scope, rules, name_hint)]
-    async with await anyio.open_process(
-        argv, cwd=scope.start, env=_env(), stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    ) as proc:
-        assert proc.stdout is not None
-        chunks = [chunk async for chunk in proc.stdout]
+    with _Where(scope) as where:
+        argv = [str(rg), "--files", *_args(scope, rules, name_hint), *where.args()]
+        async with await anyio.open_process(
+            argv, cwd=scope.top, env=_env(), stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        ) as proc:
+            assert proc.stdout is not None
+            chunks = [chunk async for chunk in proc.stdout]
     names = b"".join(chunks).decode("utf-8", "surrogateescape").split("\0")
+    if where.prefix:
+        names = [where.rel(n) for n in names]
     return [n for n in names if n and (n.isascii() or not rules.denied_path(n))]
 
 
 @dataclass
 class _Collected:
+    where: _Where | None = None
     hits: list[GrepHit] = field(default_factory=list[GrepHit])
     stats: list[str] = field(default_factory=list[str])
     capped: bool = False
@@ -101,15 +139,17 @@ async def grep(rg: Path, scope: SearchScope, request: GrepRequest, pattern: str)
     argv += ["--with-filename", "--stats", "--max-filesize", GREP_MAX_FILESIZE]
     argv += ["--max-columns", "4096", "--max-columns-preview", "-e", pattern]
     got = _Collected()
-    async with await anyio.open_process(
-        argv, cwd=scope.start, env=_env(), stdin=subprocess.DEVNULL
-    ) as proc:
-        with anyio.move_on_after(request.budget) as budget:
-            await _read(proc, got)
-        if budget.cancelled_caught or got.capped:
-            proc.kill()
-        await proc.wait()
-        errors = await _errors(proc) if proc.returncode == 2 else b""
+    with _Where(scope) as where:
+        got.where = where
+        async with await anyio.open_process(
+            [*argv, *where.args()], cwd=scope.top, env=_env(), stdin=subprocess.DEVNULL
+        ) as proc:
+            with anyio.move_on_after(request.budget) as budget:
+                await _read(proc, got)
+            if budget.cancelled_caught or got.capped:
+                proc.kill()
+            await proc.wait()
+            errors = await _errors(proc) if proc.returncode == 2 else b""
     if b"regex parse error" in errors or b"error parsing" in errors:
         raise RustDialectError(errors.decode("utf-8", "replace"))
     result = _result(got, rules, request, scope.start)
@@ -145,6 +185,8 @@ def _take(line: bytes, got: _Collected) -> None:
         return
     number, _, text = rest.partition(b":")
     rel = name.decode("utf-8", "surrogateescape")
+    if got.where is not None:
+        rel = got.where.rel(rel)
     got.hits.append(GrepHit(rel, int(number), text.decode("utf-8", "replace")))
 
 
