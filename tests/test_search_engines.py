@@ -13,10 +13,12 @@ import pytest
 from tests.toolctx import make_ctx, text
 from tether.engine.local import ripgrep
 from tether.engine.local.local_search import LocalSearch
-from tether.engine.registry import ToolDef
+from tether.engine.local.rust_regex import rust_pattern
+from tether.engine.registry import ToolDef, ToolError
 from tether.engine.seam import Capabilities
 from tether.engine.workspace import Workspace
 from tether.tools import search
+from tether.tools.globs import name_hint
 from tether.tools.search import glob_paths, regex_files, tree
 
 pytestmark = pytest.mark.anyio
@@ -204,3 +206,54 @@ def test_tether_rg_0_forces_the_python_engine(monkeypatch: pytest.MonkeyPatch) -
         assert LocalSearch().engine.startswith("ripgrep 14.")
     finally:
         ripgrep.find_rg.cache_clear()
+
+
+async def test_ripgrep_is_stopped_when_its_budget_is_spent(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search, "MATCH_BUDGET", 0.0)  # no time at all: stopped at once
+    _write(project, {f"d{i}/f.txt": "hit\n" for i in range(50)})
+    with pytest.raises(ToolError) as e:
+        await text(_ctx(project, tmp_path, "ripgrep"), regex_files, pattern="hit")
+    assert e.value.code == "TOOL_TIMEOUT"
+    assert e.value.message.startswith(
+        "regex /hit/ is too slow: it used up the 0 s one search may spend matching "
+        "(search stopped). Simplify it:"
+    )
+
+
+@pytest.mark.parametrize(
+    ("pattern", "rust", "why"),
+    [
+        (r"foo\Z", r"foo\z", ""),
+        ("a{e}[[:x]]", r"a\{e}[\[:x]]", ""),
+        ("--verbose", "--verbose", ""),
+        ("(?<=a)b", None, "look-around"),
+        (r"(a)\1", None, "a backreference"),
+        ("(?>a)", None, "an atomic group"),
+        ("a++", None, "a possessive quantifier"),
+        ("(?x) a", None, "verbose, ASCII or locale mode"),
+        ("(?a)\\w", None, "verbose, ASCII or locale mode"),
+        ("[a&&b]", None, "`&&` in a set"),
+        ("(?#note)a", None, "a comment"),
+    ],
+)
+def test_the_pattern_in_ripgrep_s_dialect(pattern: str, rust: str | None, why: str) -> None:
+    assert rust_pattern(pattern) == (rust, why)
+
+
+@pytest.mark.parametrize(
+    ("glob", "hint"),
+    [
+        ("**/*.py", "*.py"),
+        ("src/**/test_*.{ts,tsx}", "test_*.{ts,tsx}"),
+        ("a**b.txt", "a*b.txt"),
+        ("src/*", None),  # narrows nothing
+        ("**", None),
+        ("*.[ch]", None),  # a set: left to the exact match
+        ("{a,{b,c}}.py", None),  # nested braces
+        ("x{.py", None),  # a literal `{` for tether's globs
+    ],
+)
+def test_the_name_hint_an_engine_narrows_with(glob: str, hint: str | None) -> None:
+    assert name_hint(glob) == hint

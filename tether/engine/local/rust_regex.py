@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import warnings
 from typing import Any
 
 from tether.engine.local.line_regex import regex_source
@@ -41,7 +42,9 @@ def rust_pattern(pattern: str) -> tuple[str | None, str]:
     for op in _SET_OPERATIONS:
         if op in sets:
             return None, f"`{op}` in a set"
-    parsed = sre_parse.parse(pattern)
+    with warnings.catch_warnings():  # `re` warned of what it reads oddly when it compiled
+        warnings.simplefilter("ignore")
+        parsed = sre_parse.parse(pattern)
     if parsed.state.flags & _PYTHON_FLAGS:
         return None, "verbose, ASCII or locale mode"
     why = _construct(parsed)
