@@ -26,6 +26,7 @@ from anyio.abc import Process
 
 from tether.engine.file_search import GrepHit, GrepRequest, GrepResult, SearchScope, bfs_key
 from tether.engine.local.ignore_files import ancestor_rules
+from tether.engine.local.reaper import MARKER, OWNER
 from tether.engine.local.search_rules import SkipRules
 
 HITS_CAP = 10_000  # lines read before the search is stopped: the tool shows the first ones
@@ -106,7 +107,10 @@ def _args(scope: SearchScope, rules: SkipRules, name_hint: str | None) -> list[s
 
 
 def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k != "RIPGREP_CONFIG_PATH"}
+    """Nothing of tether's environment (no provider keys, no RIPGREP_CONFIG_PATH) but PATH (and
+    Windows' SYSTEMROOT) and the marker that has tether's exit stop it."""
+    env = {k: os.environ[k] for k in ("PATH", "SYSTEMROOT") if k in os.environ}
+    return {**env, MARKER: OWNER}
 
 
 async def list_files(rg: Path, scope: SearchScope, name_hint: str | None) -> list[str]:
