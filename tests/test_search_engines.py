@@ -257,3 +257,21 @@ def test_the_pattern_in_ripgrep_s_dialect(pattern: str, rust: str | None, why: s
 )
 def test_the_name_hint_an_engine_narrows_with(glob: str, hint: str | None) -> None:
     assert name_hint(glob) == hint
+
+
+async def test_an_rg_that_cannot_start_leaves_the_search_to_python(
+    project: Path, tmp_path: Path
+) -> None:
+    broken = tmp_path / "rg"
+    broken.write_bytes(b"\x7fELF not really")
+    broken.chmod(0o755)
+    _write(project, {"a.txt": "hit\n"})
+    engine = LocalSearch(broken)
+    ctx = make_ctx(project, tmp_path / "spill", search=engine)
+    got = await text(ctx, regex_files, pattern="hit")
+    assert got.splitlines()[0] == "a.txt:1: hit"
+    assert got.splitlines()[-1].startswith(
+        "[searched with Python's regex engine: ripgrep did not start ("
+    )
+    assert engine.rg is None and engine.engine.startswith("python")
+    assert (await text(ctx, glob_paths, pattern="*.txt")).splitlines()[1:] == ["a.txt"]

@@ -34,7 +34,10 @@ class LocalSearch:
 
     async def list_files(self, scope: SearchScope, *, name_hint: str | None) -> list[str]:
         if self.rg is not None:
-            return await ripgrep.list_files(self.rg, scope, name_hint)
+            try:
+                return await ripgrep.list_files(self.rg, scope, name_hint)
+            except OSError:
+                self.rg = None  # it cannot start here (not executable, wrong machine)
         return await _in_thread(lambda stop: file_listing(scope, stop))
 
     async def tree(self, scope: SearchScope, *, limit: int) -> TreeListing:
@@ -49,7 +52,10 @@ class LocalSearch:
                     return await ripgrep.grep(self.rg, scope, request, translated)
                 except ripgrep.RustDialectError:
                     why = "a construct ripgrep's regex dialect does not read"
-            note = f"searched with Python's regex engine: the pattern uses {why}"
+                except OSError as exc:
+                    self.rg = None  # it cannot start here (not executable, wrong machine)
+                    note = f"searched with Python's regex engine: ripgrep did not start ({exc})"
+            note = note or f"searched with Python's regex engine: the pattern uses {why}"
         result = await _in_thread(lambda stop: grep_tree(scope, request, stop))
         result.note = note
         return result
