@@ -275,3 +275,16 @@ async def test_an_rg_that_cannot_start_leaves_the_search_to_python(
     )
     assert engine.rg is None and engine.engine.startswith("python")
     assert (await text(ctx, glob_paths, pattern="*.txt")).splitlines()[1:] == ["a.txt"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_denylist_patterns_ripgrep_would_read_otherwise(
+    project: Path, tmp_path: Path, engine: str
+) -> None:
+    """fnmatch takes `{`, `}` and `\\` literally and `**` as `*`; ripgrep's globs do not."""
+    _write(project, {"a/sec-x-ret.txt": "hit\n", "a/{b}.txt": "hit\n", "a/ok.txt": "hit\n"})
+    deny = ["sec**ret*", "{b}*"]
+    ctx = _ctx(project, tmp_path, engine, workspace=Workspace([project], denylist=deny))
+    got = await text(ctx, regex_files, pattern="hit")
+    assert got.splitlines()[:-1] == ["a/ok.txt:1: hit"]
+    assert (await text(ctx, glob_paths, pattern="**/*.txt")).splitlines()[1:] == ["a/ok.txt"]

@@ -36,6 +36,8 @@ class LocalSearch:
         if self.rg is not None:
             try:
                 return await ripgrep.list_files(self.rg, scope, name_hint)
+            except ripgrep.RipgrepFailed:
+                pass  # the Python engine lists them
             except OSError:
                 self.rg = None  # it cannot start here (not executable, wrong machine)
         return await _in_thread(lambda stop: file_listing(scope, stop))
@@ -52,6 +54,8 @@ class LocalSearch:
                     return await ripgrep.grep(self.rg, scope, request, translated)
                 except ripgrep.RustDialectError:
                     why = "a construct ripgrep's regex dialect does not read"
+                except ripgrep.RipgrepFailed as exc:
+                    note = f"searched with Python's regex engine: ripgrep failed ({exc})"
                 except OSError as exc:
                     self.rg = None  # it cannot start here (not executable, wrong machine)
                     note = f"searched with Python's regex engine: ripgrep did not start ({exc})"

@@ -35,8 +35,13 @@ _COMMON = ("--no-config", "--hidden", "--no-require-git", "--no-ignore-global", 
 _COMMON += ("--no-messages", "--color", "never", "--null")
 
 
-class RustDialectError(Exception):
-    """ripgrep could not parse the pattern: the Python engine searches instead."""
+class RipgrepFailed(Exception):
+    """ripgrep stopped with an error of its own (not a file it could not read: those are
+    silent): the Python engine searches instead."""
+
+
+class RustDialectError(RipgrepFailed):
+    """ripgrep could not parse the pattern."""
 
 
 @cache
@@ -118,10 +123,12 @@ async def list_files(rg: Path, scope: SearchScope, name_hint: str | None) -> lis
     with _Where(scope) as where:
         argv = [str(rg), "--files", *_args(scope, rules, name_hint), *where.args()]
         async with await anyio.open_process(
-            argv, cwd=scope.top, env=_env(), stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            argv, cwd=scope.top, env=_env(), stdin=subprocess.DEVNULL
         ) as proc:
             assert proc.stdout is not None
             chunks = [chunk async for chunk in proc.stdout]
+            await proc.wait()
+            _check(proc.returncode, await _errors(proc) if proc.returncode == 2 else b"")
     names = b"".join(chunks).decode("utf-8", "surrogateescape").split("\0")
     if where.prefix:
         names = [where.rel(n) for n in names]
@@ -137,7 +144,8 @@ class _Collected:
 
 
 async def grep(rg: Path, scope: SearchScope, request: GrepRequest, pattern: str) -> GrepResult:
-    """Raises RustDialectError when ripgrep cannot parse `pattern`."""
+    """Raises RustDialectError when ripgrep cannot parse `pattern`, RipgrepFailed when it
+    fails otherwise."""
     rules = SkipRules(scope.denylist)
     argv = [str(rg), *_args(scope, rules, request.name_hint), "--line-number", "--no-heading"]
     argv += ["--with-filename", "--stats", "--max-filesize", GREP_MAX_FILESIZE]
@@ -153,12 +161,20 @@ async def grep(rg: Path, scope: SearchScope, request: GrepRequest, pattern: str)
             if budget.cancelled_caught or got.capped:
                 proc.kill()
             await proc.wait()
-            errors = await _errors(proc) if proc.returncode == 2 else b""
-    if b"regex parse error" in errors or b"error parsing" in errors:
-        raise RustDialectError(errors.decode("utf-8", "replace"))
+            _check(proc.returncode, await _errors(proc) if proc.returncode == 2 else b"")
     result = _result(got, rules, request, scope.start)
     result.too_slow = budget.cancelled_caught
     return result
+
+
+def _check(code: int | None, errors: bytes) -> None:
+    """Exit 2 with a message (files it could not read are not reported: --no-messages)."""
+    if code != 2 or not errors.strip():
+        return
+    text = errors.decode("utf-8", "replace").strip()
+    if "regex parse error" in text:
+        raise RustDialectError(text)
+    raise RipgrepFailed(text)
 
 
 async def _errors(proc: Process) -> bytes:

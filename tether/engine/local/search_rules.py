@@ -76,5 +76,7 @@ def _one_regex(denylist: tuple[str, ...]) -> re.Pattern[str] | None:
 
 
 def _globset_escape(pattern: str) -> str:
-    """An fnmatch pattern in ripgrep's glob syntax: `{`, `}` and `\\` are literal in fnmatch."""
+    """An fnmatch pattern in ripgrep's glob syntax: `{`, `}` and `\\` are literal in fnmatch, and
+    `**` is `*` (ripgrep refuses `**` within a name)."""
+    pattern = re.sub(r"\*{2,}", "*", pattern)
     return pattern.replace("\\", "[\\\\]").replace("{", "[{]").replace("}", "[}]")
