@@ -200,10 +200,10 @@ async def _read(proc: Process, got: _Collected) -> None:
 
 def _take(line: bytes, got: _Collected) -> None:
     name, nul, rest = line.partition(b"\0")
-    if not nul:
+    number, _, text = rest.partition(b":")
+    if not nul or not number.isdigit():  # the --stats lines at the end
         got.stats.append(line.decode("utf-8", "replace"))
         return
-    number, _, text = rest.partition(b":")
     rel = name.decode("utf-8", "surrogateescape")
     if got.where is not None:
         rel = got.where.rel(rel)
