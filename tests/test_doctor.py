@@ -202,3 +202,12 @@ def test_json_report(tmp_path: Path, server: MockLLMServer) -> None:
     assert models["local:test-model"]["reasoning_levels"] == ["low", "high"]
     assert models["local:other"]["default"] is True
     assert LOCAL_KEY not in done.stdout
+
+
+def test_doctor_says_which_search_engine_runs(tmp_path: Path) -> None:
+    path = {"TETHER_CONFIG": str(tmp_path / "none.toml")}
+    done = doctor(env=path)
+    assert line_matching(r"^  engine: ripgrep 14\.\S+ \(/\S+/rg\)$", done.stdout)
+    off = doctor("--json", env={**path, "TETHER_RG": "0"})
+    engine = json.loads(off.stdout)["search"]["engine"]
+    assert engine == "python (single pass; ripgrep not found or TETHER_RG=0)"

@@ -64,7 +64,8 @@ def render_text(r: Report) -> str:
     if r.log_file is not None:
         lines.append(f"log file     {r.log_file}")
     lines += ["", *_provider_lines(r.setup), "", *_model_lines(r.catalog), *_local_hint(r)]
-    lines += ["", *_web_lines(r.web), "", *_sandbox_lines(r), "", *_store_lines(r.store)]
+    lines += ["", *_web_lines(r.web), "", *_sandbox_lines(r), "", *_search_lines()]
+    lines += ["", *_store_lines(r.store)]
     if r.warnings:
         lines += ["", "warnings", *(f"  {w}" for w in r.warnings)]
     if r.probes:
@@ -157,6 +158,19 @@ def _sandbox_lines(r: Report) -> list[str]:
     ]
 
 
+def _search_engine() -> str:
+    from tether.engine.local.local_search import LocalSearch
+
+    return LocalSearch().engine
+
+
+def _search_lines() -> list[str]:
+    return [
+        "search (regex_files, glob_paths; tree walks in Python)",
+        f"  engine: {_search_engine()}",
+    ]
+
+
 def _default_reason(catalog: ModelCatalog) -> str:
     source = catalog.default_source
     if source == "nothing is configured":
@@ -245,6 +259,7 @@ def render_json(r: Report) -> str:
             "why": r.sandbox.why,
             "network": r.setup.sandbox.network,
         },
+        "search": {"engine": _search_engine()},
         "store": {"path": str(r.store.path), "state": r.store.state, "detail": r.store.detail},
         "warnings": r.warnings,
         "probes": [asdict(p) for p in r.probes],

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from tether.engine.events import Location, ToolContent
+from tether.engine.file_search import FileSearch
 from tether.engine.providers.base import LLM
 from tether.engine.read_ledger import ReadLedger
 from tether.engine.sandbox.session_sandbox import Sandbox
@@ -373,6 +374,8 @@ class Capabilities:
     reads: ReadLedger = field(default_factory=ReadLedger)  # per turn: see engine/read_ledger.py
     # What confines the session's commands (engine/sandbox/); None: nothing does.
     sandbox: Sandbox | None = None
+    # Lists and searches trees (engine/file_search.py); this machine's unless given.
+    search: FileSearch | None = None
 
     def __post_init__(self) -> None:
         if self.workspace is None:
@@ -382,3 +385,11 @@ class Capabilities:
     def policy(self) -> Workspace:
         assert self.workspace is not None
         return self.workspace
+
+    @property
+    def searcher(self) -> FileSearch:
+        if self.search is None:
+            from tether.engine.local.local_search import LocalSearch  # when a search runs
+
+            self.search = LocalSearch()
+        return self.search
