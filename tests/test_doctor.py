@@ -217,3 +217,12 @@ def test_the_agent_table_is_shown_and_checked(tmp_path: Path) -> None:
     done = doctor(env=env)
     assert done.returncode == 1
     assert f"  error: {path}:3: agent.default_mode: invalid value 'yolo'" in done.stdout
+
+
+def test_doctor_says_which_search_engine_runs(tmp_path: Path) -> None:
+    path = {"TETHER_CONFIG": str(tmp_path / "none.toml")}
+    done = doctor(env=path)
+    assert line_matching(r"^  engine: ripgrep 14\.\S+ \(/\S+/rg\)$", done.stdout)
+    off = doctor("--json", env={**path, "TETHER_RG": "0"})
+    engine = json.loads(off.stdout)["search"]["engine"]
+    assert engine == "python (single pass; ripgrep not found or TETHER_RG=0)"

@@ -1,5 +1,5 @@
 """tree, glob_paths, regex_files and the vcs tools against real directories and a real git
-repository."""
+repository; the search tools on both engines (ripgrep, the Python fallback)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.toolctx import make_ctx, plan, run, text
+from tether.engine.local.local_search import LocalSearch
+from tether.engine.local.ripgrep import find_rg
 from tether.engine.registry import ToolError
 from tether.engine.seam import Capabilities
 from tether.tools import search
@@ -19,9 +21,23 @@ from tether.tools.vcs import vcs_branch, vcs_diff, vcs_log, vcs_status
 pytestmark = pytest.mark.anyio
 
 
+ENGINES = ["ripgrep", "python"]
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+def searcher(engine: str) -> LocalSearch:
+    if engine == "ripgrep":
+        assert find_rg() is not None, "the ripgrep wheel is a dependency: its rg is installed"
+    return LocalSearch(use_rg=engine == "ripgrep")
+
+
 @pytest.fixture
-def ctx(project: Path, tmp_path: Path) -> Capabilities:
-    return make_ctx(project, tmp_path / "spill")
+def ctx(project: Path, tmp_path: Path, engine: str) -> Capabilities:
+    return make_ctx(project, tmp_path / "spill", search=searcher(engine))
 
 
 @pytest.fixture
@@ -101,7 +117,7 @@ async def test_nested_gitignore_and_negation(ctx: Capabilities, project: Path) -
 async def test_glob_paths(ctx: Capabilities, layout: Path) -> None:
     got = await text(ctx, glob_paths, pattern="**/*.py")
     assert got.splitlines() == [
-        "2 paths under . match **/*.py [5 skipped (VCS, noise dirs, .gitignore, denylist)]",
+        "2 paths under . match **/*.py",
         "src/app.py",
         "src/util/helpers.py",
     ]
@@ -118,21 +134,24 @@ async def test_glob_paths(ctx: Capabilities, layout: Path) -> None:
         await run(ctx, glob_paths, pattern="/etc/*")
 
 
-async def test_regex_files(ctx: Capabilities, layout: Path) -> None:
+async def test_regex_files(ctx: Capabilities, layout: Path, engine: str) -> None:
     got = await text(ctx, regex_files, pattern=r"(?i)todo")
+    searched = {  # ripgrep counts the binary file it opened and left
+        "ripgrep": "(6 files searched)",
+        "python": "(5 files searched; skipped 1 binary files)",
+    }[engine]
     assert got.splitlines() == [
         "docs/guide.md:2: TODO: write",
         "src/app.py:2: TODO = 1",
         "src/util/helpers.py:2:     return 'todo later'",
-        "3 matching lines in 3 files (5 files searched; skipped 1 binary files) "
-        "[5 skipped (VCS, noise dirs, .gitignore, denylist)]",
+        f"3 matching lines in 3 files {searched}",
     ]
     only = await text(ctx, regex_files, pattern="TODO", glob="*.md")
     assert only.splitlines()[0] == "docs/guide.md:2: TODO: write"
     one = await text(ctx, regex_files, pattern="import", path="src/app.py")
     assert one.splitlines()[0] == "src/app.py:1: import os"
     none = await text(ctx, regex_files, pattern="absent-word")
-    assert none.startswith("no matches for /absent-word/ in . (5 files searched")
+    assert none.startswith(f"no matches for /absent-word/ in . {searched}")
     with pytest.raises(ToolError) as e:
         await run(ctx, regex_files, pattern="*.py")
     assert e.value.code == "INVALID_ARGS"

@@ -4,6 +4,7 @@ fail instead of landing outside the project. Judged by the directory outside."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from pathlib import Path
@@ -67,12 +68,18 @@ async def test_concurrent_swaps_never_land_a_write_outside(tmp_path: Path) -> No
     def flip() -> None:  # d: the real directory, gone, a link to outside, gone, ... again
         d, link, real = project / "d", project / "d.link", project / "d.real"
         link.symlink_to(outside, target_is_directory=True)
+        strays = 0
         while not stop.is_set():
             for a, b in ((d, real), (link, d), (d, link), (real, d)):
                 try:
                     os.rename(a, b)
                 except OSError:
-                    pass  # a write made d meanwhile: the next round sorts it out
+                    # A write made a new d while it was gone: moved aside, so the swaps go on
+                    # (left there, every later rename would fail and nothing would race).
+                    if real.is_dir() and d.is_dir() and not d.is_symlink():
+                        strays += 1
+                        with contextlib.suppress(OSError):
+                            os.rename(d, project / f"stray{strays}")
 
     fs = LocalFileSystem()
     flipper = threading.Thread(target=flip)

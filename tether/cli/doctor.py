@@ -65,8 +65,8 @@ def render_text(r: Report) -> str:
     if r.log_file is not None:
         lines.append(f"log file     {r.log_file}")
     lines += ["", *_provider_lines(r.setup), "", *_model_lines(r.catalog), *_local_hint(r)]
-    lines += ["", *_web_lines(r.web), "", *_sandbox_lines(r), "", *_store_lines(r.store)]
-    lines += ["", *_agent_lines(r.setup), "", *_skill_lines(r)]
+    lines += ["", *_web_lines(r.web), "", *_sandbox_lines(r), "", *_search_lines()]
+    lines += ["", *_store_lines(r.store), "", *_agent_lines(r.setup), "", *_skill_lines(r)]
     if r.warnings:
         lines += ["", "warnings", *(f"  {w}" for w in r.warnings)]
     if r.probes:
@@ -185,6 +185,19 @@ def _skill_lines(r: Report) -> list[str]:
     return lines
 
 
+def _search_engine() -> str:
+    from tether.engine.local.local_search import LocalSearch
+
+    return LocalSearch().engine
+
+
+def _search_lines() -> list[str]:
+    return [
+        "search (regex_files, glob_paths; tree walks in Python)",
+        f"  engine: {_search_engine()}",
+    ]
+
+
 def _default_reason(catalog: ModelCatalog) -> str:
     source = catalog.default_source
     if source == "nothing is configured":
@@ -273,6 +286,7 @@ def render_json(r: Report) -> str:
             "why": r.sandbox.why,
             "network": r.setup.sandbox.network,
         },
+        "search": {"engine": _search_engine()},
         "store": {"path": str(r.store.path), "state": r.store.state, "detail": r.store.detail},
         "agent": msgspec.to_builtins(r.setup.agent),
         "warnings": r.warnings,

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from tether.engine.events import Location, ToolContent
+from tether.engine.file_search import FileSearch
 from tether.engine.grants import Lasting
 from tether.engine.providers.base import LLM
 from tether.engine.read_ledger import ReadLedger
@@ -387,6 +388,8 @@ class Capabilities:
     sandbox: Sandbox | None = None
     # Where this turn looks for Agent Skills, first wins (set by the turn: engine/skills/).
     skills: tuple[SkillRoot, ...] = ()
+    # Lists and searches trees (engine/file_search.py); this machine's unless given.
+    search: FileSearch | None = None
 
     def __post_init__(self) -> None:
         if self.workspace is None:
@@ -396,3 +399,11 @@ class Capabilities:
     def policy(self) -> Workspace:
         assert self.workspace is not None
         return self.workspace
+
+    @property
+    def searcher(self) -> FileSearch:
+        if self.search is None:
+            from tether.engine.local.local_search import LocalSearch  # when a search runs
+
+            self.search = LocalSearch()
+        return self.search

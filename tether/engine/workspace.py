@@ -110,6 +110,16 @@ class Workspace:
                 return True
         return False
 
+    @property
+    def denylist_patterns(self) -> tuple[str, ...]:
+        """The denylist as names are compared with it (see `comparable`)."""
+        return tuple(self._patterns)
+
+    def root_of(self, path: Path) -> Path | None:
+        """The innermost root holding `path`."""
+        inside = [r for r in self.roots if path == r or path.is_relative_to(r)]
+        return max(inside, key=lambda r: len(r.parts)) if inside else None
+
     def grant(self, grant: DirGrant) -> None:
         self.grants = [g for g in self.grants if g.path != grant.path] + [grant]
         if self.on_grant is not None:

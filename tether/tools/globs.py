@@ -126,3 +126,21 @@ def _token(seg: str, i: int) -> tuple[str, int]:
         body = "^" + body[1:] if body.startswith("!") else body
         return f"(?:(?!/)[{body}])", end + 1  # a class never matches the separator
     return re.escape(c), i + 1
+
+
+_HINT_SAFE = re.compile(r"[\w.*?{},+@%=~ -]+")  # what reads the same in ripgrep's globs
+
+
+def name_hint(pattern: str) -> str | None:
+    """A glob on file names that every path `pattern` matches ends in (its last segment), for a
+    search engine to narrow its walk with; None when that would not narrow it, or when the
+    segment holds syntax another glob dialect may read differently (sets, nested braces)."""
+    last = pattern.strip().rstrip("/").rpartition("/")[2]
+    if not last or set(last) <= {"*"} or not _HINT_SAFE.fullmatch(last):
+        return None
+    depth = 0
+    for c in last:
+        depth += (c == "{") - (c == "}")
+        if depth not in (0, 1):
+            return None
+    return last.replace("**", "*") if depth == 0 else None

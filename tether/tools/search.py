@@ -1,5 +1,6 @@
-"""Search tools: tree, glob_paths, regex_files. Each walks through the `fs` seam (tools/walk.py)
-and bounds its output with a line saying what was left out."""
+"""Search tools: tree, glob_paths, regex_files, on the `search` seam (engine/file_search.py:
+ripgrep, or a single-pass Python engine), each bounding its output with a line saying what was
+left out."""
 
 from __future__ import annotations
 
@@ -7,25 +8,28 @@ import re
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
+from typing import Literal, Protocol, TypeVar
 
 from tether.engine.events import TextOut
+from tether.engine.file_search import (
+    GrepRequest,
+    GrepResult,
+    SearchScope,
+    TreeEntry,
+    TreeListing,
+)
 from tether.engine.registry import CallPlan, ToolArgs, ToolDef, ToolError, ToolOutput, tool
-from tether.engine.seam import Capabilities, SeamError
-from tether.tools.globs import glob_regex
-from tether.tools.text import SNIFF_BYTES, is_binary
+from tether.engine.seam import Capabilities
+from tether.tools.globs import glob_regex, name_hint
 from tether.tools.tool_paths import display, existing, named, path_card, resolve
-from tether.tools.walk import Found, WalkStats, walk
-
-if TYPE_CHECKING:
-    from tether.tools.line_regex import LineRegex
 
 TREE_MAX_ENTRIES = 1000
 GLOB_MAX_MATCHES = 500
 REGEX_DEFAULT_RESULTS = 100
 REGEX_HARD_MAX = 1000
-REGEX_FILE_MAX_BYTES = 8 * 1024 * 1024
+REGEX_FILE_MAX_MIB = 8  # the engines skip larger files
 MATCH_LINE_CHARS = 300
+MATCH_BUDGET = 10.0  # seconds of matching one call may spend, over all its files
 
 
 class _Searches(Protocol):
@@ -58,13 +62,19 @@ async def _directory(ctx: Capabilities, path: str) -> Path:
     return full
 
 
-def _skipped_note(stats: WalkStats) -> str:
+def _scope(ctx: Capabilities, full: Path, max_depth: int | None = None) -> SearchScope:
+    """Below the root holding `full`, whose `.gitignore` files apply from there down."""
+    top = ctx.policy.root_of(full) or full
+    return SearchScope(full, top, ctx.policy.denylist_patterns, max_depth)
+
+
+def _skipped_note(listing: TreeListing) -> str:
     notes: list[str] = []
-    if stats.skipped:
-        notes.append(f"{stats.skipped} skipped (VCS, noise dirs, .gitignore, denylist)")
-    if stats.unreadable:
-        notes.append(f"{stats.unreadable} directories unreadable")
-    if stats.capped:
+    if listing.skipped:
+        notes.append(f"{listing.skipped} skipped (VCS, noise dirs, .gitignore, denylist)")
+    if listing.unreadable:
+        notes.append(f"{listing.unreadable} directories unreadable")
+    if listing.capped:
         notes.append("the walk stopped after 200000 entries")
     return f" [{'; '.join(notes)}]" if notes else ""
 
@@ -95,19 +105,13 @@ async def tree(ctx: Capabilities, args: TreeArgs) -> ToolOutput:
     if max_depth is not None and max_depth < 1:
         raise ToolError("INVALID_ARGS", "max_depth must be 1 or more")
     full = await _directory(ctx, args.path)
-    stats = WalkStats()
-    found: list[Found] = []
-    more = False
-    async for f in walk(ctx, full, max_depth=max_depth, stats=stats):
-        if len(found) == TREE_MAX_ENTRIES:
-            more = True
-            break
-        found.append(f)
-    dirs = sum(f.is_dir for f in found)
+    listing = await ctx.searcher.tree(_scope(ctx, full, max_depth), limit=TREE_MAX_ENTRIES)
+    found = listing.entries
+    dirs = sum(f.kind == "dir" for f in found)
     head = f"{display(ctx, full)}/"
     body = _render_tree(found, args.format)
-    foot = f"({dirs} directories, {len(found) - dirs} files){_skipped_note(stats)}"
-    if more:
+    foot = f"({dirs} directories, {len(found) - dirs} files){_skipped_note(listing)}"
+    if listing.more:
         foot += f"\n[… truncated at {TREE_MAX_ENTRIES} entries; narrow with path or max_depth]"
     text = "\n".join(x for x in (head, body, foot) if x)
     return ToolOutput(text, [TextOut(text)])
@@ -116,26 +120,26 @@ async def tree(ctx: Capabilities, args: TreeArgs) -> ToolOutput:
 _search_cards(tree, lambda args, where: f"Tree of {where}")
 
 
-def _render_tree(found: list[Found], fmt: str) -> str:
-    children: dict[str, list[Found]] = defaultdict(list)
+def _render_tree(found: list[TreeEntry], fmt: str) -> str:
+    children: dict[str, list[TreeEntry]] = defaultdict(list)
     for f in found:
         children[f.rel.rpartition("/")[0]].append(f)
     lines: list[str] = []
 
-    def name(f: Found) -> str:
-        return f.entry.name + ("/" if f.is_dir or f.entry.target == "dir" else "")
+    def name(f: TreeEntry) -> str:
+        return f.name + ("/" if f.kind == "dir" or f.target == "dir" else "")
 
     def visit(parent: str, depth: int, rail: str) -> None:
         kids = children.get(parent, [])
         for i, f in enumerate(kids):
             last = i == len(kids) - 1
             if fmt == "flat":
-                lines.append(f.rel + ("/" if f.is_dir else ""))
+                lines.append(f.rel + ("/" if f.kind == "dir" else ""))
             elif fmt == "decorated":
                 lines.append(f"{rail}{'└── ' if last else '├── '}{name(f)}")
             else:
                 lines.append(f"{'  ' * depth}- {name(f)}")
-            if f.is_dir:
+            if f.kind == "dir":
                 visit(f.rel, depth + 1, rail + ("    " if last else "│   "))
 
     visit("", 0, "")
@@ -158,7 +162,8 @@ async def glob_paths(ctx: Capabilities, args: GlobPathsArgs) -> ToolOutput:
     `*` and `?` stay within one path segment, `**` spans any number of directories, `{a,b}`
     picks one of several. The pattern is matched against whole paths relative to `path`, so
     `*.py` finds only the files directly in `path` (`**/*.py` finds them at every level). VCS, noise
-    and `.gitignore`d paths are left out. At most 500 paths are listed, sorted.
+    and `.gitignore`d paths are left out; a directory is listed when it holds a listed file. At
+    most 500 paths are listed, sorted.
 
     Args:
         pattern: The glob pattern, relative to `path`.
@@ -167,24 +172,35 @@ async def glob_paths(ctx: Capabilities, args: GlobPathsArgs) -> ToolOutput:
     pattern = args.pattern
     rx = glob_regex(pattern)
     full = await _directory(ctx, args.path)
+    hint = name_hint(pattern)
     depth = None if "**" in pattern else pattern.strip("/").count("/") + 1
-    stats = WalkStats()
-    hits: list[str] = []
-    async for f in walk(ctx, full, max_depth=depth, stats=stats):
-        if rx.fullmatch(f.rel):
-            hits.append(f.rel + ("/" if f.is_dir else ""))
-    hits.sort()
+    if depth is not None and hint is None:
+        depth += 1  # a directory at the pattern's depth is seen through the files in it
+    files = await ctx.searcher.list_files(_scope(ctx, full, depth), name_hint=hint)
+    paths = files if hint is not None else [*files, *_directories(files)]
+    hits = sorted(p for p in paths if rx.fullmatch(p.rstrip("/")))
     shown = hits[:GLOB_MAX_MATCHES]
     where = display(ctx, full)
     if not hits:
-        text = f"no paths under {where} match {pattern}{_skipped_note(stats)}"
+        text = f"no paths under {where} match {pattern}"
         return ToolOutput(text, [TextOut(text)])
-    head = f"{len(hits)} paths under {where} match {pattern}{_skipped_note(stats)}"
+    head = f"{len(hits)} paths under {where} match {pattern}"
     lines = [head, *shown]
     if len(hits) > len(shown):
         lines.append(f"[… {len(hits) - len(shown)} more not shown; narrow the pattern or path]")
     text = "\n".join(lines)
     return ToolOutput(text, [TextOut(head)])
+
+
+def _directories(files: list[str]) -> set[str]:
+    """The directories holding the files (each with a trailing `/`)."""
+    dirs: set[str] = set()
+    for f in files:
+        cut = f.rfind("/")
+        while cut > 0 and (d := f[: cut + 1]) not in dirs:
+            dirs.add(d)
+            cut = f.rfind("/", 0, cut)
+    return dirs
 
 
 _search_cards(glob_paths, lambda args, where: f"Find {args.pattern} in {where}")
@@ -206,7 +222,9 @@ async def regex_files(ctx: Capabilities, args: RegexFilesArgs) -> ToolOutput:
 
     Prints `path:line: text` for each matching line. `pattern` is a Python `re` regex, not a
     glob (`*.py` is an invalid regex); `path` is a literal file or directory. Binary files,
-    files over 8 MiB, VCS and noise directories and `.gitignore`d files are skipped.
+    files over 8 MiB, VCS and noise directories and `.gitignore`d files are skipped. The search
+    runs on ripgrep; a pattern using look-around, backreferences, atomic groups, possessive
+    quantifiers or verbose mode runs on Python's slower engine (the output says so).
 
     Args:
         pattern: A Python regular expression, searched in each line (re.search).
@@ -215,42 +233,41 @@ async def regex_files(ctx: Capabilities, args: RegexFilesArgs) -> ToolOutput:
             `*.py` or `src/**/*.ts`.
         max_results: At most this many matching lines are printed (up to 1000).
     """
-    pattern, path, glob, max_results = args.pattern, args.path, args.glob, args.max_results
-    rx = _line_regex(pattern)
-    if max_results < 1:
+    pattern, path, glob = args.pattern, args.path, args.glob
+    _check_regex(pattern)
+    if args.max_results < 1:
         raise ToolError("INVALID_ARGS", "max_results must be 1 or more")
-    limit = min(max_results, REGEX_HARD_MAX)
-    only = glob_regex(glob) if glob else None
+    limit = min(args.max_results, REGEX_HARD_MAX)
+    only = _glob_filter(glob) if glob else None
     full = resolve(ctx, path)
     st = await existing(ctx, full, path)
     if st.kind not in ("file", "dir"):
         raise ToolError("NOT_A_REGULAR_FILE", f"{path} is not a regular file or directory")
-    search = _Search(ctx, pattern, rx, limit)
-    stats = WalkStats()
-    with rx:
-        if st.kind == "file":
-            await search.file(full)
-        else:
-            async for f in walk(ctx, full, stats=stats):
-                if f.entry.kind != "file" or (only is not None and not _glob_hit(only, glob, f)):
-                    continue
-                if not await search.file(f.path):
-                    break
-    return search.output(pattern, display(ctx, full), stats)
+    hint = name_hint(glob) if glob and st.kind == "dir" else None
+    request = GrepRequest(pattern, limit, MATCH_BUDGET, only, hint)
+    result = await ctx.searcher.grep(_scope(ctx, full), request)
+    base = full if st.kind == "dir" else full.parent
+    lines = [f"{display(ctx, base / h.rel)}:{h.line}: {_shown(h.text)}" for h in result.hits]
+    if result.too_slow:
+        raise _too_slow(ctx, pattern, result, lines, base)
+    return _output(pattern, display(ctx, full), result, lines, limit)
 
 
 _search_cards(regex_files, lambda args, where: f"Search {where} for /{args.pattern}/")
 
 
-def _glob_hit(rx: re.Pattern[str], glob: str | None, f: Found) -> bool:
-    return bool(rx.fullmatch(f.rel if glob and "/" in glob else f.entry.name))
+def _glob_filter(glob: str) -> Callable[[str], bool]:
+    """Which files a `glob` argument takes: by name, or with a `/` by relative path."""
+    rx = glob_regex(glob)
+    if "/" in glob:
+        return lambda rel: rx.fullmatch(rel) is not None
+    return lambda rel: rx.fullmatch(rel.rpartition("/")[2]) is not None
 
 
-def _line_regex(pattern: str) -> LineRegex:
-    from tether.tools.line_regex import LineRegex  # not on the way to a session's start
-
+def _check_regex(pattern: str) -> None:
+    """The pattern must be a Python `re` regex (the model reads `re`'s error messages)."""
     try:
-        return LineRegex(pattern)
+        re.compile(pattern)
     except re.error as exc:
         hint = " (it is a Python regex, not a glob)" if pattern.startswith("*") else ""
         raise ToolError("INVALID_ARGS", f"bad regex {pattern!r}: {exc}{hint}") from None
@@ -262,84 +279,49 @@ def _shown(line: str) -> str:
     return text[:MATCH_LINE_CHARS] + " […]" if len(text) > MATCH_LINE_CHARS else text
 
 
-class _Search:
-    def __init__(self, ctx: Capabilities, pattern: str, rx: LineRegex, limit: int) -> None:
-        self.ctx, self.pattern, self.rx, self.limit = ctx, pattern, rx, limit
-        self.lines: list[str] = []
-        self.files = self.matched_files = self.binary = self.large = 0
-        self.more = False
+def _too_slow(
+    ctx: Capabilities, pattern: str, result: GrepResult, found: list[str], base: Path
+) -> ToolError:
+    where = f"stopped in {display(ctx, base / result.stopped_in)}; " if result.stopped_in else ""
+    searched = f"{result.files} files searched" if result.files is not None else "search stopped"
+    lines = [
+        f"regex /{pattern}/ is too slow: it used up the {MATCH_BUDGET:g} s one search "
+        f"may spend matching ({where}{searched}). Simplify it: avoid nested quantifiers such "
+        "as `(a+)+` and alternatives that can match the same text such as `(a|aa)*`; or "
+        "search fewer files with `path` or `glob`."
+    ]
+    if found:
+        lines.append(f"{len(found)} matching lines found before it stopped:")
+        lines += found[:REGEX_DEFAULT_RESULTS]
+    if len(found) > REGEX_DEFAULT_RESULTS:
+        lines.append(f"[… {len(found) - REGEX_DEFAULT_RESULTS} more not shown]")
+    return ToolError("TOOL_TIMEOUT", "\n".join(lines))
 
-    async def file(self, path: Path) -> bool:
-        """Search one file; False once the result limit is reached."""
-        st = await self.ctx.fs.stat(path)
-        if st is None or st.kind != "file":
-            return True
-        if st.size > REGEX_FILE_MAX_BYTES:
-            self.large += 1
-            return True
-        try:
-            data = await self.ctx.fs.read_bytes(path, max_bytes=REGEX_FILE_MAX_BYTES)
-        except SeamError:
-            return True
-        if is_binary(data[:SNIFF_BYTES], len(data)):
-            self.binary += 1
-            return True
-        self.files += 1
-        from tether.tools.line_regex import RegexTooSlow
 
-        room = self.limit - len(self.lines)
-        try:
-            hits = await self.rx.grep(data, room + 1)
-        except RegexTooSlow as exc:
-            self._add(path, exc.hits[:room])
-            raise self._too_slow(path) from None
-        self._add(path, hits[:room])
-        if len(hits) > room:
-            self.more = True
-            return False
-        return True
+def _searched(result: GrepResult) -> str:
+    """`(N files searched; skipped ...)`, with what the engine counted."""
+    skipped: list[str] = []
+    if result.binary:
+        skipped.append(f"{result.binary} binary")
+    if result.large:
+        skipped.append(f"{result.large} over {REGEX_FILE_MAX_MIB} MiB")
+    note = f"; skipped {', '.join(skipped)} files" if skipped else ""
+    files = f"{result.files} files searched" if result.files is not None else "search stopped"
+    return f"({files}{note})"
 
-    def _add(self, path: Path, hits: list[tuple[int, str]]) -> None:
-        shown = display(self.ctx, path)
-        self.lines += [f"{shown}:{n}: {_shown(line)}" for n, line in hits]
-        self.matched_files += bool(hits)
 
-    def _too_slow(self, path: Path) -> ToolError:
-        lines = [
-            f"regex /{self.pattern}/ is too slow: it used up the {self.rx.budget:g} s one search "
-            f"may spend matching (stopped in {display(self.ctx, path)}; {self.files} files "
-            "searched). Simplify it: avoid nested quantifiers such as `(a+)+` and alternatives "
-            "that can match the same text such as `(a|aa)*`; or search fewer files with `path` "
-            "or `glob`."
-        ]
-        if self.lines:
-            lines.append(f"{len(self.lines)} matching lines found before it stopped:")
-            lines += self.lines[:REGEX_DEFAULT_RESULTS]
-        if len(self.lines) > REGEX_DEFAULT_RESULTS:
-            lines.append(f"[… {len(self.lines) - REGEX_DEFAULT_RESULTS} more not shown]")
-        return ToolError("TOOL_TIMEOUT", "\n".join(lines))
-
-    def output(self, pattern: str, where: str, stats: WalkStats) -> ToolOutput:
-        skipped: list[str] = []
-        if self.binary:
-            skipped.append(f"{self.binary} binary")
-        if self.large:
-            skipped.append(f"{self.large} over {REGEX_FILE_MAX_BYTES // (1024 * 1024)} MiB")
-        note = f"; skipped {', '.join(skipped)} files" if skipped else ""
-        walked = _skipped_note(stats)
-        if not self.lines:
-            text = (
-                f"no matches for /{pattern}/ in {where} ({self.files} files searched{note}){walked}"
-            )
-            return ToolOutput(text, [TextOut(text)])
-        summary = (
-            f"{len(self.lines)} matching lines in {self.matched_files} files "
-            f"({self.files} files searched{note}){walked}"
+def _output(
+    pattern: str, where: str, result: GrepResult, lines: list[str], limit: int
+) -> ToolOutput:
+    note = [f"[{result.note}]"] if result.note else []
+    if not lines:
+        text = "\n".join([f"no matches for /{pattern}/ in {where} {_searched(result)}", *note])
+        return ToolOutput(text, [TextOut(text)])
+    summary = f"{len(lines)} matching lines in {result.matched_files} files {_searched(result)}"
+    out = [*lines, summary, *note]
+    if result.more:
+        out.append(
+            f"[… stopped at {limit} matches; narrow the pattern, path or glob, or raise "
+            "max_results]"
         )
-        lines = [*self.lines, summary]
-        if self.more:
-            lines.append(
-                f"[… stopped at {self.limit} matches; narrow the pattern, path or glob, or "
-                "raise max_results]"
-            )
-        return ToolOutput("\n".join(lines), [TextOut(summary)])
+    return ToolOutput("\n".join(out), [TextOut(summary)])

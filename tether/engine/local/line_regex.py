@@ -106,6 +106,18 @@ class LineRegex:
             job.stop.set()  # a cancelled call: the thread stops at its next try
             self.left -= time.monotonic() - start
 
+    def grep_here(self, data: bytes, limit: int, stop: threading.Event) -> list[tuple[int, str]]:
+        """`grep` on the calling thread, for a search that already runs off the event loop (the
+        Python search engine's one thread): charged to the same budget; `RegexTooSlow` once it
+        is spent or `stop` is set."""
+        start = time.monotonic()
+        job = _Job(data, limit, start + self.left, stop=stop)
+        try:
+            self._search(job)
+            return job.hits
+        finally:
+            self.left -= time.monotonic() - start
+
     def _search(self, job: _Job) -> None:
         first = 1
         for block in _blocks(job.data.decode("utf-8", "replace")):
@@ -178,6 +190,16 @@ def _blocks(text: str) -> Iterator[str]:
             return
         yield text[start:end]
         start = end + 1
+
+
+async def off_the_loop(fn: Callable[[], None]) -> None:
+    """Run `fn` on a daemon thread of its own; a cancelled caller returns at once (`fn` is left
+    to notice and stop, and never holds up the process's exit)."""
+    worker = _Worker()
+    try:
+        await worker.run(fn)
+    finally:
+        worker.close()
 
 
 class _Worker:
