@@ -88,7 +88,17 @@ async def test_available_commands_come_after_the_new_session_response(
         second = await agent.recv()
         assert second["params"]["update"]["sessionUpdate"] == "available_commands_update"
         names = [c["name"] for c in second["params"]["update"]["availableCommands"]]
-        assert names == ["mode", "model", "undo", "title", "compact", "retry", "status", "help"]
+        assert names == [
+            "mode",
+            "model",
+            "undo",
+            "title",
+            "compact",
+            "retry",
+            "status",
+            "mcp",
+            "help",
+        ]
 
 
 async def test_modes_and_config_options_stay_in_sync(home: Path, project: Path) -> None:

@@ -8,7 +8,7 @@ import dataclasses
 import uuid
 
 from tether.engine import events as ev
-from tether.engine.commands import session_commands
+from tether.engine.commands import mcp_commands, session_commands
 from tether.engine.commands.slash_command import Command, CommandContext, CommandSource
 from tether.engine.history import UserPart
 from tether.engine.sessions.state import MODES
@@ -52,11 +52,17 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "status", "Show the model, the mode and what confines commands", session_commands.status
     ),
+    Command(
+        "mcp",
+        "Show the MCP servers, their state and tools; `reconnect [NAME]` starts them again",
+        mcp_commands.mcp,
+        hint="reconnect [NAME] (optional)",
+    ),
     Command("help", "List tether's commands, modes and tools", _help),
 )
 
 
-SOURCES: tuple[CommandSource, ...] = ()
+SOURCES: tuple[CommandSource, ...] = (mcp_commands.prompt_commands,)
 """Where the session's own commands come from, after the fixed ones."""
 
 
