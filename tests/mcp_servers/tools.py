@@ -74,6 +74,22 @@ def build(name: str) -> MCPServer:
         """The value of a header of the HTTP request carrying this call (HTTP servers)."""
         return (ctx.headers or {}).get(name.lower(), "(unset)")
 
+    @server.tool(annotations=READ_ONLY)
+    async def grow(name: str, ctx: Context) -> str:
+        """Add a tool named `name` (it repeats its text), and say the tools changed."""
+
+        def added(text: str) -> str:
+            return f"{name}: {text}"
+
+        server.add_tool(added, name=name, description=f"The tool {name}, added on request.")
+        await ctx.notify_tools_changed()
+        return f"added {name}"
+
+    @server.prompt()
+    def review(file: str, focus: str = "bugs") -> str:
+        """Review a file."""
+        return f"Please review {file} for {focus}."
+
     @server.tool()
     def crash() -> str:
         """Exit the server at once, mid-call."""

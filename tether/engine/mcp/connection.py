@@ -50,6 +50,7 @@ CONNECT_TIMEOUT = 60.0  # seconds for a server to start and list its tools (npx 
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # the SDK's own defaults
 MAX_PAGES = 100  # tools/list pages read from one server
 MAX_PROMPTS = 256  # prompts of one server offered as slash commands
+RELIST_WAIT = 10.0  # seconds a call's result waits for the lists it changed to be read again
 STDERR_TAIL = 2048  # bytes of a server's stderr shown when it fails
 
 Changed = Callable[[set[ListName]], Awaitable[None]]
@@ -105,6 +106,7 @@ class Connection:
                 raise ServerFailed(started, reason or _reason(exc), self._tail()) from exc
             finally:
                 self._client = None
+                self._changes.close()
             if not self._stopping:
                 why = self._stdio.problem if self._stdio and self._stdio.problem else None
                 raise ServerFailed(True, why or "the server went away", self._tail())
@@ -126,10 +128,10 @@ class Connection:
                 self._client = client
                 limit.deadline = math.inf
                 started = True
-                await ready()
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._changes.listen, client)
+                    await tg.start(self._changes.listen, client)
                     tg.start_soon(self._follow, client, changed)
+                    await ready()
                     await self._ended.wait()
                     tg.cancel_scope.cancel()
         if not started and not self._stopping:
@@ -149,10 +151,11 @@ class Connection:
                         self.tools = await _list_tools(client)
                     if "prompts" in stale:
                         self.prompts = await _list_prompts(client, self.spec.name)
+                await changed(stale)
             except (MCPError, TimeoutError, ValidationError, RuntimeError) as exc:
                 log.warning("MCP server %s: listing again failed: %s", self.spec.name, exc)
-                continue
-            await changed(stale)
+            finally:
+                self._changes.done()
 
     def _transport(self) -> contextlib.AbstractAsyncContextManager[Streams]:
         spec = self.spec
@@ -176,6 +179,8 @@ class Connection:
         client = self._live()
         with self._failures(f"the call of {tool}"):
             result = await client.call_tool(tool, arguments)
+        with anyio.move_on_after(RELIST_WAIT):  # the tools it changed meanwhile: offered next
+            await self._changes.caught_up()
         return to_output(result, images=images)
 
     async def get_prompt(

@@ -3,14 +3,19 @@ prompts' one), which a server of the handshake era sends unasked and a 2026-07-2
 on a `subscriptions/listen` stream the client opens. Both only mark the list stale here; the
 connection reads it again from its own task, since the SDK delivers notifications from the
 loop that also reads the answers (a request made there would wait for itself).
+
+A server that changes its tools while serving a call says so before it answers; the call then
+waits for the new list (`caught_up`), so the model's next request already carries it.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from typing import Literal
 
 import anyio
+import anyio.abc
 import mcp.types as mt
 from mcp import Client, MCPError
 from mcp.client.session import IncomingMessage
@@ -25,6 +30,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 log = logging.getLogger("tether.mcp")
 
 ListName = Literal["tools", "prompts"]
+LISTEN_WAIT = 10.0  # seconds for a server to open the change stream it offers
 
 
 class ListChanges:
@@ -34,9 +40,14 @@ class ListChanges:
         self._server = server
         self._stale: set[ListName] = set()
         self._wake = anyio.Event()
+        self._marked = 0  # changes told so far
+        self._taken = 0  # of them, the ones `next` returned
+        self._handled = 0  # of them, the ones read again (`done`)
+        self._settled = anyio.Event()
 
     def mark(self, which: ListName) -> None:
         self._stale.add(which)
+        self._marked += 1
         self._wake.set()
 
     async def on_message(self, message: IncomingMessage) -> None:
@@ -52,23 +63,54 @@ class ListChanges:
         await self._wake.wait()
         self._wake = anyio.Event()
         stale, self._stale = self._stale, set()
+        self._taken = self._marked
         return stale
 
-    async def listen(self, client: Client) -> None:
-        """Open the change stream a 2026-07-28 server offers, and mark what it reports; for
-        a server of the handshake era there is nothing to open (it notifies unasked)."""
+    def done(self) -> None:
+        """What `next` returned is read again (or could not be)."""
+        self._handled = self._taken
+        self._settled.set()
+        self._settled = anyio.Event()
+
+    def close(self) -> None:
+        """The connection ended: nothing more will be read; nobody waits for it."""
+        self._taken = self._marked
+        self.done()
+
+    async def caught_up(self) -> None:
+        """Wait until every change told so far is read again."""
+        while self._handled < self._marked:
+            await self._settled.wait()
+
+    async def listen(
+        self, client: Client, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Open the change stream a 2026-07-28 server offers (started once it is open, so a
+        change made by the first call is not missed), and mark what it reports; for a server
+        of the handshake era there is nothing to open (it notifies unasked)."""
         caps = client.server_capabilities
         tools = bool(caps.tools and caps.tools.list_changed)
         prompts = bool(caps.prompts and caps.prompts.list_changed)
         if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not (tools or prompts):
+            task_status.started()
             return
+        opened = False
         try:
-            async with client.listen(tools_list_changed=tools, prompts_list_changed=prompts) as s:
-                async for event in s:
-                    if isinstance(event, ToolsListChanged):
-                        self.mark("tools")
-                    elif isinstance(event, PromptsListChanged):
-                        self.mark("prompts")
+            with anyio.CancelScope(deadline=anyio.current_time() + LISTEN_WAIT) as limit:
+                async with client.listen(
+                    tools_list_changed=tools, prompts_list_changed=prompts
+                ) as s:
+                    limit.deadline = math.inf
+                    opened = True
+                    task_status.started()
+                    async for event in s:
+                        if isinstance(event, ToolsListChanged):
+                            self.mark("tools")
+                        elif isinstance(event, PromptsListChanged):
+                            self.mark("prompts")
         except (ListenNotSupportedError, SubscriptionLost, MCPError, TimeoutError) as exc:
             # Its lists are then read once, at the start: the server works on.
             log.info("MCP server %s: no change stream (%s)", self._server, exc)
+        finally:
+            if not opened:
+                task_status.started()
