@@ -60,6 +60,7 @@ class _Server:
     offered: set[str] = field(default_factory=set[str])  # every tool name it ever had
     state: ServerState = "starting"
     reason: str = ""  # why it failed or exited
+    listing: anyio.Lock = field(default_factory=anyio.Lock)  # one `listed` swap at a time
 
     @property
     def live(self) -> bool:
@@ -267,8 +268,7 @@ class McpHost:
 
     async def _lists_changed(self, server: _Server, stale: set[ListName]) -> None:
         if "tools" in stale:
-            before = server.listed
-            await self._take_tools(server)
+            before = await self._take_tools(server)
             title = tools_changed(server.spec.name, before, server.listed)
             if title:
                 await self._tell(Notice("info", title))
@@ -276,14 +276,16 @@ class McpHost:
         if "prompts" in stale:
             await self._changed(server, "prompts")
 
-    async def _take_tools(self, server: _Server) -> None:
-        """The server's tools as it lists them now, offered from the next request on."""
+    async def _take_tools(self, server: _Server) -> list[RemoteTool]:
+        """The server's tools as it lists them now, offered from the next request on; the
+        list they replace."""
         assert server.connection is not None
-        # Schemas are made self-contained and checked off the event loop: a hostile one can
-        # take a while before its bound refuses it, and nothing else may wait meanwhile.
-        listed = list(server.connection.tools)
-        tools, left_out = await anyio.to_thread.run_sync(self._tools_of, server, listed)
-        server.tools, server.listed = tools, listed  # one swap: a request sees one set
+        async with server.listing:  # a change told as it became ready: the newest list wins
+            before, listed = server.listed, list(server.connection.tools)
+            # Schemas are made self-contained and checked off the event loop: a hostile one
+            # can take a while before its bound refuses it, and nothing else may wait.
+            tools, left_out = await anyio.to_thread.run_sync(self._tools_of, server, listed)
+            server.tools, server.listed = tools, listed  # one swap: a request sees one set
         server.offered.update(t.name for t in tools)
         if left_out:
             await self._tell(
@@ -293,6 +295,7 @@ class McpHost:
                     "\n".join(left_out),
                 )
             )
+        return before
 
     def _tools_of(
         self, server: _Server, listed: list[RemoteTool]
