@@ -120,6 +120,12 @@ async def test_the_host_tells_its_listeners_about_state_and_tools(tmp_path: Path
         assert out.text == "added later"  # type: ignore[union-attr]
         assert McpChange("echo", "tools") in changes  # told before the call returned
         assert "mcp__echo__later" in [t.name for t in host.tools()]
+        teach = next(t for t in host.tools() if t.name == "mcp__echo__teach")
+        await teach.fn(_NoModel(), {"name": "lesson"})  # type: ignore[arg-type]
+        assert McpChange("echo", "prompts") in changes
+        assert [p.name for _, p in host.prompts()] == ["review", "lesson"]
+        text, pictures = await host.get_prompt("echo", "lesson", {}, images=False)
+        assert (text, pictures) == ("You were taught lesson.", [])
         await host.aclose()
         tg.cancel_scope.cancel()
     assert [n.title for n in notices] == ["MCP server echo: tools changed: +later"]

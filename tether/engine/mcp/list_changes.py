@@ -22,6 +22,7 @@ from mcp.client.session import IncomingMessage
 from mcp.client.subscriptions import (
     ListenNotSupportedError,
     PromptsListChanged,
+    ServerEvent,
     SubscriptionLost,
     ToolsListChanged,
 )
@@ -31,6 +32,8 @@ log = logging.getLogger("tether.mcp")
 
 ListName = Literal["tools", "prompts"]
 LISTEN_WAIT = 10.0  # seconds for a server to open the change stream it offers
+LISTEN_TRIES = 20  # change streams opened for one connection (one that ends is opened again)
+LISTEN_RETRY = 1.0  # seconds before opening it again, times the attempts so far
 
 
 class ListChanges:
@@ -85,32 +88,58 @@ class ListChanges:
     async def listen(
         self, client: Client, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:
-        """Open the change stream a 2026-07-28 server offers (started once it is open, so a
-        change made by the first call is not missed), and mark what it reports; for a server
-        of the handshake era there is nothing to open (it notifies unasked)."""
+        """Hold open the change stream a 2026-07-28 server offers (started once the first one
+        is open, so a change made by the first call is not missed), and mark what it reports;
+        a stream that ends is opened again, both lists then read again (what changed meanwhile
+        is unknown). A server of the handshake era needs no stream: it notifies unasked."""
         caps = client.server_capabilities
         tools = bool(caps.tools and caps.tools.list_changed)
         prompts = bool(caps.prompts and caps.prompts.list_changed)
         if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not (tools or prompts):
             task_status.started()
             return
-        opened = False
-        try:
-            with anyio.CancelScope(deadline=anyio.current_time() + LISTEN_WAIT) as limit:
-                async with client.listen(
-                    tools_list_changed=tools, prompts_list_changed=prompts
-                ) as s:
-                    limit.deadline = math.inf
-                    opened = True
-                    task_status.started()
-                    async for event in s:
-                        if isinstance(event, ToolsListChanged):
-                            self.mark("tools")
-                        elif isinstance(event, PromptsListChanged):
-                            self.mark("prompts")
-        except (ListenNotSupportedError, SubscriptionLost, MCPError, TimeoutError) as exc:
-            # Its lists are then read once, at the start: the server works on.
-            log.info("MCP server %s: no change stream (%s)", self._server, exc)
-        finally:
-            if not opened:
+        started = False
+        failures = 0  # streams in a row that could not be opened or ended at once
+        while failures < LISTEN_TRIES:
+            if failures:
+                await anyio.sleep(LISTEN_RETRY * failures)
+            failures += 1
+            opened = math.inf
+            try:
+                with anyio.CancelScope(deadline=anyio.current_time() + LISTEN_WAIT) as limit:
+                    async with client.listen(
+                        tools_list_changed=tools, prompts_list_changed=prompts
+                    ) as stream:
+                        limit.deadline = math.inf
+                        if started:  # opened again: what changed meanwhile is unknown
+                            self._mark_all(tools=tools, prompts=prompts)
+                        else:
+                            started = True
+                            task_status.started()
+                        opened = anyio.current_time()
+                        async for event in stream:
+                            self._event(event)
+            except ListenNotSupportedError as exc:
+                log.info("MCP server %s: no change stream (%s)", self._server, exc)
+                break
+            except (SubscriptionLost, MCPError, TimeoutError) as exc:
+                log.info("MCP server %s: its change stream ended (%s)", self._server, exc)
+            if anyio.current_time() - opened > LISTEN_WAIT:
+                failures = 0  # it served a while: open it again at once
+            if not started:  # its lists are then read once, at the start: the server works on
+                started = True
                 task_status.started()
+        if not started:
+            task_status.started()
+
+    def _mark_all(self, *, tools: bool, prompts: bool) -> None:
+        if tools:
+            self.mark("tools")
+        if prompts:
+            self.mark("prompts")
+
+    def _event(self, event: ServerEvent) -> None:
+        if isinstance(event, ToolsListChanged):
+            self.mark("tools")
+        elif isinstance(event, PromptsListChanged):
+            self.mark("prompts")
