@@ -7,12 +7,14 @@ events (the hook a front uses to offer its commands again) are checked on a real
 from __future__ import annotations
 
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 
 import anyio
 import pytest
 
 from tests.harness import REPO, spawn_agent
+from tests.mcp_servers.http_server import serving
 from tests.providers.mock_llm_server import MockLLMServer
 from tests.test_mcp_servers import (
     ECHO,
@@ -93,9 +95,23 @@ async def test_a_server_of_the_handshake_era_notifies_unasked(
     assert tool_results(bodies[3])["c2"].endswith('{"text": "x"}')
 
 
-async def test_the_host_tells_its_listeners_about_state_and_tools(tmp_path: Path) -> None:
-    """The hook a front uses: McpHost.listen gets each server's state and list changes."""
-    spec = ServerSpec("echo", "stdio", command=sys.executable, args=[str(ECHO)])
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_the_host_tells_its_listeners_about_state_and_tools(
+    tmp_path: Path, transport: str
+) -> None:
+    """The hook a front uses: McpHost.listen gets each server's state and list changes. Over
+    stdio the change is told before the call that made it returns (the server says so first,
+    on the same pipe); over streamable HTTP the change stream is a request of its own, so it
+    may come a moment after the call's answer."""
+    with ExitStack() as stack:
+        if transport == "stdio":
+            spec = ServerSpec("echo", "stdio", command=sys.executable, args=[str(ECHO)])
+        else:
+            spec = ServerSpec("echo", "http", url=stack.enter_context(serving("echo")))
+        await _host_and_listeners(tmp_path, spec, ordered=transport == "stdio")
+
+
+async def _host_and_listeners(tmp_path: Path, spec: ServerSpec, *, ordered: bool) -> None:
     notices: list[Notice] = []
     changes: list[McpChange] = []
 
@@ -118,17 +134,25 @@ async def test_the_host_tells_its_listeners_about_state_and_tools(tmp_path: Path
         grow = next(t for t in host.tools() if t.name == "mcp__echo__grow")
         out = await grow.fn(_NoModel(), {"name": "later"})  # type: ignore[arg-type]
         assert out.text == "added later"  # type: ignore[union-attr]
-        assert McpChange("echo", "tools") in changes  # told before the call returned
+        await _told(changes, McpChange("echo", "tools"), ordered)
         assert "mcp__echo__later" in [t.name for t in host.tools()]
         teach = next(t for t in host.tools() if t.name == "mcp__echo__teach")
         await teach.fn(_NoModel(), {"name": "lesson"})  # type: ignore[arg-type]
-        assert McpChange("echo", "prompts") in changes
+        await _told(changes, McpChange("echo", "prompts"), ordered)
         assert [p.name for _, p in host.prompts()] == ["review", "lesson"]
         text, pictures = await host.get_prompt("echo", "lesson", {}, images=False)
         assert (text, pictures) == ("You were taught lesson.", [])
         await host.aclose()
         tg.cancel_scope.cancel()
     assert [n.title for n in notices] == ["MCP server echo: tools changed: +later"]
+
+
+async def _told(changes: list[McpChange], change: McpChange, ordered: bool) -> None:
+    if ordered:
+        assert change in changes  # told before the call returned
+    with anyio.fail_after(10):
+        while change not in changes:
+            await anyio.sleep(0.02)
 
 
 class _NoModel:
