@@ -110,8 +110,12 @@ async def test_a_killed_server_fails_its_calls_until_reconnected(
             nothing = await reply(agent, sid, "/mcp reconnect nope")
             back = await reply(agent, sid, "/mcp reconnect")
             second = int(pid_file.read_text())
+            assert second != first and alive(second)
             await agent.prompt(sid, "peek again")
             none_failed = await reply(agent, sid, "/mcp reconnect")
+            restarted = await reply(agent, sid, "/mcp reconnect echo")  # a running one: again
+            third = int(pid_file.read_text())
+            assert third != second and alive(third) and not alive(second)
         bodies = [r.json() for r in llm.posts]
     gone = tool_results(bodies[1])["c1"]
     assert gone.startswith("error [MCP_SERVER_GONE]: the MCP server echo is not running (exited")
@@ -120,10 +124,10 @@ async def test_a_killed_server_fails_its_calls_until_reconnected(
     assert "start it again with `/mcp reconnect echo`" in exited
     assert nothing == "No MCP server named `nope` in this session (its servers: `echo`)."
     assert back.startswith("Reconnected:\n- **echo** (stdio): ready, 1 prompt\n  - tools (")
-    assert second != first and alive(second)
     assert "mcp__echo__peek" in [t["function"]["name"] for t in bodies[2]["tools"]]
     assert tool_results(bodies[3])["c2"] == "peeked at 'back'"
     assert none_failed.startswith("No MCP server has failed or exited")
+    assert restarted.startswith("Reconnected:\n- **echo** (stdio): ready")
 
 
 async def test_a_prompt_is_a_command_that_runs_a_turn(
