@@ -67,7 +67,8 @@ async def test_mcp_shows_each_server_and_a_reload_shows_it_again(
     assert lines[1] == "- **echo** (stdio): ready, 1 prompt"
     assert lines[2].startswith("  - tools (") and "`mcp__echo__echo`, `mcp__echo__peek`" in lines[2]
     assert lines[3].startswith("- **broken** (stdio): failed: ")
-    assert lines[4] == "  - start it again with `/mcp reconnect broken`"
+    assert lines[4] == "  - its last output: `no config file`"
+    assert lines[5] == "  - start it again with `/mcp reconnect broken`"
     assert unknown.startswith("Unknown: `/mcp restart`.")
 
     async with spawn_agent(home) as again:

@@ -23,6 +23,7 @@ NO_SERVERS = (
     "No MCP servers in this session. Add them in the editor's agent settings (they come "
     "with each new session) or as `[mcp_servers.NAME]` tables in tether's config file."
 )
+OUTPUT_LINE = 200  # characters of a failed server's last stderr line shown
 USAGE = "`/mcp` lists the servers; `/mcp reconnect [NAME]` starts one (or every failed one) again."
 
 
@@ -66,7 +67,10 @@ def _line(s: ServerStatus) -> str:
         tools = ", ".join(f"`{t}`" for t in s.tools) or "none"
         return f"{head}{prompts}\n  - tools ({len(s.tools)}): {tools}"
     if s.state in ("failed", "exited"):
-        return f"{head}\n  - start it again with `/mcp reconnect {s.name}`"
+        lines = s.output.strip().splitlines()
+        last = lines[-1][:OUTPUT_LINE].replace("`", "'") if lines else ""  # one code span
+        said = f"\n  - its last output: `{last}`" if last else ""
+        return f"{head}{said}\n  - start it again with `/mcp reconnect {s.name}`"
     return head
 
 

@@ -60,6 +60,7 @@ class _Server:
     offered: set[str] = field(default_factory=set[str])  # every tool name it ever had
     state: ServerState = "starting"
     reason: str = ""  # why it failed or exited
+    output: str = ""  # the end of its stderr then
     listing: anyio.Lock = field(default_factory=anyio.Lock)  # one `listed` swap at a time
 
     @property
@@ -145,6 +146,7 @@ class McpHost:
                 s.reason,
                 [t.name for t in s.tools] if s.live else [],
                 len(s.connection.prompts) if s.live and s.connection is not None else 0,
+                s.output,
             )
             for s in self._servers
         ]
@@ -209,7 +211,7 @@ class McpHost:
             await server.done.wait()
         server.scope, server.done = anyio.CancelScope(), anyio.Event()
         server.settled = anyio.Event()
-        server.connection, server.state, server.reason = None, "starting", ""
+        server.connection, server.state, server.reason, server.output = None, "starting", "", ""
         self._group.start_soon(self._run, server)
         await self._changed(server, "state")
 
@@ -229,7 +231,7 @@ class McpHost:
             server.state = "stopped"
             if failure is not None and told:
                 server.state = "exited" if failure.started else "failed"
-                server.reason = failure.reason
+                server.reason, server.output = failure.reason, failure.output
             server.settled.set()
             server.done.set()
         if failure is not None and told:

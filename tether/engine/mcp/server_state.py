@@ -29,6 +29,7 @@ class ServerStatus:
     reason: str  # why it failed or exited
     tools: list[str]  # the names the model knows them by
     prompts: int
+    output: str = ""  # the end of what it wrote to stderr when it failed or exited
 
     @property
     def summary(self) -> str:
