@@ -64,6 +64,7 @@ read_only = true
 [mcp_servers.docs]
 url = "https://docs.example/mcp"
 headers = { Authorization = "Bearer ${DOCS_TOKEN}" }
+timeout = 45
 
 [mcp_servers.off]
 command = "never-started"
@@ -86,7 +87,9 @@ def test_both_transports_become_server_specs_with_variables_expanded() -> None:
         transport="http",
         url="https://docs.example/mcp",
         headers={"Authorization": "Bearer d1"},
+        timeout=45.0,
     )
+    assert (github.request_timeout, docs.request_timeout) == (120.0, 45.0)
     # A default applies when the variable is unset or empty; a set one wins.
     assert specs_of(BOTH, GITHUB_TOKEN="", DOCS_TOKEN="", ORG="")[0].args[1] == "--org=acme"
     assert specs_of(BOTH, GITHUB_TOKEN="", DOCS_TOKEN="", ORG="me")[0].args[1] == "--org=me"
@@ -121,7 +124,7 @@ def test_no_table_no_servers() -> None:
         (
             '[mcp_servers.x]\ncommand = "a"\ncmd = "b"\n',
             ":3: mcp_servers.x.cmd: unknown key (expected one of: command, args, env, url, "
-            "headers, read_only, enabled)",
+            "headers, read_only, enabled, timeout)",
         ),
         (
             '[mcp_servers.x]\nurl = "https://h/mcp"\nargs = ["-v"]\n',
@@ -144,6 +147,11 @@ def test_no_table_no_servers() -> None:
             ":3: mcp_servers.x.read_only: expected true or false, got a string",
         ),
         ('[mcp_servers.x]\ncommand = ""\n', ":2: mcp_servers.x.command: must not be empty"),
+        ('[mcp_servers.x]\ncommand = "a"\ntimeout = 0\n', ":3: mcp_servers.x.timeout: must be > 0"),
+        (
+            '[mcp_servers.x]\ncommand = "a"\ntimeout = "10s"\n',
+            ":3: mcp_servers.x.timeout: expected a number, got a string",
+        ),
         (
             '[mcp_servers.x]\ncommand = "a"\nenv = { T = "${GITHUB TOKEN}" }\n',
             ":3: mcp_servers.x.env.T: '${' starts no variable reference "
@@ -171,7 +179,7 @@ def test_errors_name_the_key_and_line(text: str, expected: str) -> None:
 
 def test_every_problem_of_a_file_is_reported_at_once() -> None:
     errors = errors_of(
-        '[mcp_servers.a]\ncommand = "x"\nurl = "https://h"\n\n[mcp_servers.b]\ntimeout = 3\n'
+        '[mcp_servers.a]\ncommand = "x"\nurl = "https://h"\n\n[mcp_servers.b]\ntimeout_s = 3\n'
     )
     assert [e.split(": ")[0] for e in errors] == [
         "/cfg/config.toml:3",

@@ -6,7 +6,9 @@ to send what it sends): `python tests/mcp_servers/hostile_stdio.py SCENARIO`.
   `items`, a top-level `anyOf`, property keys with brackets and spaces);
 - `exploding-refs`: a 2 KB schema of chained `$defs`, each used twice (inlining doubles);
 - `many-tools`: 20,000 tools;
-- `huge-instructions`: 50 MB of instructions.
+- `huge-instructions`: 50 MB of instructions;
+- `list-changed`: a server of the handshake era whose tool `grow` adds the tool `extra`,
+  sending `notifications/tools/list_changed` (unasked, as that era does) before it answers.
 
 Every tool echoes its arguments back as JSON.
 """
@@ -18,6 +20,7 @@ import sys
 from typing import Any
 
 GOOD = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+GROWN: list[dict[str, Any]] = []  # tools `grow` added (list-changed)
 
 
 def _tools(scenario: str) -> list[dict[str, Any]]:
@@ -75,6 +78,8 @@ def _tools(scenario: str) -> list[dict[str, Any]]:
             {"name": "bomb", "inputSchema": schema},
             {"name": "fine", "inputSchema": GOOD},
         ]
+    if scenario == "list-changed":
+        return [{"name": "grow", "inputSchema": {"type": "object"}}, *GROWN]
     if scenario == "many-tools":
         return [{"name": f"t{i}", "inputSchema": GOOD} for i in range(20_000)]
     return [{"name": "echo", "inputSchema": GOOD}]
@@ -94,6 +99,10 @@ def _answer(scenario: str, msg: dict[str, Any]) -> dict[str, Any] | None:
         }
     elif method == "tools/list":
         result = {"tools": _tools(scenario)}
+    elif method == "tools/call" and msg["params"]["name"] == "grow":
+        GROWN[:] = [{"name": "extra", "description": "Added by grow.", "inputSchema": GOOD}]
+        _send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        result = {"content": [{"type": "text", "text": "grown"}]}
     elif method == "tools/call":
         text = json.dumps(msg["params"].get("arguments") or {}, sort_keys=True)
         result = {"content": [{"type": "text", "text": text}]}
@@ -104,6 +113,11 @@ def _answer(scenario: str, msg: dict[str, Any]) -> dict[str, Any] | None:
     return {"jsonrpc": "2.0", "id": rid, "result": result}
 
 
+def _send(message: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
 def main() -> None:
     scenario = sys.argv[1]
     for line in sys.stdin:
@@ -111,8 +125,7 @@ def main() -> None:
             continue
         reply = _answer(scenario, json.loads(line))
         if reply is not None:
-            sys.stdout.write(json.dumps(reply) + "\n")
-            sys.stdout.flush()
+            _send(reply)
 
 
 if __name__ == "__main__":

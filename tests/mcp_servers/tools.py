@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.prompts.base import Prompt
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 
@@ -73,6 +74,33 @@ def build(name: str) -> MCPServer:
     def header(name: str, ctx: Context) -> str:
         """The value of a header of the HTTP request carrying this call (HTTP servers)."""
         return (ctx.headers or {}).get(name.lower(), "(unset)")
+
+    @server.tool(annotations=READ_ONLY)
+    async def grow(name: str, ctx: Context) -> str:
+        """Add a tool named `name` (it repeats its text), and say the tools changed."""
+
+        def added(text: str) -> str:
+            return f"{name}: {text}"
+
+        server.add_tool(added, name=name, description=f"The tool {name}, added on request.")
+        await ctx.notify_tools_changed()
+        return f"added {name}"
+
+    @server.tool(annotations=READ_ONLY)
+    async def teach(name: str, ctx: Context) -> str:
+        """Add a prompt named `name` (no arguments), and say the prompts changed."""
+
+        def taught() -> str:
+            return f"You were taught {name}."
+
+        server.add_prompt(Prompt.from_function(taught, name=name, description=f"Taught {name}."))
+        await ctx.notify_prompts_changed()
+        return f"taught {name}"
+
+    @server.prompt()
+    def review(file: str, focus: str = "bugs") -> str:
+        """Review a file."""
+        return f"Please review {file} for {focus}."
 
     @server.tool()
     def crash() -> str:

@@ -144,7 +144,7 @@ class Batch:
         c.tool = self._registry.get(c.call.name)
         try:
             if c.tool is None:
-                raise ToolError("UNKNOWN_TOOL", f"there is no tool named {c.call.name!r}")
+                raise self._registry.missing(c.call.name)
             c.args = c.tool.decode(c.call.arguments)
             if self._mode == READ_ONLY_MODE and not c.tool.read_only:
                 # The tool stays in the list (a stable prefix keeps the prompt cache); its

@@ -327,6 +327,7 @@ class Registry:
     def __init__(self, tools: Iterable[ToolDef] = ()) -> None:
         self._tools: dict[str, ToolDef] = {}
         self._sources: list[Callable[[], Iterable[ToolDef]]] = []
+        self._explainers: list[Callable[[str], ToolError | None]] = []
         for t in tools:
             self.add(t)
 
@@ -336,6 +337,18 @@ class Registry:
     def include(self, source: Callable[[], Iterable[ToolDef]]) -> None:
         """Offer the tools `source()` returns at each lookup (fixed tools win a name clash)."""
         self._sources.append(source)
+
+    def explain(self, explainer: Callable[[str], ToolError | None]) -> None:
+        """Ask `explainer` why a tool is missing (a source's tool that left: its MCP server
+        stopped) before saying there is no such tool."""
+        self._explainers.append(explainer)
+
+    def missing(self, name: str) -> ToolError:
+        """Why there is no tool `name`, for the model."""
+        for explainer in self._explainers:
+            if (why := explainer(name)) is not None:
+                return why
+        return ToolError("UNKNOWN_TOOL", f"there is no tool named {name!r}")
 
     def get(self, name: str) -> ToolDef | None:
         found = self._tools.get(name)

@@ -132,6 +132,7 @@ class McpServerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     headers: dict[str, str] = {}
     read_only: bool = False  # every tool runs without asking (the user vouches for it)
     enabled: bool = True
+    timeout: Seconds | None = None  # one request's budget (a tool call, a prompt); None: 120 s
 
 
 class ConfigFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

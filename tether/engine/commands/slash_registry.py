@@ -11,6 +11,7 @@ from tether.engine import events as ev
 from tether.engine.commands import (
     context_commands,
     grant_commands,
+    mcp_commands,
     session_commands,
     status_report,
 )
@@ -30,7 +31,8 @@ async def _help(ctx: CommandContext, arg: str) -> str:
 
 
 def _usage(c: Command) -> str:
-    hint = f" <{c.hint}>" if c.hint else ""
+    bracketed = c.hint is not None and any(ch in c.hint for ch in "<[")
+    hint = "" if not c.hint else f" {c.hint}" if bracketed else f" <{c.hint}>"
     return f"- /{c.name}{hint}: {c.help}"
 
 
@@ -97,11 +99,17 @@ COMMANDS: tuple[Command, ...] = (
         hint="what to stress (optional)",
         turn=True,
     ),
+    Command(
+        "mcp",
+        "Show the MCP servers, their state and tools; `reconnect [NAME]` starts them again",
+        mcp_commands.mcp,
+        hint="reconnect [NAME] (optional)",
+    ),
     Command("help", "List tether's commands, modes and tools", _help),
 )
 
 
-SOURCES: tuple[CommandSource, ...] = (skill_commands,)
+SOURCES: tuple[CommandSource, ...] = (skill_commands, mcp_commands.prompt_commands)
 """Where the session's own commands come from, after the fixed ones."""
 
 

@@ -50,7 +50,8 @@ async def _skills(ctx: CommandContext) -> str:
 
 def _servers(ctx: CommandContext) -> str:
     host = ctx.manager.runtime(ctx.session.id).mcp
-    if host is None:
+    servers = host.statuses() if host is not None else []
+    if not servers:
         return "none"
-    tools = len(host.tools())
-    return f"{tools} tools from the connected ones (`/mcp` lists them)"
+    each = ", ".join(f"{s.name} ({s.state}, {len(s.tools)} tools)" for s in servers)
+    return f"{each} (`/mcp` has more)"

@@ -43,6 +43,7 @@ class _Expander:
                 args=[self.text(("args",), a) for a in s.args],
                 env={k: self.text(("env", k), v) for k, v in s.env.items()},
                 read_only=s.read_only,
+                timeout=s.timeout,
             )
         else:
             assert s.url is not None  # the checker requires one of them
@@ -52,6 +53,7 @@ class _Expander:
                 url=self.text(("url",), s.url),
                 headers={k: self.text(("headers", k), v) for k, v in s.headers.items()},
                 read_only=s.read_only,
+                timeout=s.timeout,
             )
         if self.problems:
             return dataclasses.replace(spec, problem=self.problems[0])

@@ -1,6 +1,9 @@
 """One MCP server, connected with the official SDK's stdio or streamable-HTTP client and held
 open until the session stops it or the server goes away.
 
+Its tools and prompts are listed as it connects, and listed again when it says they changed
+(`list_changes.py`); each request it serves has the server's `timeout`.
+
 The server going away is seen where it happens: the transport's message stream ends (a stdio
 server's output closes when it exits; an HTTP transport ends when a request cannot reach the
 server). That is noticed before any call waiting on the server is failed, so a turn never
@@ -14,7 +17,7 @@ import logging
 import math
 import os
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO, cast
@@ -24,13 +27,21 @@ import httpx2
 import mcp.types as mt
 from mcp import Client, MCPError, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from tether import __version__
-from tether.engine.mcp.results import to_output
-from tether.engine.mcp.spec import RemoteTool, ServerFailed, ServerSpec
+from tether.engine.history import ImagePart
+from tether.engine.mcp.list_changes import ListChanges, ListName
+from tether.engine.mcp.results import prompt_parts, to_output
+from tether.engine.mcp.spec import (
+    PromptArgument,
+    RemotePrompt,
+    RemoteTool,
+    ServerFailed,
+    ServerSpec,
+)
 from tether.engine.mcp.stdio_transport import StdioTransport
+from tether.engine.mcp.watched_streams import Streams, Watched
 from tether.engine.registry import ToolError, ToolOutput
 
 log = logging.getLogger("tether.mcp")
@@ -38,10 +49,11 @@ log = logging.getLogger("tether.mcp")
 CONNECT_TIMEOUT = 60.0  # seconds for a server to start and list its tools (npx may download)
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # the SDK's own defaults
 MAX_PAGES = 100  # tools/list pages read from one server
-MAX_TOOLS = 256  # tools of one server offered to the model (every request carries every tool)
+MAX_PROMPTS = 256  # prompts of one server offered as slash commands
+RELIST_WAIT = 10.0  # seconds a call's result waits for the lists it changed to be read again
 STDERR_TAIL = 2048  # bytes of a server's stderr shown when it fails
 
-Streams = tuple[Any, Any]
+Changed = Callable[[set[ListName]], Awaitable[None]]
 
 
 class Connection:
@@ -51,6 +63,7 @@ class Connection:
         self.spec = spec
         self.cwd = cwd
         self.tools: list[RemoteTool] = []
+        self.prompts: list[RemotePrompt] = []
         self.invalid: list[str] = []  # tools the server listed that the MCP spec refuses: why
         self.instructions = ""
         self._client: Client | None = None
@@ -58,7 +71,8 @@ class Connection:
         self._stopping = False
         self._stderr: TextIO | None = None
         self._stdio: StdioTransport | None = None
-        self._watched: _Watched | None = None
+        self._watched: Watched | None = None
+        self._changes = ListChanges(spec.name)
 
     @property
     def dropped(self) -> int:
@@ -75,14 +89,15 @@ class Connection:
         self._stopping = True
         self._ended.set()
 
-    async def run(self, ready: Callable[[], Awaitable[None]]) -> None:
-        """Connect, list the tools, call `ready`, and hold the connection until `stop`.
+    async def run(self, ready: Callable[[], Awaitable[None]], changed: Changed) -> None:
+        """Connect, list the tools and prompts, call `ready`, and hold the connection until
+        `stop`, listing them again (then `changed`) when the server says they changed.
         Raises ServerFailed when the server cannot start or goes away on its own."""
         with contextlib.ExitStack() as files:
             if self.spec.transport == "stdio":
                 self._stderr = cast(TextIO, files.enter_context(tempfile.TemporaryFile("w+")))
             try:
-                await self._hold(ready)
+                await self._hold(ready, changed)
             except ServerFailed:
                 raise
             except Exception as exc:
@@ -91,30 +106,56 @@ class Connection:
                 raise ServerFailed(started, reason or _reason(exc), self._tail()) from exc
             finally:
                 self._client = None
+                self._changes.close()
             if not self._stopping:
                 why = self._stdio.problem if self._stdio and self._stdio.problem else None
                 raise ServerFailed(True, why or "the server went away", self._tail())
 
-    async def _hold(self, ready: Callable[[], Awaitable[None]]) -> None:
+    async def _hold(self, ready: Callable[[], Awaitable[None]], changed: Changed) -> None:
         started = False
-        watched = self._watched = _Watched(self._transport(), self._ended, self.invalid)
+        watched = self._watched = Watched(self._transport(), self._ended, self.invalid)
         with anyio.CancelScope(deadline=anyio.current_time() + CONNECT_TIMEOUT) as limit:
             async with Client(
                 watched,
                 client_info=mt.Implementation(name="tether", version=__version__),
                 cache=None,
                 logging_callback=self._server_log,
+                message_handler=self._changes.on_message,
             ) as client:
                 self.tools = await _list_tools(client)
+                self.prompts = await _list_prompts(client, self.spec.name)
                 self.instructions = (client.instructions or "").strip()
                 self._client = client
                 limit.deadline = math.inf
                 started = True
-                await ready()
-                await self._ended.wait()
+                async with anyio.create_task_group() as tg:
+                    await tg.start(self._changes.listen, client)
+                    tg.start_soon(self._follow, client, changed)
+                    await ready()
+                    await self._ended.wait()
+                    tg.cancel_scope.cancel()
         if not started and not self._stopping:
             reason = f"it did not answer within {CONNECT_TIMEOUT:g} s"
             raise ServerFailed(False, reason, self._tail())
+
+    async def _follow(self, client: Client, changed: Changed) -> None:
+        """List again what the server said changed, then tell `changed` (a list that cannot
+        be read keeps its last version)."""
+        while True:
+            stale = await self._changes.next()
+            try:
+                with anyio.fail_after(self.spec.request_timeout):
+                    if "tools" in stale:
+                        assert self._watched is not None
+                        self._watched.lists.restart()
+                        self.tools = await _list_tools(client)
+                    if "prompts" in stale:
+                        self.prompts = await _list_prompts(client, self.spec.name)
+                await changed(stale)
+            except (MCPError, TimeoutError, ValidationError, RuntimeError) as exc:
+                log.warning("MCP server %s: listing again failed: %s", self.spec.name, exc)
+            finally:
+                self._changes.done()
 
     def _transport(self) -> contextlib.AbstractAsyncContextManager[Streams]:
         spec = self.spec
@@ -132,23 +173,53 @@ class Connection:
         http = httpx2.AsyncClient(headers=dict(spec.headers), timeout=HTTP_TIMEOUT)
         return _HttpTransport(http, spec.url)
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> ToolOutput:
-        """Call a tool; a cancelled call cancels the MCP request (the SDK tells the server)."""
+    async def call(self, tool: str, arguments: dict[str, Any], *, images: bool) -> ToolOutput:
+        """Call a tool (`images`: the model takes images); a cancelled call cancels the MCP
+        request (the SDK tells the server)."""
+        client = self._live()
+        with self._failures(f"the call of {tool}"):
+            result = await client.call_tool(tool, arguments)
+        with anyio.move_on_after(RELIST_WAIT):  # the tools it changed meanwhile: offered next
+            await self._changes.caught_up()
+        return to_output(result, images=images)
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str], *, images: bool
+    ) -> tuple[str, list[ImagePart]]:
+        """A prompt's text (and pictures) for these arguments."""
+        client = self._live()
+        with self._failures(f"the prompt {name}"):
+            result = await client.get_prompt(name, arguments)
+        return prompt_parts(result, images=images)
+
+    def _live(self) -> Client:
         client = self._client
         if client is None or self._ended.is_set():
             raise ToolError("MCP_SERVER_GONE", f"the MCP server {self.spec.name} is not running")
+        return client
+
+    @contextlib.contextmanager
+    def _failures(self, what: str) -> Iterator[None]:
+        """A request within the server's timeout, its failures as ToolErrors."""
+        name, timeout = self.spec.name, self.spec.request_timeout
         try:
-            result = await client.call_tool(tool, arguments)
+            with anyio.fail_after(timeout):
+                yield
+        except TimeoutError:
+            raise ToolError(
+                "TOOL_TIMEOUT",
+                f"the MCP server {name} did not answer {what} within {timeout:g} s (its "
+                f"timeout: `timeout` in [mcp_servers.{name}] of the config file)",
+            ) from None
         except MCPError as exc:
             if exc.code == mt.CONNECTION_CLOSED:
                 self._ended.set()  # its tools leave now, not once the connection has unwound
                 raise ToolError(
-                    "MCP_SERVER_GONE", f"the MCP server {self.spec.name} went away during the call"
+                    "MCP_SERVER_GONE", f"the MCP server {name} went away during {what}"
                 ) from None
-            raise ToolError("MCP_ERROR", f"MCP server {self.spec.name}: {exc.message}") from None
+            raise ToolError("MCP_ERROR", f"MCP server {name}: {exc.message}") from None
         except (RuntimeError, ValueError) as exc:  # a malformed or non-conforming result
-            raise ToolError("MCP_ERROR", f"MCP server {self.spec.name}: {exc}") from None
-        return to_output(result)
+            raise ToolError("MCP_ERROR", f"MCP server {name}: {exc}") from None
 
     async def _server_log(self, params: mt.LoggingMessageNotificationParams) -> None:
         log.debug("MCP server %s (%s): %s", self.spec.name, params.level, params.data)
@@ -177,13 +248,30 @@ async def _list_tools(client: Client) -> list[RemoteTool]:
     return [_remote(t) for t in tools]
 
 
-def _first(exc: ValidationError) -> str:
-    errors = exc.errors()
-    if not errors:
-        return str(exc).splitlines()[0]
-    e = errors[0]
-    where = ".".join(str(p) for p in e.get("loc", ()))
-    return f"{where}: {e.get('msg', '')}" if where else str(e.get("msg", ""))
+async def _list_prompts(client: Client, server: str) -> list[RemotePrompt]:
+    """The server's prompts; none when it lists them wrongly (its tools still serve)."""
+    if client.server_capabilities.prompts is None:
+        return []
+    prompts: list[mt.Prompt] = []
+    cursor: str | None = None
+    try:
+        for _ in range(MAX_PAGES):
+            page = await client.list_prompts(cursor=cursor)
+            prompts += page.prompts
+            cursor = page.next_cursor
+            if not cursor or len(prompts) >= MAX_PROMPTS:
+                break
+    except (MCPError, ValidationError, RuntimeError) as exc:
+        log.warning("MCP server %s: its prompts cannot be listed: %s", server, exc)
+        return []
+    return [_prompt(p) for p in prompts[:MAX_PROMPTS]]
+
+
+def _prompt(p: mt.Prompt) -> RemotePrompt:
+    arguments = [
+        PromptArgument(a.name, a.description or "", bool(a.required)) for a in p.arguments or []
+    ]
+    return RemotePrompt(p.name, p.description or "", arguments, p.title or "")
 
 
 def _remote(t: mt.Tool) -> RemoteTool:
@@ -240,135 +328,3 @@ class _HttpTransport(contextlib.AbstractAsyncContextManager[Streams]):
         tb: TracebackType | None,
     ) -> bool | None:
         return await self._stack.__aexit__(exc_type, exc, tb)
-
-
-class _Watched(contextlib.AbstractAsyncContextManager[Streams]):
-    """A transport whose message stream sets `ended` when it ends, and whose tool lists reach
-    the SDK without the tools the MCP spec refuses (the SDK would refuse the whole list for
-    one): each is left out on its own, its reason added to `invalid`."""
-
-    def __init__(
-        self,
-        inner: contextlib.AbstractAsyncContextManager[Streams],
-        ended: anyio.Event,
-        invalid: list[str],
-    ) -> None:
-        self._inner = inner
-        self._ended = ended
-        self.lists = _ToolLists(invalid)
-
-    async def __aenter__(self) -> Streams:
-        read, write = await self._inner.__aenter__()
-        return _WatchedReader(read, self._ended, self.lists), _WatchedWriter(write, self.lists)
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        return await self._inner.__aexit__(exc_type, exc, tb)
-
-
-class _ToolLists:
-    """Which requests are `tools/list`, and the tools their answers held that were invalid."""
-
-    def __init__(self, invalid: list[str]) -> None:
-        self.pending: set[Any] = set()
-        self.invalid = invalid
-        self.kept = 0  # valid tools passed on so far (at most MAX_TOOLS)
-        self.dropped = 0  # tools past MAX_TOOLS, never looked at
-
-    def sent(self, item: Any) -> None:
-        message = getattr(item, "message", None)
-        if isinstance(message, mt.JSONRPCRequest) and message.method == "tools/list":
-            self.pending.add(message.id)
-
-    def received(self, item: Any) -> Any:
-        message = getattr(item, "message", None)
-        if not isinstance(message, mt.JSONRPCResponse) or message.id not in self.pending:
-            return item
-        self.pending.discard(message.id)
-        listed = message.result.get("tools")
-        if not isinstance(listed, list):
-            return item
-        kept: list[Any] = []
-        room = max(MAX_TOOLS - self.kept, 0)
-        self.dropped += max(len(listed) - room, 0)
-        for raw in listed[:room]:  # checking 20,000 tools on the event loop takes seconds
-            try:
-                mt.Tool.model_validate(raw)
-            except ValidationError as exc:
-                name = raw.get("name") if isinstance(raw, dict) else None
-                self.invalid.append(f"{name or '(no name)'}: not a valid MCP tool ({_first(exc)})")
-                continue
-            kept.append(raw)
-        self.kept += len(kept)
-        if len(kept) == len(listed):
-            return item
-        result = {**message.result, "tools": kept}
-        return SessionMessage(
-            mt.JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result), item.metadata
-        )
-
-
-class _WatchedWriter:
-    """The client's message stream, passed through; its `tools/list` requests noted."""
-
-    def __init__(self, inner: Any, lists: _ToolLists) -> None:
-        self._inner = inner
-        self._lists = lists
-
-    async def send(self, item: Any) -> None:
-        self._lists.sent(item)
-        await self._inner.send(item)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _WatchedWriter:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-
-class _WatchedReader:
-    """The server's message stream, passed through; its end is noted before the SDK sees it."""
-
-    def __init__(self, inner: Any, ended: anyio.Event, lists: _ToolLists) -> None:
-        self._inner = inner
-        self._ended = ended
-        self._lists = lists
-
-    @property
-    def last_context(self) -> Any:  # the SDK reads the sender's context from the stream
-        return getattr(self._inner, "last_context", None)
-
-    async def receive(self) -> SessionMessage | Exception:
-        try:
-            return self._lists.received(await self._inner.receive())
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._ended.set()
-            raise
-
-    def __aiter__(self) -> _WatchedReader:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _WatchedReader:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()

@@ -1,6 +1,7 @@
 """A session's MCP servers: each connected in the background (a slow one delays nothing), its
-tools offered while it lives, its failure told to the user, all of them stopped with the
-session.
+tools offered while it lives and kept up to date when it says they changed, its prompts
+offered as commands, its failure told to the user, a failed one started again on request,
+all of them stopped with the session.
 
 The SDK is imported on a worker thread the first time a server starts: it takes a good part
 of a second, which the event loop (and every other session) must not wait for.
@@ -13,27 +14,33 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.abc
 
 from tether.engine.events import Notice
+from tether.engine.history import ImagePart
 from tether.engine.mcp.names import tool_name, unique
-from tether.engine.mcp.spec import RemoteTool, ServerFailed, ServerSpec
-from tether.engine.registry import ToolDef, ToolOutput, schema_tool
+from tether.engine.mcp.server_state import McpChange, ServerState, ServerStatus, tools_changed
+from tether.engine.mcp.spec import RemotePrompt, RemoteTool, ServerFailed, ServerSpec
+from tether.engine.registry import ToolDef, ToolError, ToolOutput, schema_tool
 from tether.engine.seam import Capabilities
 
 if TYPE_CHECKING:
     from tether.engine.mcp.connection import Connection
+    from tether.engine.mcp.list_changes import ListName
 
 log = logging.getLogger("tether.mcp")
 
 Notify = Callable[[Notice], Awaitable[None]]
+Listener = Callable[[McpChange], Awaitable[None]]
 INSTRUCTIONS_MAX = 8 * 1024  # characters of one server's instructions kept in the prompt
-MAX_TOOLS = 256  # as connection.MAX_TOOLS (the connection module is imported late)
+MAX_TOOLS = 256  # as watched_streams.MAX_TOOLS (that module is imported late)
 OUTPUT_MAX = 1024  # characters of a failed server's stderr shown in its notice
 STOP_GRACE = 10.0  # seconds for connected servers to stop as the SDK stops them
+RECONNECT_WAIT = 65.0  # seconds a reconnect waits to say how it went (a start takes <= 60)
+TIMEOUT_MARGIN = 5.0  # the call's own budget (naming the server) ends before the pipeline's
 
 SECTION_HEAD = """\
 # MCP servers
@@ -46,8 +53,19 @@ class _Server:
     spec: ServerSpec
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     done: anyio.Event = field(default_factory=anyio.Event)
+    settled: anyio.Event = field(default_factory=anyio.Event)  # ready, or failed to start
     connection: Connection | None = None
     tools: list[ToolDef] = field(default_factory=list[ToolDef])
+    listed: list[RemoteTool] = field(default_factory=list[RemoteTool])  # what `tools` came from
+    offered: set[str] = field(default_factory=set[str])  # every tool name it ever had
+    state: ServerState = "starting"
+    reason: str = ""  # why it failed or exited
+    output: str = ""  # the end of its stderr then
+    listing: anyio.Lock = field(default_factory=anyio.Lock)  # one `listed` swap at a time
+
+    @property
+    def live(self) -> bool:
+        return self.connection is not None and self.connection.alive
 
 
 class McpHost:
@@ -59,31 +77,83 @@ class McpHost:
         notify: Notify,
         ready_notices: bool = False,
     ) -> None:
-        """`notify` tells the user about a server (failures always; `ready_notices`: also
-        when one is ready, for clients that show notices apart from the conversation)."""
+        """`notify` tells the user about a server (failures and changed tools always;
+        `ready_notices`: also when one is ready, for clients that show notices apart from
+        the conversation)."""
         self._servers = [_Server(s) for s in servers]
         self._cwd = cwd
         self._notify = notify
         self._ready_notices = ready_notices
         self._closing = False
+        self._group: anyio.abc.TaskGroup | None = None
+        self._listeners: list[Listener] = []
 
     def start(self, tg: anyio.abc.TaskGroup) -> None:
         """Connect every server in `tg` (a task group that outlives the session)."""
+        self._group = tg
         for server in self._servers:
             tg.start_soon(self._run, server)
 
+    def listen(self, listener: Listener) -> None:
+        """Call `listener` whenever a server's state, tools or prompts change (a front shows
+        its commands again: the prompts are commands)."""
+        self._listeners.append(listener)
+
     def tools(self) -> list[ToolDef]:
         """The tools of the servers connected now (a registry source)."""
+        return [t for s in self._servers if s.live for t in s.tools]
+
+    def gone(self, name: str) -> ToolError | None:
+        """Why a tool a server offered is not there now (a registry explainer)."""
+        server = next((s for s in self._servers if name in s.offered), None)
+        if server is None:
+            return None
+        spec = server.spec.name
+        if server.live:
+            return ToolError("UNKNOWN_TOOL", f"the MCP server {spec} no longer offers {name}")
+        state = f"{server.state}: {server.reason}" if server.reason else server.state
+        return ToolError(
+            "MCP_SERVER_GONE",
+            f"the MCP server {spec} is not running ({state}); the user can start it again "
+            f"with `/mcp reconnect {spec}`",
+        )
+
+    def prompts(self) -> list[tuple[str, RemotePrompt]]:
+        """(server, prompt) for every prompt of the servers connected now."""
         return [
-            t
+            (s.spec.name, p)
             for s in self._servers
-            if s.connection is not None and s.connection.alive
-            for t in s.tools
+            if s.live and s.connection is not None
+            for p in s.connection.prompts
+        ]
+
+    async def get_prompt(
+        self, server: str, prompt: str, arguments: dict[str, str], *, images: bool
+    ) -> tuple[str, list[ImagePart]]:
+        """The prompt's text and pictures for these arguments (ToolError when it fails)."""
+        found = next((s for s in self._servers if s.spec.name == server), None)
+        if found is None or found.connection is None or not found.live:
+            raise ToolError("MCP_SERVER_GONE", f"the MCP server {server} is not running")
+        return await found.connection.get_prompt(prompt, arguments, images=images)
+
+    def statuses(self) -> list[ServerStatus]:
+        """Each server, its state and what it offers (for /mcp)."""
+        return [
+            ServerStatus(
+                s.spec.name,
+                s.spec.transport,
+                s.state,
+                s.reason,
+                [t.name for t in s.tools] if s.live else [],
+                len(s.connection.prompts) if s.live and s.connection is not None else 0,
+                s.output,
+            )
+            for s in self._servers
         ]
 
     def instructions(self) -> str:
         """The system prompt's section on the connected servers ("" while none is)."""
-        live = [s for s in self._servers if s.connection is not None and s.connection.alive]
+        live = [s for s in self._servers if s.live]
         if not live:
             return ""
         parts = [SECTION_HEAD]
@@ -95,15 +165,30 @@ class McpHost:
             parts.append(f"## {s.spec.name}\n{text}")
         return "\n\n".join(parts)
 
+    async def reconnect(self, name: str | None) -> list[ServerStatus]:
+        """Start `name` again (stopping it first if it runs), or, for None, every server
+        that failed or exited; wait until each is ready or failed, then their statuses.
+        KeyError for a name the session has no server of."""
+        if name is None:
+            targets = [s for s in self._servers if s.state in ("failed", "exited")]
+        else:
+            targets = [s for s in self._servers if s.spec.name == name]
+            if not targets:
+                raise KeyError(name)
+        for server in targets:
+            await self._restart(server)
+        with anyio.move_on_after(RECONNECT_WAIT):
+            for server in targets:
+                await server.settled.wait()
+        names = {s.spec.name for s in targets}
+        return [status for status in self.statuses() if status.name in names]
+
     async def aclose(self) -> None:
         """Stop every server (connected ones shut down as the SDK does; ones still starting
         are abandoned, their process stopped) and wait for them."""
         self._closing = True
         for s in self._servers:
-            if s.connection is not None and s.connection.alive:
-                s.connection.stop()
-            else:
-                s.scope.cancel()
+            self._stop(s)
         with anyio.move_on_after(STOP_GRACE):
             for s in self._servers:
                 await s.done.wait()
@@ -112,6 +197,23 @@ class McpHost:
             await s.done.wait()
 
     # --- one server ------------------------------------------------------------------------
+
+    def _stop(self, s: _Server) -> None:
+        if s.connection is not None and s.connection.alive:
+            s.connection.stop()
+        else:
+            s.scope.cancel()
+
+    async def _restart(self, server: _Server) -> None:
+        assert self._group is not None, "the host was started"
+        if not server.done.is_set():
+            self._stop(server)
+            await server.done.wait()
+        server.scope, server.done = anyio.CancelScope(), anyio.Event()
+        server.settled = anyio.Event()
+        server.connection, server.state, server.reason, server.output = None, "starting", "", ""
+        self._group.start_soon(self._run, server)
+        await self._changed(server, "state")
 
     async def _run(self, server: _Server) -> None:
         failure: ServerFailed | None = None
@@ -125,9 +227,16 @@ class McpHost:
             failure = ServerFailed(server.connection is not None, f"{type(exc).__name__}: {exc}")
         finally:
             server.tools = []
+            told = failure is not None and not self._closing
+            server.state = "stopped"
+            if failure is not None and told:
+                server.state = "exited" if failure.started else "failed"
+                server.reason, server.output = failure.reason, failure.output
+            server.settled.set()
             server.done.set()
-        if failure is not None and not self._closing:
+        if failure is not None and told:
             await self._failed(server.spec, failure)
+            await self._changed(server, "state")
 
     async def _serve(self, server: _Server) -> None:
         if server.spec.problem:
@@ -143,15 +252,43 @@ class McpHost:
             return
         server.connection = module.Connection(server.spec, self._cwd)
         assert server.connection is not None
-        await server.connection.run(lambda: self._ready(server))
+        await server.connection.run(
+            lambda: self._ready(server), lambda stale: self._lists_changed(server, stale)
+        )
 
     async def _ready(self, server: _Server) -> None:
+        await self._take_tools(server)
+        server.state = "ready"
+        server.settled.set()
+        log.info("MCP server %s is ready: %d tools", server.spec.name, len(server.tools))
+        if self._ready_notices:
+            names = ", ".join(t.name for t in server.tools) or "none"
+            await self._tell(
+                Notice("info", f"MCP server {server.spec.name} is ready", f"Tools: {names}")
+            )
+        await self._changed(server, "state")
+
+    async def _lists_changed(self, server: _Server, stale: set[ListName]) -> None:
+        if "tools" in stale:
+            before = await self._take_tools(server)
+            title = tools_changed(server.spec.name, before, server.listed)
+            if title:
+                await self._tell(Notice("info", title))
+            await self._changed(server, "tools")
+        if "prompts" in stale:
+            await self._changed(server, "prompts")
+
+    async def _take_tools(self, server: _Server) -> list[RemoteTool]:
+        """The server's tools as it lists them now, offered from the next request on; the
+        list they replace."""
         assert server.connection is not None
-        # Schemas are made self-contained and checked off the event loop: a hostile one can
-        # take a while before its bound refuses it, and nothing else may wait meanwhile.
-        tools, left_out = await anyio.to_thread.run_sync(self._tools_of, server)
-        server.tools = tools
-        log.info("MCP server %s is ready: %d tools", server.spec.name, len(tools))
+        async with server.listing:  # a change told as it became ready: the newest list wins
+            before, listed = server.listed, list(server.connection.tools)
+            # Schemas are made self-contained and checked off the event loop: a hostile one
+            # can take a while before its bound refuses it, and nothing else may wait.
+            tools, left_out = await anyio.to_thread.run_sync(self._tools_of, server, listed)
+            server.tools, server.listed = tools, listed  # one swap: a request sees one set
+        server.offered.update(t.name for t in tools)
         if left_out:
             await self._tell(
                 Notice(
@@ -160,17 +297,14 @@ class McpHost:
                     "\n".join(left_out),
                 )
             )
-        if self._ready_notices:
-            names = ", ".join(t.name for t in tools) or "none"
-            await self._tell(
-                Notice("info", f"MCP server {server.spec.name} is ready", f"Tools: {names}")
-            )
+        return before
 
-    def _tools_of(self, server: _Server) -> tuple[list[ToolDef], list[str]]:
+    def _tools_of(
+        self, server: _Server, listed: list[RemoteTool]
+    ) -> tuple[list[ToolDef], list[str]]:
         """The server's tools as tether offers them, and what was left out, with why."""
         assert server.connection is not None
         taken = {t.name for s in self._servers if s is not server for t in s.tools}
-        listed = server.connection.tools
         left_out = [f"- {why}" for why in server.connection.invalid]
         if server.connection.dropped:
             left_out.append(
@@ -179,16 +313,14 @@ class McpHost:
             )
         tools: list[ToolDef] = []
         for remote in listed:
+            name = unique(tool_name(server.spec.name, remote.name), taken)
             try:
-                tools.append(self._tool(server, remote, unique(self._name(server, remote), taken)))
+                tools.append(self._tool(server, remote, name))
             except ValueError as exc:
                 left_out.append(f"- {remote.name}: {exc}")
                 continue
-            taken.add(tools[-1].name)
+            taken.add(name)
         return tools, left_out
-
-    def _name(self, server: _Server, remote: RemoteTool) -> str:
-        return tool_name(server.spec.name, remote.name)
 
     def _tool(self, server: _Server, remote: RemoteTool, name: str) -> ToolDef:
         connection = server.connection
@@ -196,17 +328,20 @@ class McpHost:
         tool = remote.name
 
         async def call(ctx: Capabilities, args: dict[str, Any]) -> ToolOutput:
-            return await connection.call(tool, args)
+            images = ctx.llm is not None and ctx.llm.info.images
+            return await connection.call(tool, args, images=images)
 
+        spec = server.spec
         label = remote.title or remote.name
-        description = remote.description or f"{label} (a tool of the MCP server {server.spec.name})"
+        description = remote.description or f"{label} (a tool of the MCP server {spec.name})"
         return schema_tool(
             name,
             description,
             remote.input_schema,
             call,
-            title=f"MCP {server.spec.name}: {label}",
-            read_only=server.spec.read_only or remote.read_only_hint,
+            title=f"MCP {spec.name}: {label}",
+            read_only=spec.read_only or remote.read_only_hint,
+            timeout=spec.request_timeout + TIMEOUT_MARGIN,
         )
 
     async def _failed(self, spec: ServerSpec, failure: ServerFailed) -> None:
@@ -219,6 +354,14 @@ class McpHost:
             detail += f"\nIts last output:\n{failure.output[-OUTPUT_MAX:]}"
         log.warning("%s: %s", title, detail)
         await self._tell(Notice("error", title, detail))
+
+    async def _changed(self, server: _Server, what: Literal["state", "tools", "prompts"]) -> None:
+        change = McpChange(server.spec.name, what)
+        for listener in list(self._listeners):
+            try:
+                await listener(change)
+            except Exception:  # a front's trouble is not the server's
+                log.exception("an MCP change listener failed")
 
     async def _tell(self, notice: Notice) -> None:
         try:

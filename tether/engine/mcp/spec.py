@@ -11,6 +11,7 @@ from typing import Any, Literal
 from tether.errors import TetherError
 
 Transport = Literal["stdio", "http", "sse"]
+DEFAULT_TIMEOUT = 120.0  # seconds for one request: as long as any built-in tool may run
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,12 @@ class ServerSpec:
     read_only: bool = False
     # Why it cannot start, known before trying (a variable its config names is unset).
     problem: str = ""
+    # Seconds one request (a tool call, a prompt) may take; None: DEFAULT_TIMEOUT.
+    timeout: float | None = None
+
+    @property
+    def request_timeout(self) -> float:
+        return self.timeout if self.timeout is not None else DEFAULT_TIMEOUT
 
 
 def merged(client: Iterable[ServerSpec], configured: Iterable[ServerSpec]) -> list[ServerSpec]:
@@ -47,6 +54,23 @@ class RemoteTool:
     input_schema: dict[str, Any]
     title: str = ""
     read_only_hint: bool = False
+
+
+@dataclass(frozen=True)
+class PromptArgument:
+    name: str
+    description: str = ""
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class RemotePrompt:
+    """A prompt as the server lists it (offered as the slash command `/mcp__<server>__<name>`)."""
+
+    name: str
+    description: str
+    arguments: list[PromptArgument] = field(default_factory=list[PromptArgument])
+    title: str = ""
 
 
 class ServerFailed(TetherError):

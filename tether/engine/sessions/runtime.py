@@ -15,13 +15,13 @@ from tether.engine import events as ev
 from tether.engine.config.catalog import ModelCatalog
 from tether.engine.local.pty_host import PtyHost
 from tether.engine.providers.base import LLM
-from tether.engine.registry import Registry, ToolDef
+from tether.engine.registry import Registry, ToolDef, ToolError
 from tether.engine.sandbox.detect import detect
 from tether.engine.sandbox.session_sandbox import Sandbox
 from tether.engine.sessions.state import Session
 
 if TYPE_CHECKING:
-    from tether.engine.mcp.host import McpHost
+    from tether.engine.mcp.host import Listener, McpHost
     from tether.engine.mcp.spec import ServerSpec
 
 log = logging.getLogger("tether.sessions")
@@ -42,6 +42,7 @@ class SessionRuntime:
         self._ptys: PtyHost | None = None
         self._sandbox: Sandbox | None = None
         self._closers: list[Closer] = []
+        self._mcp_listeners: list[Listener] = []
 
     def model(self, catalog: ModelCatalog) -> LLM:
         """The session's model, opened at the first request (again after the model changed;
@@ -56,10 +57,22 @@ class SessionRuntime:
         if self._registry is None:
             self._registry = self._registry_factory()
             self._registry.include(self._mcp_tools)
+            self._registry.explain(self._mcp_gone)
         return self._registry
 
     def _mcp_tools(self) -> list[ToolDef]:
         return self.mcp.tools() if self.mcp is not None else []
+
+    def _mcp_gone(self, name: str) -> ToolError | None:
+        return self.mcp.gone(name) if self.mcp is not None else None
+
+    def on_mcp_change(self, listener: Listener) -> None:
+        """Call `listener` whenever one of the session's MCP servers changes state, tools or
+        prompts (its prompts are commands: a front offers its commands again). It may be
+        given before the servers start."""
+        self._mcp_listeners.append(listener)
+        if self.mcp is not None:
+            self.mcp.listen(listener)
 
     def pty_host(self) -> PtyHost:
         """The session's interactive programs; killed when it closes (and at exit)."""
@@ -97,6 +110,8 @@ class SessionRuntime:
         self.mcp = McpHost(
             servers, cwd=Path(self.session.cwd), notify=notify, ready_notices=ready_notices
         )
+        for listener in self._mcp_listeners:
+            self.mcp.listen(listener)
         self._closers.append(self.mcp.aclose)
         self.mcp.start(background)
 

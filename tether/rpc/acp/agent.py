@@ -8,7 +8,7 @@ import logging
 import os
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.abc
 import msgspec
@@ -39,6 +39,9 @@ from tether.rpc.rpc_error import (
     RpcError,
 )
 from tether.schemas import acp
+
+if TYPE_CHECKING:
+    from tether.engine.mcp.server_state import McpChange
 
 log = logging.getLogger("tether.acp")
 
@@ -119,11 +122,21 @@ class AcpAgent:
             if s.id in self.sessions:
                 specs = server_specs(mcp_servers)
                 self.manager.start_mcp(s, specs, ready_notices=self.handshake.notices)
+                self._follow_mcp(s)
             await self.send_commands(s)
             if await self.manager.models.discover(s):
                 await self.front.send_options(s)
 
         return after
+
+    def _follow_mcp(self, s: Session) -> None:
+        """An MCP server's prompts are commands: the client hears when they change."""
+
+        async def changed(_: McpChange) -> None:
+            if s.id in self.sessions:
+                await self.send_commands(s)
+
+        self.manager.runtime(s.id).on_mcp_change(changed)
 
     async def send_commands(self, s: Session) -> None:
         """The session's commands, when they are not what the client was last sent (a skill
@@ -154,6 +167,7 @@ class AcpAgent:
         follow the answer, already written), its model lists fetched in the background."""
         s = await self.manager.new(prepared.cwd, [], [prepared.cwd], prepared.session_id)
         self.manager.start_mcp(s, [], ready_notices=self.handshake.notices)
+        self._follow_mcp(s)
         await self.send_commands(s)
         if await self._fit_to_client(s):
             await self.front.send_options(s)  # the cached answer said `round`

@@ -21,7 +21,7 @@ CANCEL = "tether.cancel"
 # the first answer imports no engine.
 SLASH_NAMES = (
     *("mode", "model", "undo", "title", "compact", "retry", "status", "btw", "clear"),
-    *("export", "grants", "init", "help"),
+    *("export", "grants", "init", "mcp", "help"),
 )
 SLASH = [f"tether.{name}" for name in SLASH_NAMES]
 COMMANDS = [PROMPT, CANCEL, *SLASH]
