@@ -237,3 +237,20 @@ async def test_grants_list_and_revoke_across_a_restart(home: Path, project: Path
 
 def _text(message: Any) -> str:
     return "".join(p.text for p in message.parts if isinstance(p, TextPart))
+
+
+async def test_a_skill_named_like_a_command_is_listed_without_one(
+    home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(home))
+    skill = project / ".agents" / "skills" / "status"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: status\ndescription: Summarise the build status.\n---\nRun the build.\n"
+    )
+    async with agent_in_memory(home, {"rounds": []}, catalog()) as client:
+        sid = await client.start(project)
+        listed, status = await _each(client, sid, "/skills", "/status")
+    assert "- **/status**: Summarise the build status." in listed
+    assert "no command of its own (tether's `/status` has the name)" in listed
+    assert "- Skills: 1 (`/skills` lists them)" in status  # the built-in ran

@@ -49,20 +49,19 @@ def invocation(skill: Skill, files: list[Path], arg: str) -> str:
 
 
 async def skills(ctx: CommandContext, arg: str) -> str:
-    return report(discover(roots(ctx)), roots(ctx))
+    from tether.engine.commands.slash_registry import COMMANDS  # (it imports this module)
+
+    return report(discover(roots(ctx)), roots(ctx), {c.name for c in COMMANDS})
 
 
 SKILLS = Command("skills", "List the Agent Skills this session can use, and any problems", skills)
 
 
-def report(found: Discovery, where: list[SkillRoot]) -> str:
+def report(found: Discovery, where: list[SkillRoot], taken: set[str] | None = None) -> str:
     """`/skills`: the skills, then what was left out and why, then where tether looked."""
     home = str(Path.home())
     lines = ["Skills:" if found.skills else "No skills found."]
-    lines += [
-        f"- **/{s.name}**: {_clip(s.description)} ({_short(s.directory, home)})"
-        for s in found.skills
-    ]
+    lines += [_listed(s, home, taken or set()) for s in found.skills]
     if found.shadowed:
         lines += ["", "Shadowed (a root searched earlier has a skill of the same name):"]
         lines += [
@@ -78,6 +77,13 @@ def report(found: Discovery, where: list[SkillRoot]) -> str:
         for r in where
     ]
     return "\n".join(lines)
+
+
+def _listed(skill: Skill, home: str, taken: set[str]) -> str:
+    line = f"- **/{skill.name}**: {_clip(skill.description)} ({_short(skill.directory, home)})"
+    if skill.name in taken:  # the fixed command wins the name; the model can still use it
+        line += f"; no command of its own (tether's `/{skill.name}` has the name)"
+    return line
 
 
 def _clip(text: str) -> str:
