@@ -187,6 +187,7 @@ async def test_always_allow_becomes_a_session_grant(project: Path, tmp_path: Pat
         await editor.prompt("second")
         assert len(editor.asked) == 1
         assert "Always allow: write_file in " in editor.asked[0].message
+        assert editor.asked[0].message.endswith(", for this session)")
         assert editor.text("a.txt") == "AA\n"
         _check_clean(editor)
 

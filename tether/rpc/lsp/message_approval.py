@@ -89,7 +89,7 @@ class LspApproval:
         scope = req.grant_label or (f"{req.tool} in {req.scope}" if req.scope else req.tool)
         message = f"tether asks to {_call_line(req)}"
         if req.grantable:
-            message += f"\n({ALWAYS}: {scope}, for this session)"
+            message += f"\n({ALWAYS}: {scope}, for this {req.lasting})"
         self._status(f"Waiting for your approval: {req.title}")
         choice = await self._ask(
             message, [REJECT, ALLOW, ALWAYS] if req.grantable else [REJECT, ALLOW]
