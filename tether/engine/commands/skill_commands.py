@@ -22,10 +22,11 @@ def roots(ctx: CommandContext) -> list[SkillRoot]:
     return ctx.manager.deps.skills.roots(Path(ctx.session.cwd))
 
 
-def skill_commands(ctx: CommandContext) -> list[Command]:
-    """The session's source of commands: `/skills`, then one per skill."""
+def skill_commands(ctx: CommandContext, taken: frozenset[str] = frozenset()) -> list[Command]:
+    """The session's source of commands: `/skills`, then one per skill (`taken`: the names
+    of tether's own commands, which win over a skill's)."""
     found = discover(roots(ctx))
-    return [SKILLS, *(_command(s) for s in found.skills)]
+    return [_skills_command(taken), *(_command(s) for s in found.skills)]
 
 
 def _command(skill: Skill) -> Command:
@@ -48,20 +49,18 @@ def invocation(skill: Skill, files: list[Path], arg: str) -> str:
     return "\n\n".join([intro, activation(skill, files), f"The user's request: {asked}"])
 
 
-async def skills(ctx: CommandContext, arg: str) -> str:
-    from tether.engine.commands.slash_registry import COMMANDS  # (it imports this module)
+def _skills_command(taken: frozenset[str]) -> Command:
+    async def skills(ctx: CommandContext, arg: str) -> str:
+        return report(discover(roots(ctx)), roots(ctx), taken)
 
-    return report(discover(roots(ctx)), roots(ctx), {c.name for c in COMMANDS})
-
-
-SKILLS = Command("skills", "List the Agent Skills this session can use, and any problems", skills)
+    return Command("skills", "List the Agent Skills this session can use, and any problems", skills)
 
 
-def report(found: Discovery, where: list[SkillRoot], taken: set[str] | None = None) -> str:
+def report(found: Discovery, where: list[SkillRoot], taken: frozenset[str] = frozenset()) -> str:
     """`/skills`: the skills, then what was left out and why, then where tether looked."""
     home = str(Path.home())
     lines = ["Skills:" if found.skills else "No skills found."]
-    lines += [_listed(s, home, taken or set()) for s in found.skills]
+    lines += [_listed(s, home, taken) for s in found.skills]
     if found.shadowed:
         lines += ["", "Shadowed (a root searched earlier has a skill of the same name):"]
         lines += [
@@ -79,7 +78,7 @@ def report(found: Discovery, where: list[SkillRoot], taken: set[str] | None = No
     return "\n".join(lines)
 
 
-def _listed(skill: Skill, home: str, taken: set[str]) -> str:
+def _listed(skill: Skill, home: str, taken: frozenset[str]) -> str:
     line = f"- **/{skill.name}**: {_clip(skill.description)} ({_short(skill.directory, home)})"
     if skill.name in taken:  # the fixed command wins the name; the model can still use it
         line += f"; no command of its own (tether's `/{skill.name}` has the name)"

@@ -5,6 +5,7 @@ reload shows it)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import uuid
 
 from tether.engine import events as ev
@@ -109,7 +110,11 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
-SOURCES: tuple[CommandSource, ...] = (skill_commands, mcp_commands.prompt_commands)
+_FIXED = frozenset(c.name for c in COMMANDS)
+SOURCES: tuple[CommandSource, ...] = (
+    functools.partial(skill_commands, taken=_FIXED),
+    mcp_commands.prompt_commands,
+)
 """Where the session's own commands come from, after the fixed ones."""
 
 
