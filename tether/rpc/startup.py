@@ -61,6 +61,12 @@ if TYPE_CHECKING:
             the engine loads while the client reads the answer and sends its next request."""
             ...
 
+        def before_preload(self, opts: ServeOptions) -> None:
+            """What `after_initialize` needs that no client frame decides, done before the
+            engine's thread starts: the two share one interpreter lock, and the next answer
+            should not wait on the engine's imports."""
+            ...
+
         def after_initialize(
             self, in_fd: int, out_fd: int, framer: Framer, frames: list[Frame], opts: ServeOptions
         ) -> list[Frame]:
@@ -127,6 +133,7 @@ def _serve_stdio(front: Front, options: ServeOptions) -> int:
     if frames is None:
         return 0  # input ended before anything arrived
     if front.handshake.done:
+        front.before_preload(options)
         import threading
 
         threading.Thread(target=front.preload, name="tether-preload", daemon=True).start()

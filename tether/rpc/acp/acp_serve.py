@@ -14,6 +14,7 @@ from tether.transports.framing import make_framer
 
 if TYPE_CHECKING:
     import logging
+    from typing import Any
 
     from tether.rpc.acp.fast_session import Prepared
     from tether.transports.framing import Frame, Framer
@@ -28,12 +29,18 @@ class _AcpStartup:
     def __init__(self) -> None:
         self.handshake = Handshake()
         self.prepared: list[Prepared] = []  # sessions answered before the loop
+        self._cached: dict[str, Any] | None = None  # the cached fresh-session answer
 
     def framer(self, options: ServeOptions) -> Framer:
         return make_framer(options.framing, options.max_frame)
 
     def preload(self) -> None:
         preload("tether.rpc.acp.acp_stream", "tether.rpc.acp.agent")
+
+    def before_preload(self, opts: ServeOptions) -> None:
+        from tether.rpc.acp.fast_session import cached_answer
+
+        self._cached = cached_answer(opts)  # read now: answering from it then takes no imports
 
     def after_initialize(
         self, in_fd: int, out_fd: int, framer: Framer, frames: list[Frame], opts: ServeOptions
@@ -42,7 +49,7 @@ class _AcpStartup:
             return frames
         from tether.rpc.acp.fast_session import answer_first
 
-        frames, self.prepared = answer_first(in_fd, out_fd, framer, frames, opts)
+        frames, self.prepared = answer_first(in_fd, out_fd, framer, frames, self._cached)
         return frames
 
     def logging_started(self, log: logging.Logger) -> None:

@@ -37,14 +37,18 @@ class Prepared:
         self.cwd = cwd
 
 
-def answer_first(
-    in_fd: int, out_fd: int, framer: Framer, frames: list[Frame], options: ServeOptions
-) -> tuple[list[Frame], list[Prepared]]:
-    """Answer the first `session/new` here too when the cached answer for this configuration
-    is there (the engine's modules load on a thread meanwhile: rpc/startup.py)."""
+def cached_answer(options: ServeOptions) -> dict[str, Any] | None:
+    """The cached answer for this configuration, if there is one."""
     from tether.paths import data_dir
 
-    cached = read_answer(str(data_dir()), cache_key(options))
+    return read_answer(str(data_dir()), cache_key(options))
+
+
+def answer_first(
+    in_fd: int, out_fd: int, framer: Framer, frames: list[Frame], cached: dict[str, Any] | None
+) -> tuple[list[Frame], list[Prepared]]:
+    """Answer the first `session/new` here too when there is a cached answer for this
+    configuration (the engine's modules load on a thread meanwhile: rpc/startup.py)."""
     if cached is None:
         return frames, []
     frames = frames or read_frames(in_fd, framer)

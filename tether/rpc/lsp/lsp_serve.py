@@ -34,6 +34,9 @@ class _LspStartup:
     def preload(self) -> None:
         preload("tether.rpc.lsp.lsp_stream", "tether.rpc.lsp.front")
 
+    def before_preload(self, opts: ServeOptions) -> None:
+        return None  # nothing is answered before pygls
+
     def after_initialize(
         self,
         in_fd: int,
