@@ -127,3 +127,63 @@ async def test_python_sdk_drives_a_batch_permission_and_a_cancel(
         kinds
     )
     assert incoming, "the observer saw the agent's frames"
+
+
+class _AlwaysClient(SdkClient):
+    """Answers every permission "always allow" (an option it finds by kind)."""
+
+    async def request_permission(
+        self, options: Any, session_id: str, tool_call: Any, **kw: Any
+    ) -> Any:
+        self.permissions.append((tool_call, options))
+        always = next(o for o in options if o.kind == "allow_always")
+        return {"outcome": {"outcome": "selected", "optionId": always.option_id}}
+
+
+def _said(updates: list[Any]) -> str:
+    return "".join(
+        u.content.text
+        for u in updates
+        if getattr(u, "session_update", None) == "agent_message_chunk"
+    )
+
+
+async def test_python_sdk_drives_commands_project_grants_and_allow_all(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    def write(call_id: str, name: str) -> dict[str, Any]:
+        arguments = {"path": name, "content": name}
+        return {"tool_call": {"id": call_id, "name": "write_file", "arguments": arguments}}
+
+    rounds = [[write("w1", "a.txt")], [{"text": "ok"}], [write("w2", "b.txt")], [{"text": "ok"}]]
+    path = script(tmp_path / "s.json", rounds)
+    client = _AlwaysClient()
+
+    def observe(event: StreamEvent) -> None:
+        if event.direction == StreamDirection.INCOMING:
+            validate_agent_frame(event.message)
+
+    env = {**os.environ, "TETHER_HOME": str(home), "PYTHONPATH": str(REPO)}
+    async with spawn_agent_process(
+        client,  # pyright: ignore[reportArgumentType]  # structurally a Client
+        sys.executable,
+        *("-m", "tether", "acp", "--script", str(path)),
+        env=env,
+        cwd=REPO,
+        transport_kwargs={"stderr": None},
+        observers=[observe],
+    ) as (conn, _proc):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
+        await conn.set_config_option(config_id="always", session_id=sid, value="project")
+        await conn.prompt(session_id=sid, prompt=[text_block("write a")])
+        before = len(client.updates)
+        await conn.prompt(session_id=sid, prompt=[text_block("/grants")])
+        listed = _said(client.updates[before:])
+        await conn.set_session_mode(session_id=sid, mode_id="allow-all")
+        await conn.prompt(session_id=sid, prompt=[text_block("write b")])
+    assert "1. always allow: " in listed and "(this project)" in listed
+    assert len(client.permissions) == 1  # allow-all asked nothing for b.txt
+    [(_, options)] = client.permissions
+    assert next(o.name for o in options if o.kind == "allow_always").endswith(" in this project")
+    assert (project / "a.txt").read_text() == "a.txt" and (project / "b.txt").read_text() == "b.txt"
