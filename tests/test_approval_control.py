@@ -152,3 +152,15 @@ async def test_a_rejection_note_reaches_the_model(
     assert not (project / "a.txt").exists()
     [result] = tool_results(home, sid)
     assert result == "error [REJECTED]: user declined; the user says: 'call it b.txt'"
+
+
+async def test_a_bad_always_value_is_invalid_params(home: Path, project: Path) -> None:
+    async with spawn_agent(home) as agent:
+        await agent.initialize()
+        sid = await agent.new_session(project)
+        params = {"sessionId": sid, "configId": "always", "value": "forever"}
+        resp = await agent.request("session/set_config_option", params)
+        assert resp["error"]["code"] == -32602
+        assert "forever" in resp["error"]["message"]
+        await agent.close_input()  # end input at once: the agent still exits cleanly
+        assert await agent.wait_exit() == 0

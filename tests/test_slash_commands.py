@@ -52,6 +52,7 @@ SIMPLE = [
     ("/help", "Commands:\n- /mode <ask | code | read-only>: Switch mode"),
     ("/status", "- Model: **scripted**"),
     ("/grants", "No grants: every call that needs approval asks."),
+    ("/grants revoke 9", "Say which: `/grants revoke N` (1 to 0) or `/grants revoke all`."),
     ("/clear", "Context cleared: the model starts afresh (0 earlier messages"),
     ("/mode code", "Mode is now **code**"),
     ("/model", "Model is **scripted**"),
@@ -254,3 +255,16 @@ async def test_a_skill_named_like_a_command_is_listed_without_one(
     assert "- **/status**: Summarise the build status." in listed
     assert "no command of its own (tether's `/status` has the name)" in listed
     assert "- Skills: 1 (`/skills` lists them)" in status  # the built-in ran
+
+
+async def test_a_slash_command_with_a_bad_argument_over_lsp_is_invalid_params(
+    home: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TETHER_HOME", str(home))
+    script = script_file(tmp_path / "s.json", [[{"text": "unused"}]])
+    async with lsp_in_process(project, script) as (editor, _):
+        await editor.start()
+        with pytest.raises(Exception, match=r"tether\.status takes at most one argument"):
+            await editor.command("tether.status", {"not": "a string"})
+        still = await editor.command("tether.status")  # the server serves on
+    assert "- Model: **scripted**" in still["text"]

@@ -202,7 +202,9 @@ class LspFront:
 
     # --- commands -------------------------------------------------------------------------
 
-    async def prompt(self, *arguments: Any) -> dict[str, Any]:
+    async def prompt(self, *arguments: Any, slash: str | None = None) -> dict[str, Any]:
+        """`tether.prompt`, or with `slash` the command `tether.SLASH` (its arguments: none
+        or the command's argument string)."""
         ticket = self._ticket()
         handed_on = False  # the turn runs on after this answer (MESSAGE)
         try:
@@ -211,6 +213,8 @@ class LspFront:
                     "tether is already running a prompt; cancel it first (tether.cancel)",
                     REQUEST_FAILED,
                 )
+            if slash is not None:
+                arguments = (prompts.slash_prompt(slash, arguments),)
             args = prompts.parse(arguments, self.conn.converter)
             waits = (
                 args.wait

@@ -15,7 +15,6 @@ from pygls.protocol import default_converter
 
 from tether import __version__
 from tether.rpc.lsp.lsp_handshake import CANCEL, PROMPT, SLASH_NAMES
-from tether.rpc.lsp.prompt import slash_prompt
 from tether.rpc.rpc_error import INTERNAL_ERROR
 
 if TYPE_CHECKING:
@@ -46,7 +45,7 @@ def _slash(front: LspFront, name: str):
     """`tether.NAME ["args"]`: the prompt `/NAME args`, answered as a prompt is."""
 
     async def run(*arguments):
-        return await front.prompt(slash_prompt(name, arguments))
+        return await front.prompt(*arguments, slash=name)
 
     return run
 
