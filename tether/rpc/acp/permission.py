@@ -146,23 +146,9 @@ class AcpApproval:
             for i, req in enumerate(batch)
         }
         props["note"] = _note_field()
-        params = acp.CreateFormElicitationRequest(
-            session_id=self._session,
-            message="Choose which of this round's tool calls may run",
-            mode="form",
-            requested_schema=acp.ElicitationSchema(
-                type="object", title="Approve tool calls", properties=props
-            ),
-        )
-        try:
-            resp = await self._peer.request(
-                "elicitation/create",
-                params,
-                acp.CreateElicitationResponse,
-                withdraw=self._withdraw,
-            )
-        except (RpcError, ConnectionClosed) as exc:
-            log.warning("approval form failed; treating it as cancelled: %s", exc)
+        message = "Choose which of this round's tool calls may run"
+        resp = await self._ask_form(message, "Approve tool calls", props)
+        if resp is None:  # treated as cancelled
             return [ConfirmDecision("cancelled") for _ in batch]
         if resp.action != "accept" or not isinstance(resp.content, dict):
             verdict = "reject" if resp.action == "decline" else "cancelled"
@@ -183,23 +169,9 @@ class AcpApproval:
         to say it in (an empty or dismissed form adds nothing)."""
         if not self._forms or not any(d.verdict == "reject" for d in decisions):
             return decisions
-        params = acp.CreateFormElicitationRequest(
-            session_id=self._session,
-            message=f"Rejected: {title}. Tell the agent what to do instead (optional).",
-            mode="form",
-            requested_schema=acp.ElicitationSchema(
-                type="object", title="Why not?", properties={"note": _note_field()}
-            ),
-        )
-        try:
-            resp = await self._peer.request(
-                "elicitation/create",
-                params,
-                acp.CreateElicitationResponse,
-                withdraw=self._withdraw,
-            )
-        except (RpcError, ConnectionClosed) as exc:
-            log.warning("the rejection note form failed: %s", exc)
+        message = f"Rejected: {title}. Tell the agent what to do instead (optional)."
+        resp = await self._ask_form(message, "Why not?", {"note": _note_field()})
+        if resp is None:
             return decisions
         note = resp.content.get("note") if isinstance(resp.content, dict) else None
         if resp.action != "accept" or not isinstance(note, str) or not note.strip():
@@ -208,6 +180,27 @@ class AcpApproval:
             dataclasses.replace(d, note=note.strip()) if d.verdict == "reject" else d
             for d in decisions
         ]
+
+    async def _ask_form(
+        self, message: str, title: str, props: dict[str, acp.ElicitationProperty]
+    ) -> acp.CreateElicitationResponse | None:
+        """A form elicitation's answer; None when the request failed (logged)."""
+        params = acp.CreateFormElicitationRequest(
+            session_id=self._session,
+            message=message,
+            mode="form",
+            requested_schema=acp.ElicitationSchema(type="object", title=title, properties=props),
+        )
+        try:
+            return await self._peer.request(
+                "elicitation/create",
+                params,
+                acp.CreateElicitationResponse,
+                withdraw=self._withdraw,
+            )
+        except (RpcError, ConnectionClosed) as exc:
+            log.warning("the form %r failed: %s", title, exc)
+            return None
 
 
 def _decision(choice: str | None, who: DecidedBy) -> ConfirmDecision:
