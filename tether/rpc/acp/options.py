@@ -28,13 +28,8 @@ def config_options(
 
 
 def _network_option(network: bool) -> acp.SelectConfigOption:
-    return acp.SelectConfigOption(
-        id="network",
-        name="Command network",
-        description="Whether commands run in the sandbox may use the network",
-        current_value="on" if network else "off",
-        options=[acp.SelectOption(value=k, name=n, description=d) for k, (n, d) in NETWORK.items()],
-    )
+    what = ("network", "Command network", "Whether commands run in the sandbox may use the network")
+    return _choice(what, "on" if network else "off", NETWORK)
 
 
 def _reasoning_option(session: Session, catalog: ModelCatalog) -> list[acp.SelectConfigOption]:
@@ -77,22 +72,28 @@ def _base_options(session: Session, catalog: ModelCatalog) -> list[acp.SelectCon
             current_value=session.state.model,
             options=[acp.SelectOption(value=i.id, name=i.name) for i in catalog.infos.values()],
         ),
-        acp.SelectConfigOption(
-            id="approvals",
-            name="Approvals",
-            description="How several tool calls of one round are put to you",
-            current_value=session.state.approvals,
-            options=[
-                acp.SelectOption(value=k, name=n, description=d) for k, (n, d) in APPROVALS.items()
-            ],
+        _choice(
+            ("approvals", "Approvals", "How several tool calls of one round are put to you"),
+            session.state.approvals,
+            APPROVALS,
         ),
-        acp.SelectConfigOption(
-            id="always",
-            name="Always answers",
-            description='What an "always allow" or "always reject" answer covers',
-            current_value=session.state.always,
-            options=[
-                acp.SelectOption(value=k, name=n, description=d) for k, (n, d) in ALWAYS.items()
-            ],
+        _choice(
+            ("always", "Always answers", 'What an "always allow" or "always reject" answer covers'),
+            session.state.always,
+            ALWAYS,
         ),
     ]
+
+
+def _choice(
+    what: tuple[str, str, str], current: str, table: dict[str, tuple[str, str]]
+) -> acp.SelectConfigOption:
+    """A select option of one of the session's tables (id, name, description)."""
+    option_id, name, description = what
+    return acp.SelectConfigOption(
+        id=option_id,
+        name=name,
+        description=description,
+        current_value=current,
+        options=[acp.SelectOption(value=k, name=n, description=d) for k, (n, d) in table.items()],
+    )
