@@ -59,7 +59,8 @@ def run(turns: int) -> tuple[list[float], int, int]:
         (project / "README.md").write_text("# A project\n")
         script = Path(tmp, "script.json")
         script.write_text(json.dumps(_script(turns)))
-        env = {**os.environ, "TETHER_HOME": str(home)}
+        # a cold start: the agent is this process (its memory is what is measured)
+        env = {**os.environ, "TETHER_HOME": str(home), "TETHER_WARM": "0"}
         proc = subprocess.Popen(
             [sys.executable, "-m", "tether", "acp", "--script", str(script)],
             stdin=subprocess.PIPE,

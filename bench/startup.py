@@ -2,7 +2,8 @@
 `session/new` response (the session is ready: what a user waits for), each as a ratio to spawning
 a bare `python -c pass` measured in the same run (the machine is noisy; ratios aren't). The same
 for `tether lsp`: its `initialize` (answered before pygls is imported) and its first command
-answered by pygls (`tether.cancel`: the server is ready for a prompt).
+answered by pygls (`tether.cancel`: the server is ready for a prompt). Each for both starts
+(bench/warm_setup.py): warm (a worker of the user's warm server) and cold (in-process).
 
     python bench/startup.py [--runs 30]
 """
@@ -17,7 +18,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import IO
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.warm_setup import COLD, warm_server
 
 INIT = (
     json.dumps(
@@ -38,9 +44,8 @@ def bare() -> float:
     return time.perf_counter() - start
 
 
-def tether(home: str, project: str) -> tuple[float, float]:
+def tether(env: dict[str, str], project: str) -> tuple[float, float]:
     """(spawn -> initialize answered, spawn -> session/new answered), in seconds."""
-    env = {**os.environ, "TETHER_HOME": home}
     start = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "tether", "acp"],
@@ -79,9 +84,8 @@ def _lsp_read(stream: IO[bytes]) -> dict[str, object]:
     return json.loads(stream.read(length))
 
 
-def tether_lsp(home: str, project: str) -> tuple[float, float]:
+def tether_lsp(env: dict[str, str], project: str) -> tuple[float, float]:
     """(spawn -> initialize answered, spawn -> the first command answered), in seconds."""
-    env = {**os.environ, "TETHER_HOME": home}
     start = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "tether", "lsp"],
@@ -110,33 +114,100 @@ def tether_lsp(home: str, project: str) -> tuple[float, float]:
     return initialized, ready
 
 
+def _memory_kb(pid: int) -> dict[str, int]:
+    """Rss, Pss and Private (clean + dirty) of a process, in kB."""
+    found: dict[str, int] = {}
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            key, _, rest = line.partition(":")
+            if rest.strip().endswith("kB"):
+                found[key] = int(rest.split()[0])
+    found["Private"] = found.get("Private_Clean", 0) + found.get("Private_Dirty", 0)
+    return found
+
+
+def _worker_of(launcher: int, base: str) -> int | None:
+    """The warm server's worker serving `launcher` (the one holding the launcher's stdin: on
+    a private fd, fd 0 is the null device once claimed)."""
+    stdin = os.readlink(f"/proc/{launcher}/fd/0")
+    for pid_file in Path(base).glob("*.pid"):
+        server = int(pid_file.read_text())
+        for task in Path(f"/proc/{server}/task").iterdir():
+            for child in (task / "children").read_text().split():
+                if stdin in _open_files(int(child)):
+                    return int(child)
+    return None
+
+
+def _open_files(pid: int) -> set[str]:
+    found: set[str] = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            found.add(os.readlink(fd))
+        except OSError:
+            continue
+    return found
+
+
+def memory(env: dict[str, str], project: str) -> list[tuple[str, dict[str, int]]]:
+    """What a started `tether acp` holds once its first session is open: the process itself,
+    and for a warm start the worker that serves it."""
+    proc = subprocess.Popen([sys.executable, "-m", "tether", "acp"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, env=env)  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    new = {"jsonrpc": "2.0", "id": 1, "method": "session/new",
+           "params": {"cwd": project, "mcpServers": []}}  # fmt: skip
+    proc.stdin.write(INIT + json.dumps(new).encode() + b"\n")
+    proc.stdin.flush()
+    while json.loads(proc.stdout.readline()).get("id") != 1:
+        pass
+    time.sleep(0.5)  # the engine loaded (a cold start loads it on a thread)
+    found = [("process", _memory_kb(proc.pid))]
+    worker = _worker_of(proc.pid, env["TETHER_WARM_DIR"]) if env.get("TETHER_WARM") == "1" else None
+    if worker is not None:
+        found.append(("its worker", _memory_kb(worker)))
+    proc.stdin.close()
+    proc.wait(timeout=10)
+    proc.stdout.close()
+    return found
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=30)
     runs = ap.parse_args().runs
+    times: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as project:
-        tether(home, project)  # warm the page cache and byte-code
-        tether_lsp(home, project)
-        base: list[float] = []
-        init: list[float] = []
-        ready: list[float] = []
-        lsp_init: list[float] = []
-        lsp_ready: list[float] = []
-        for _ in range(runs):  # interleaved, so drift hits all alike
-            base.append(bare())
-            i, r = tether(home, project)
-            init.append(i)
-            ready.append(r)
-            i, r = tether_lsp(home, project)
-            lsp_init.append(i)
-            lsp_ready.append(r)
-    b, i, r = statistics.median(base), statistics.median(init), statistics.median(ready)
-    li, lr = statistics.median(lsp_init), statistics.median(lsp_ready)
-    print(f"python -c pass               median {b * 1000:7.1f} ms")
-    print(f"tether acp initialize        median {i * 1000:7.1f} ms  {i / b:.2f}x (target <= 3x)")
-    print(f"tether acp first session/new median {r * 1000:7.1f} ms  {r / b:.2f}x (target <= 5x)")
-    print(f"tether lsp initialize        median {li * 1000:7.1f} ms  {li / b:.2f}x (target <= 3x)")
-    print(f"tether lsp first command     median {lr * 1000:7.1f} ms  {lr / b:.2f}x")
+        cold = {**os.environ, "TETHER_HOME": home, **COLD}
+        tether(cold, project)  # warm the page cache and byte-code; cache session/new's answer
+        tether_lsp(cold, project)
+        with warm_server({**os.environ, "TETHER_HOME": home}) as warm:
+            for _ in range(runs):  # interleaved, so drift hits all alike
+                times.setdefault("base", []).append(bare())
+                for start, env in (("warm", warm), ("cold", cold)):
+                    for front, run in (("acp", tether), ("lsp", tether_lsp)):
+                        i, r = run(env, project)
+                        times.setdefault(f"{front} {start} init", []).append(i)
+                        times.setdefault(f"{front} {start} ready", []).append(r)
+            held = {"warm": memory(warm, project), "cold": memory(cold, project)}
+    b = statistics.median(times["base"])
+    print(f"python -c pass                     median {b * 1000:7.1f} ms")
+    labels = {"init": "initialize", "ready": "first session/new"}
+    targets = {"acp init": " (target <= 3x)", "acp ready": " (target <= 5x)", "lsp init": ""}
+    for start in ("warm", "cold"):
+        for front in ("acp", "lsp"):
+            for what in ("init", "ready"):
+                t = statistics.median(times[f"{front} {start} {what}"])
+                label = labels[what] if front == "acp" or what == "init" else "first command"
+                goal = targets.get(f"{front} {what}", "") if start == "warm" else ""
+                name = f"tether {front} {start} {label}"
+                print(f"{name:34} median {t * 1000:7.1f} ms  {t / b:5.2f}x{goal}")
+    for start, found in held.items():
+        for what, kb in found:
+            print(
+                f"tether acp {start} start, {what:10} RSS {kb['Rss'] / 1024:5.1f} MB, "
+                f"PSS {kb['Pss'] / 1024:5.1f} MB, private {kb['Private'] / 1024:5.1f} MB"
+            )
 
 
 if __name__ == "__main__":

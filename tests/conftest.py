@@ -6,10 +6,19 @@ from pathlib import Path
 
 import pytest
 
+from tests.warm import warm  # noqa: F401 (the fixture: a warm server of a test's own)
+
 # delete_path trashes through send2trash, which reads XDG_DATA_HOME once, at import: the whole
 # run (and every agent it spawns) gets a private trash, never the developer's.
 TRASH_HOME = Path(tempfile.mkdtemp(prefix="tether-test-xdg-"))
 os.environ["XDG_DATA_HOME"] = str(TRASH_HOME)
+
+# Agents start in-process (cold), so a test sees the agent it spawned as its child, unless
+# TETHER_TEST_WARM=1 runs the whole suite through one warm server (tether/cli/warm_server.py)
+# in a private directory, stopped when the run ends. tests/test_warm_start.py tests warm starts.
+WARM_DIR = Path(tempfile.mkdtemp(prefix="tether-test-warm-"))
+os.environ["TETHER_WARM_DIR"] = str(WARM_DIR)
+os.environ["TETHER_WARM"] = "1" if os.environ.get("TETHER_TEST_WARM") == "1" else "0"
 
 # What selects a real provider: a test must never reach the developer's keys or config file
 # (spawned agents inherit os.environ).
@@ -30,6 +39,12 @@ def _isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("TETHER_CONFIG", str(tmp_path / "absent-config.toml"))
     for name in _PROVIDER_ENV:
         monkeypatch.delenv(name, raising=False)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    from tether.cli.warm_client import stop_servers
+
+    stop_servers(str(WARM_DIR))
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import apsw
 
 def stored_messages(home: Path, session_id: str) -> list[dict[str, Any]]:
     db = apsw.Connection(str(home / "tether.db"))
+    db.set_busy_timeout(5000)  # the agent may be closing its connection (checkpointing)
     try:
         rows = db.execute(
             "SELECT body FROM messages WHERE session_id=? ORDER BY seq", (session_id,)

@@ -313,7 +313,7 @@ async def test_closing_the_session_and_ending_the_input_stop_every_server(
         )
         await wait_for(agent, first, notice("MCP server one is ready"))
         await wait_for(agent, second, notice("MCP server two is ready"))
-        await until(lambda: pids["starting"].exists())
+        await until(lambda: pids["starting"].exists() and pids["starting"].read_text() != "")
         one, two, starting = (int(p.read_text()) for p in pids.values())
         resp = await agent.request("session/close", {"sessionId": first})
         assert resp["result"] == {}

@@ -16,6 +16,7 @@ from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementatio
 
 from tests.acp_schema import validate_agent_frame
 from tests.harness import REPO, script
+from tests.warm import Warm, children
 
 pytestmark = pytest.mark.anyio
 
@@ -49,9 +50,11 @@ class SdkClient:
         return {}
 
 
+@pytest.mark.parametrize("start", ["cold", "warm"])
 async def test_python_sdk_drives_a_batch_permission_and_a_cancel(
-    home: Path, project: Path, tmp_path: Path
+    home: Path, project: Path, tmp_path: Path, start: str, request: pytest.FixtureRequest
 ) -> None:
+    """`warm`: the agent is a worker of a warm server (tests/test_warm_start.py)."""
     writes = [
         {
             "tool_call": {
@@ -74,6 +77,11 @@ async def test_python_sdk_drives_a_batch_permission_and_a_cancel(
             incoming.append(event.message)
 
     env = {**os.environ, "TETHER_HOME": str(home), "PYTHONPATH": str(REPO)}
+    server = 0
+    if start == "warm":
+        warm: Warm = request.getfixturevalue("warm")
+        env.update(warm.env)
+        server = warm.start(home)
     result: dict[str, Any] = {}
     async with spawn_agent_process(
         client,  # pyright: ignore[reportArgumentType]  # structurally a Client
@@ -99,6 +107,8 @@ async def test_python_sdk_drives_a_batch_permission_and_a_cancel(
         assert init.protocol_version == 1 and init.agent_info is not None
         session = await conn.new_session(cwd=str(project), mcp_servers=[])
         assert session.modes is not None and session.modes.current_mode_id == "ask"
+        if start == "warm":  # the server's worker serves; the spawned launcher runs nothing
+            assert children(_proc.pid) == [] and len(children(server)) == 1
 
         async with anyio.create_task_group() as tg:
 

@@ -36,7 +36,7 @@ LSP_INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
 
 
 def _loaded_at_writes(home: Path, front: str, data: bytes, record: Path) -> list[list[str]]:
-    env = {**os.environ, "TETHER_HOME": str(home), "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "TETHER_HOME": str(home), "PYTHONPATH": str(REPO), "TETHER_WARM": "0"}
     command = [sys.executable, "-c", RECORDER, front]
     env["RECORD_TO"] = str(record)
     subprocess.run(command, input=data, capture_output=True, env=env, timeout=30, check=True)

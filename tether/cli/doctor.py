@@ -66,6 +66,7 @@ def render_text(r: Report) -> str:
         lines.append(f"log file     {r.log_file}")
     lines += ["", *_provider_lines(r.setup), "", *_model_lines(r.catalog), *_local_hint(r)]
     lines += ["", *_web_lines(r.web), "", *_sandbox_lines(r), "", *_search_lines()]
+    lines += ["", "startup (`tether acp`, `tether lsp`)", f"  {_startup()[0]}"]
     lines += ["", *_store_lines(r.store), "", *_agent_lines(r.setup), "", *_skill_lines(r)]
     if r.warnings:
         lines += ["", "warnings", *(f"  {w}" for w in r.warnings)]
@@ -191,6 +192,12 @@ def _search_engine() -> str:
     return LocalSearch().engine
 
 
+def _startup() -> tuple[str, int | None]:
+    from tether.cli.warm_client import describe
+
+    return describe()
+
+
 def _search_lines() -> list[str]:
     return [
         "search (regex_files, glob_paths; tree walks in Python)",
@@ -287,6 +294,7 @@ def render_json(r: Report) -> str:
             "network": r.setup.sandbox.network,
         },
         "search": {"engine": _search_engine()},
+        "startup": dict(zip(("how", "warm_server_pid"), _startup(), strict=True)),
         "store": {"path": str(r.store.path), "state": r.store.state, "detail": r.store.detail},
         "agent": msgspec.to_builtins(r.setup.agent),
         "warnings": r.warnings,

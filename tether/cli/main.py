@@ -166,8 +166,16 @@ def _bad_script(script: str | None) -> bool:
     return False
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, warm: bool = True) -> int:
+    """`warm`: hand `acp` and `lsp` to the warm server when one serves this user (warm_client.py);
+    False in the worker it forks, which serves them in-process."""
     argv = sys.argv[1:] if argv is None else argv
+    if warm and argv[:1] in (["acp"], ["lsp"]):
+        from tether.cli.warm_client import launch
+
+        code = launch(argv)
+        if code is not None:
+            return code
     lsp = _fast_lsp_args(argv)
     if lsp is not None:
         return 2 if _bad_script(lsp.get("script")) else _lsp(lsp)

@@ -1,0 +1,282 @@
+"""Warm starts (tether/cli/warm_*.py) judged by their effects: the agent that answers is a worker
+of the user's warm server, not the launcher's child, and it runs with the launcher's working
+directory, environment and stdio; what the launcher's parent does to the launcher (signals,
+SIGKILL) reaches the worker and what it ran; a server whose code changed, that idles, or whose
+directory is not private does not serve."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.harness import REPO, AgentProcess, script, spawn_agent
+from tests.stored import tool_results
+from tests.warm import Warm, alive, children, wait_gone
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="warm starts are Linux-only")
+
+INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+
+
+def _lines(*frames: dict[str, object]) -> bytes:
+    return b"".join(json.dumps(f).encode() + b"\n" for f in frames)
+
+
+def _agent_of(launcher: int, server: int, timeout: float = 10) -> int:
+    """The worker serving `launcher`: the server's child whose stdin is the launcher's."""
+    want = os.readlink(f"/proc/{launcher}/fd/0")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for pid in children(server):
+            try:
+                if os.readlink(f"/proc/{pid}/fd/0") == want or _holds(pid, want):
+                    return pid
+            except OSError:
+                continue
+        time.sleep(0.02)
+    raise AssertionError("no worker of the server holds the launcher's stdin")
+
+
+def _holds(pid: int, target: str) -> bool:
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            if os.readlink(fd) == target:
+                return True
+        except OSError:
+            continue
+    return False
+
+
+@pytest.mark.anyio
+async def test_the_agent_is_a_worker_with_the_launchers_cwd_env_and_stdio(
+    warm: Warm, home: Path, project: Path, tmp_path: Path
+) -> None:
+    server = warm.start(home)
+    turn = tmp_path / "cwd" / "turn.json"
+    turn.parent.mkdir()
+    script(turn, [[{"tool_call": {"id": "r", "name": "run_argv", "arguments": {
+        "argv": ["sh", "-c", "echo marker=$WARM_MARKER"]}}}], [{"text": "done"}]])  # fmt: skip
+    env = {**os.environ, "TETHER_HOME": str(home), **warm.env, "WARM_MARKER": "second-start"}
+    command = [sys.executable, "-m", "tether", "acp", "--script", "turn.json"]  # relative: cwd
+    proc = await anyio.open_process(command, env=env, cwd=turn.parent)
+    try:
+        agent = AgentProcess(proc, "ndjson")
+        await agent.initialize()
+        worker = _agent_of(proc.pid, server)
+        assert children(proc.pid) == []  # the launcher runs nothing itself
+        assert os.readlink(f"/proc/{worker}/cwd") == str(turn.parent)
+        sid = await agent.new_session(project)
+        assert (await agent.prompt(sid, "go"))["result"] == {"stopReason": "end_turn"}
+        said = json.dumps([f for f in agent.frames if f.get("method") == "session/update"])
+        assert "marker=second-start" in said
+    finally:
+        assert proc.stdin is not None
+        await proc.stdin.aclose()
+        with anyio.fail_after(20):
+            assert await proc.wait() == 0
+        await proc.aclose()
+    assert wait_gone(worker) and alive(server)
+
+
+def test_a_killed_launcher_stops_its_worker_and_the_command_it_ran(
+    warm: Warm, home: Path, project: Path, tmp_path: Path
+) -> None:
+    server = warm.start(home)
+    turn = script(tmp_path / "t.json", [[{"tool_call": {"id": "r", "name": "run_argv",
+        "arguments": {"argv": ["sleep", "417.5"]}}}], [{"text": "done"}]])  # fmt: skip
+    env = {**os.environ, "TETHER_HOME": str(home), **warm.env}
+    command = [sys.executable, "-m", "tether", "acp", "--script", str(turn)]
+    new = {"cwd": str(project), "mcpServers": []}
+    frames = [INIT, {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": new}]
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env) as proc:
+        _kill_mid_turn(proc, frames, server)
+
+
+def _kill_mid_turn(
+    proc: subprocess.Popen[bytes], frames: list[dict[str, object]], server: int
+) -> None:
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(_lines(*frames))
+        proc.stdin.flush()
+        sid = _answer(proc, 1)["result"]["sessionId"]
+        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
+        mode = {"sessionId": sid, "modeId": "code"}  # runs without asking
+        proc.stdin.write(_lines({"jsonrpc": "2.0", "id": 2, "method": "session/set_mode",
+                                 "params": mode},
+                                {"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+                                 "params": prompt}))  # fmt: skip
+        proc.stdin.flush()
+        worker = _agent_of(proc.pid, server)
+        sleeper = _wait_for_process("417.5")
+        proc.kill()  # as an editor that goes away does; stdin stays open (we hold it)
+        assert wait_gone(worker) and wait_gone(sleeper)
+        assert alive(server)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _answer(proc: subprocess.Popen[bytes], rid: int) -> dict[str, Any]:
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        frame = json.loads(line)
+        if frame.get("id") == rid and "method" not in frame:
+            return frame
+    raise AssertionError(f"no answer to {rid}")
+
+
+def _wait_for_process(word: str, timeout: float = 20) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for entry in Path("/proc").iterdir():
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv[:1] == [b"sleep"] and word.encode() in argv:
+                return int(entry.name)
+        time.sleep(0.05)
+    raise AssertionError(f"no `sleep {word}` started")
+
+
+def test_the_exit_code_and_a_signal_pass_through(warm: Warm, home: Path) -> None:
+    warm.start(home)
+    done = warm.launch(home, _lines(INIT))
+    assert done.returncode == 0 and json.loads(done.stdout)["id"] == 0
+    assert warm.launch(home, b"").returncode == 0  # input ended before anything came
+    env = {**os.environ, "TETHER_HOME": str(home), **warm.env}
+    command = [sys.executable, "-m", "tether", "acp"]
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(_lines(INIT))
+        proc.stdin.flush()
+        proc.stdout.readline()
+        worker = _agent_of(proc.pid, warm.server())
+        proc.terminate()
+        assert proc.wait(timeout=20) == -signal.SIGTERM  # died of the signal, as its worker did
+    assert wait_gone(worker)
+
+
+def test_a_server_whose_import_path_changed_retires(warm: Warm, home: Path, tmp_path: Path) -> None:
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    warm.env["PYTHONPATH"] = f"{REPO}{os.pathsep}{extra}"
+    server = warm.start(home)
+    env = {**os.environ, "TETHER_HOME": str(home), **warm.env}
+    command = [sys.executable, "-m", "tether", "acp"]
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env) as old:
+        assert old.stdin is not None and old.stdout is not None
+        old.stdin.write(_lines(INIT))
+        old.stdin.flush()
+        old.stdout.readline()
+        worker = _agent_of(old.pid, server)
+        (extra / "new_package.py").write_text("")  # a package installed where it imports from
+        served = warm.launch(home, _lines(INIT))
+        assert served.returncode == 0 and json.loads(served.stdout)["id"] == 0  # in-process
+        successor = warm.server()  # started at once: the old server left it its place
+        assert successor != server and alive(server) and alive(worker)
+        old.stdin.close()
+        assert old.wait(timeout=20) == 0  # the old server still says its worker's exit code
+    assert wait_gone(server)
+    assert warm.launch(home, _lines(INIT)).returncode == 0 and alive(successor)
+
+
+def test_an_idle_server_exits_and_removes_its_socket(warm: Warm, home: Path) -> None:
+    warm.env["TETHER_WARM_IDLE_SECONDS"] = "0.5"
+    server = warm.start(home)
+    assert wait_gone(server)
+    assert list(warm.base.glob("*.sock")) == []
+
+
+def test_a_directory_others_can_write_is_not_used(warm: Warm, home: Path) -> None:
+    warm.base.chmod(0o777)
+    served = warm.launch(home, _lines(INIT))
+    assert served.returncode == 0 and json.loads(served.stdout)["id"] == 0
+    time.sleep(1.0)
+    assert list(warm.base.iterdir()) == []  # no server, no socket, no lock
+
+
+def test_off_when_told(warm: Warm, home: Path) -> None:
+    served = warm.launch(home, _lines(INIT), TETHER_WARM="0")
+    assert served.returncode == 0
+    time.sleep(1.0)
+    assert list(warm.base.iterdir()) == []
+
+
+def test_doctor_says_how_tether_starts(warm: Warm, home: Path) -> None:
+    def startup(**env: str) -> dict[str, Any]:
+        full = {**os.environ, "TETHER_HOME": str(home), **warm.env, **env}
+        command = [sys.executable, "-m", "tether", "doctor", "--json"]
+        done = subprocess.run(command, capture_output=True, env=full, cwd=REPO, timeout=60)
+        return json.loads(done.stdout)["startup"]
+
+    assert startup()["how"].startswith("warm: the next start starts a server")
+    server = warm.start(home)
+    assert startup() == {"how": f"warm: server {server} in {warm.base}", "warm_server_pid": server}
+    assert startup(TETHER_WARM="0") == {"how": "cold: TETHER_WARM=0", "warm_server_pid": None}
+
+
+# A command tether confined connects to the warm server's socket itself and asks for a worker
+# running `tether config init`, which would write a file where its forged environment says.
+ESCAPE = """
+import os, socket, sys
+sock, out = sys.argv[1], sys.argv[2]
+status = open("/proc/self/status").read()
+print("no_new_privs=" + status.split("NoNewPrivs:")[1].split()[0])
+conn = socket.socket(socket.AF_UNIX)
+conn.connect(sock)
+print("connected to the warm server")
+argv = [b"tether", b"config", b"init"]
+path = [p.encode() for p in sys.path]
+env = [b"TETHER_CONFIG=" + out.encode(), b"PATH=" + os.environ["PATH"].encode()]
+body = b"\\0".join([b"tether-warm 1", b"/", b"18", b"3", *argv, b"%d" % len(path), *path, *env])
+fds = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in (0, 1, 2))
+answer = b""
+try:
+    conn.sendmsg([len(body).to_bytes(4, "big") + body], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+    while chunk := conn.recv(64):
+        answer += chunk
+except OSError as exc:
+    print("refused:", exc)
+print("the server said:", answer)
+"""
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mechanism", ["bubblewrap", "landlock"])
+async def test_a_confined_command_gets_no_worker_from_the_warm_server(
+    warm: Warm, home: Path, project: Path, tmp_path: Path, mechanism: str
+) -> None:
+    warm.start(home)
+    [sock] = warm.base.glob("*.sock")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (project / "escape.py").write_text(ESCAPE)
+    argv = [sys.executable, "escape.py", str(sock), str(outside / "planted.toml")]
+    turn = script(tmp_path / "t.json", [[{"tool_call": {"id": "r", "name": "run_argv",
+        "arguments": {"argv": argv}}}], [{"text": "done"}]])  # fmt: skip
+    env = {**warm.env, "TETHER_SANDBOX": mechanism}
+    async with spawn_agent(home, "--script", str(turn), env=env) as agent:
+        agent.permission_choice = "reject_once"
+        await agent.initialize(terminal=False)
+        sid = await agent.new_session(project)
+        resp = await agent.request("session/set_mode", {"sessionId": sid, "modeId": "code"})
+        assert resp["result"] == {}
+        assert (await agent.prompt(sid, "go", timeout=60))["result"]["stopReason"] == "end_turn"
+    [result] = tool_results(home, sid)
+    assert "no_new_privs=1" in result, result  # it ran confined
+    assert "connected to the warm server" in result and "the server said: b''" in result
+    assert list(outside.iterdir()) == []
+    # The same request from an unconfined process is served: the refusal above was the check.
+    unconfined = await anyio.run_process(argv, cwd=project, check=False)
+    assert b"exit 0" in unconfined.stdout and (outside / "planted.toml").exists()

@@ -1,0 +1,84 @@
+"""A warm server of a test's own (tether/cli/warm_server.py): its directory, started by a first
+`tether acp` as a user's first start does, stopped at the end; and reading the process tree."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.harness import REPO
+from tether.cli.warm_client import stop_servers
+
+
+class Warm:
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.env = {"TETHER_WARM": "1", "TETHER_WARM_DIR": str(base), "PYTHONPATH": str(REPO)}
+
+    def launch(
+        self, home: Path, data: bytes = b"", **env: str
+    ) -> subprocess.CompletedProcess[bytes]:
+        """`tether acp` run to its end on `data`."""
+        full = {**os.environ, "TETHER_HOME": str(home), **self.env, **env}
+        command = [sys.executable, "-m", "tether", "acp"]
+        return subprocess.run(
+            command, input=data, capture_output=True, env=full, cwd=REPO, timeout=60
+        )
+
+    def server(self, timeout: float = 60) -> int:
+        """The running server's pid, waiting for it to listen."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            pids = list(self.base.glob("*.pid"))
+            if pids and list(self.base.glob("*.sock")):
+                text = pids[0].read_text().strip()
+                if text:
+                    return int(text)
+            time.sleep(0.05)
+        found = sorted(p.name for p in self.base.iterdir())
+        raise AssertionError(f"no warm server listens in {self.base}: {found}")
+
+    def start(self, home: Path) -> int:
+        assert self.launch(home).returncode == 0
+        return self.server()
+
+
+@pytest.fixture
+def warm(tmp_path: Path) -> Iterator[Warm]:
+    base = tmp_path / "warm"
+    base.mkdir(mode=0o700)
+    yield Warm(base)
+    stop_servers(str(base))
+
+
+def children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(p) for p in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def wait_gone(pid: int, timeout: float = 10) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
