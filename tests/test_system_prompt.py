@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import anyio
 import pytest
 
 from tests.inprocess import agent_in_memory
@@ -71,3 +72,30 @@ async def test_an_instruction_file_linking_out_of_the_project_is_not_read(
         assert await client.prompt(sid, "hello") == "end_turn"
     system = client.models[0].requests[0].system
     assert "abc123" not in system and "## AGENTS.md" not in system
+
+
+async def test_the_git_summary_names_the_branch_in_every_state(tmp_path: Path) -> None:
+    """One `git status --branch` gives the branch: a repository without commits, one tracking
+    a remote branch it is ahead of, a detached HEAD; and the changed paths."""
+    from tether.engine.system_prompt import _git_summary
+
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    _git(origin, "init", "-q", "-b", "trunk")
+    assert await _git_summary(origin) == "branch trunk, clean"
+    who = ("-c", "user.email=t@example.com", "-c", "user.name=t")
+    (origin / "a.txt").write_text("a\n")
+    _git(origin, "add", "a.txt")
+    _git(origin, *who, "commit", "-q", "-m", "a")
+    clone = tmp_path / "clone"
+    _git(tmp_path, "clone", "-q", str(origin), str(clone))
+    (clone / "b.txt").write_text("b\n")
+    _git(clone, "add", "b.txt")
+    _git(clone, *who, "commit", "-q", "-m", "b")
+    (clone / "c.txt").write_text("c\n")
+    assert await _git_summary(clone) == "branch trunk, 1 changed paths:\n  ?? c.txt"
+    _git(clone, "checkout", "-q", "--detach")
+    done = await anyio.run_process(["git", "rev-parse", "--short", "HEAD"], cwd=clone)
+    head = done.stdout.decode().strip()
+    assert (await _git_summary(clone)).startswith(f"branch (detached at {head}), 1 changed")
+    assert await _git_summary(tmp_path) == "not a git repository"

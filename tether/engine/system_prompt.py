@@ -52,18 +52,30 @@ GIT_STATUS_LINES = 20
 
 async def project_context(cwd: Path, extra: tuple[str, ...] = ()) -> str:
     """The session's snapshot of its project, as the system prompt's middle part; `extra`:
-    the instruction files `[agent] instructions` adds (relative ones in the project)."""
-    git = await _git_summary(cwd)
+    the instruction files `[agent] instructions` adds (relative ones in the project). The git
+    summary and the instruction files are read at once: a first prompt sent with `session/new`
+    waits on them."""
+    found: dict[str, str] = {}
+
+    async def git() -> None:
+        found["git"] = await _git_summary(cwd)
+
+    async def instructions() -> None:
+        found["instructions"] = await anyio.to_thread.run_sync(_instructions, cwd, extra)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(git)
+        tg.start_soon(instructions)
     lines = [
         "# Environment",
         f"- Working directory: {cwd}",
         f"- Platform: {platform.system()} {platform.release()} ({platform.machine()})",
         f"- Today's date: {date.today().isoformat()}",
-        f"- Git: {git}",
+        f"- Git: {found['git']}",
         "(The git status is a snapshot from the start of this session.)",
     ]
-    instructions = await anyio.to_thread.run_sync(_instructions, cwd, extra)
-    return "\n".join(lines) + (f"\n\n{instructions}" if instructions else "")
+    text = found["instructions"]
+    return "\n".join(lines) + (f"\n\n{text}" if text else "")
 
 
 def system_prompt(
@@ -98,19 +110,32 @@ async def _git(cwd: Path, *args: str) -> str | None:
 
 
 async def _git_summary(cwd: Path) -> str:
-    if await _git(cwd, "rev-parse", "--is-inside-work-tree") != "true":
+    """The branch and the changed paths, from one `git status` (a git process costs a few
+    milliseconds; a detached HEAD takes a second one, for its commit)."""
+    status = await _git(cwd, "status", "--porcelain=v1", "--branch", "--untracked-files=normal")
+    if status is None:
         return "not a git repository"
-    branch = await _git(cwd, "symbolic-ref", "--short", "-q", "HEAD")
-    if branch is None:  # a detached HEAD
+    head, *entries = status.splitlines() or [""]
+    branch = _branch(head)
+    if branch is None:
         branch = f"(detached at {await _git(cwd, 'rev-parse', '--short', 'HEAD') or 'nothing'})"
-    status = await _git(cwd, "status", "--porcelain=v1", "--untracked-files=normal") or ""
-    entries = status.splitlines()
     if not entries:
         return f"branch {branch}, clean"
     shown = "\n".join(f"  {e}" for e in entries[:GIT_STATUS_LINES])
     more = len(entries) - GIT_STATUS_LINES
     tail = f"\n  ... and {more} more" if more > 0 else ""
     return f"branch {branch}, {len(entries)} changed paths:\n{shown}{tail}"
+
+
+def _branch(head: str) -> str | None:
+    """The branch of `git status --branch`'s first line (`## main...origin/main [ahead 1]`,
+    `## No commits yet on main`); None for a detached HEAD (`## HEAD (no branch)`)."""
+    text = head.removeprefix("## ")
+    if text.startswith("HEAD (no branch)"):
+        return None
+    if text.startswith(("No commits yet on ", "Initial commit on ")):
+        return text.rsplit(" ", 1)[-1]
+    return text.split("...", 1)[0].split(" ", 1)[0]
 
 
 def _inside(path: Path, root: Path) -> bool:
