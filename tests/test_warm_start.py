@@ -239,7 +239,8 @@ print("connected to the warm server")
 argv = [b"tether", b"config", b"init"]
 path = [p.encode() for p in sys.path]
 env = [b"TETHER_CONFIG=" + out.encode(), b"PATH=" + os.environ["PATH"].encode()]
-body = b"\\0".join([b"tether-warm 1", b"/", b"18", b"3", *argv, b"%d" % len(path), *path, *env])
+fields = [b"tether-warm 2", b"/", b"18", b"3", *argv, b"%d" % len(path), *path, b"0", *env]
+body = b"\\0".join(fields)
 fds = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in (0, 1, 2))
 answer = b""
 try:
@@ -280,3 +281,54 @@ async def test_a_confined_command_gets_no_worker_from_the_warm_server(
     # The same request from an unconfined process is served: the refusal above was the check.
     unconfined = await anyio.run_process(argv, cwd=project, check=False)
     assert b"exit 0" in unconfined.stdout and (outside / "planted.toml").exists()
+
+
+def test_the_worker_takes_the_launchers_limits_and_umask(warm: Warm, home: Path) -> None:
+    import resource
+
+    server = warm.start(home)
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+
+    def confine() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (200, hard))
+        os.umask(0o027)
+
+    env = {**os.environ, "TETHER_HOME": str(home), **warm.env}
+    command = [sys.executable, "-m", "tether", "acp"]
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+                          preexec_fn=confine) as proc:  # fmt: skip
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(_lines(INIT))
+        proc.stdin.flush()
+        proc.stdout.readline()
+        worker = _agent_of(proc.pid, server)
+        limits = Path(f"/proc/{worker}/limits").read_text()
+        status = Path(f"/proc/{worker}/status").read_text()
+        proc.stdin.close()
+        assert proc.wait(timeout=20) == 0
+    assert [line.split()[3] for line in limits.splitlines() if "open files" in line] == ["200"]
+    assert "Umask:\t0027" in status
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"", b"\x00\x00\x00\x05hello", b"\x00\x00\x00\x0ftether-warm 2\x00/", b"\xff\xff\xff\xff"],
+)
+def test_a_malformed_request_is_dropped_and_the_server_serves_on(
+    warm: Warm, home: Path, body: bytes
+) -> None:
+    import socket
+
+    server = warm.start(home)
+    held = len(list(Path(f"/proc/{server}/fd").iterdir()))
+    [sock] = warm.base.glob("*.sock")
+    with socket.socket(socket.AF_UNIX) as conn:
+        conn.connect(str(sock))
+        fds = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in (0, 1, 2))
+        conn.sendmsg([body], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+        conn.shutdown(socket.SHUT_WR)
+        assert conn.recv(64) == b""  # nothing forked for it
+    served = warm.launch(home, _lines(INIT))
+    assert served.returncode == 0 and json.loads(served.stdout)["id"] == 0
+    assert warm.server() == server and alive(server)
+    assert len(list(Path(f"/proc/{server}/fd").iterdir())) == held  # what it was sent: closed

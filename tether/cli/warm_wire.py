@@ -3,61 +3,97 @@ other, and where they meet. Imported on the launcher's path before anything else
 C modules only (no json, no socket's enums).
 
 A launcher sends its stdio fds (SCM_RIGHTS) with one request: its working directory, umask,
-argv, `sys.path` and environment, NUL-separated and length-prefixed. The server answers in lines:
-`pid N` once the worker runs, then `exit N` (N < 0: killed by signal -N); or `stale` when its
-loaded code changed on disk (the launcher then starts in-process)."""
+argv, `sys.path`, resource limits and environment, NUL-separated and length-prefixed. The
+server answers in lines: `pid N` once the worker runs, then `exit N` (N < 0: killed by signal
+-N); or `stale` when its loaded code changed on disk (the launcher then starts in-process)."""
 
 from __future__ import annotations
 
 import os
 import sys
 from stat import S_ISDIR
+from types import ModuleType
 
-VERSION = b"tether-warm 1"
+VERSION = b"tether-warm 2"
 IDLE_SECONDS = 1800.0  # a server with no worker for this long exits (TETHER_WARM_IDLE_SECONDS)
 
 
 class Request:
-    """What a worker takes over from its launcher."""
+    """What a worker takes over from its launcher: `limits` are its resource limits, as
+    (resource, soft, hard)."""
 
     def __init__(
-        self, cwd: bytes, umask: int, argv: list[bytes], path: list[bytes], env: list[bytes]
+        self,
+        cwd: bytes,
+        umask: int,
+        argv: list[bytes],
+        path: list[bytes],
+        env: list[bytes],
+        limits: list[tuple[int, int, int]],
     ) -> None:
         self.cwd = cwd
         self.umask = umask
         self.argv = argv
         self.path = path
         self.env = env
+        self.limits = limits
 
     def encode(self) -> bytes:
+        limits = [b"%d:%d:%d" % limit for limit in self.limits]
         parts = [VERSION, self.cwd, b"%d" % self.umask, b"%d" % len(self.argv), *self.argv]
-        parts += [b"%d" % len(self.path), *self.path, *self.env]
+        parts += [b"%d" % len(self.path), *self.path, b"%d" % len(limits), *limits, *self.env]
         body = b"\0".join(parts)
         return len(body).to_bytes(4, "big") + body
 
     @classmethod
     def decode(cls, body: bytes) -> Request:
-        parts = body.split(b"\0")
+        try:
+            return cls._decode(body.split(b"\0"))
+        except (IndexError, ValueError) as exc:
+            raise ValueError(f"not a tether-warm request: {exc}") from None
+
+    @classmethod
+    def _decode(cls, parts: list[bytes]) -> Request:
         if parts[0] != VERSION:
-            raise ValueError("not a tether-warm request")
-        cwd, umask, argc = parts[1], int(parts[2]), int(parts[3])
-        argv = parts[4 : 4 + argc]
-        rest = parts[4 + argc :]
-        count = int(rest[0])
-        return cls(cwd, umask, argv, rest[1 : 1 + count], [e for e in rest[1 + count :] if e])
+            raise ValueError(parts[0][:40])
+        cwd, umask = parts[1], int(parts[2])
+        argv, rest = _counted(parts[3:])
+        path, rest = _counted(rest)
+        limits, rest = _counted(rest)
+        triples = [tuple(int(n) for n in limit.split(b":")) for limit in limits]
+        if any(len(t) != 3 for t in triples):
+            raise ValueError("a resource limit is resource:soft:hard")
+        env = [e for e in rest if e]
+        return cls(cwd, umask, argv, path, env, triples)  # pyright: ignore[reportArgumentType]
+
+
+def _counted(parts: list[bytes]) -> tuple[list[bytes], list[bytes]]:
+    count = int(parts[0])
+    if count < 0 or count >= len(parts):
+        raise ValueError("a count past the end")
+    return parts[1 : 1 + count], parts[1 + count :]
 
 
 def own_request(argv: list[str]) -> Request:
+    import resource
+
     umask = os.umask(0)
     os.umask(umask)
     env = [os.fsencode(k) + b"=" + os.fsencode(v) for k, v in os.environ.items()]
+    limits = [(r, *resource.getrlimit(r)) for r in _limits(resource)]
     return Request(
         os.fsencode(os.getcwd()),
         umask,
         [os.fsencode(a) for a in argv],
         [os.fsencode(p) for p in sys.path],
         env,
+        limits,
     )
+
+
+def _limits(resource: ModuleType) -> list[int]:
+    names = ("CPU", "FSIZE", "DATA", "STACK", "CORE", "NOFILE", "AS", "NPROC", "MEMLOCK")
+    return [getattr(resource, f"RLIMIT_{n}") for n in names if hasattr(resource, f"RLIMIT_{n}")]
 
 
 def enabled() -> bool:

@@ -50,6 +50,7 @@ def _adopt(request: Request, fds: list[int], close: list[int]) -> None:
     os.setsid()  # its own session and group, apart from the server and other workers
     os.chdir(request.cwd)
     os.umask(request.umask)
+    _limit(request.limits)
     os.environ.clear()
     for entry in request.env:
         key, _, value = entry.partition(b"=")
@@ -64,6 +65,27 @@ def _adopt(request: Request, fds: list[int], close: list[int]) -> None:
         import tempfile
 
         tempfile.tempdir = None
+
+
+def _limit(limits: list[tuple[int, int, int]]) -> None:
+    """The launcher's resource limits, as far as the server's own allow (a limit the server
+    was started under cannot be raised)."""
+    import resource
+
+    for which, soft, hard in limits:
+        hard = _within(hard, resource.getrlimit(which)[1])
+        try:
+            resource.setrlimit(which, (_within(soft, hard), hard))
+        except (OSError, ValueError):
+            pass
+
+
+def _within(value: int, ceiling: int) -> int:
+    import resource
+
+    if ceiling == resource.RLIM_INFINITY:
+        return value
+    return ceiling if value == resource.RLIM_INFINITY or value > ceiling else value
 
 
 def _watch(conn: socket.socket) -> None:
