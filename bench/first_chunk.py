@@ -8,7 +8,11 @@ but the first after a boot, an upgrade or a long idle) and cold (in-process: tha
 Then, with the engine loaded (the same process, later prompts): prompt -> first chunk, against
 the floor of a round trip through a bare Python child echoing one line.
 
-    python bench/first_chunk.py [--runs 15]
+    python bench/first_chunk.py [--runs 15] [--codex-acp PATH]
+
+With `--codex-acp` (or TETHER_BENCH_CODEX_ACP), the native peer the issue names is timed the
+same way in the same run, interleaved (bench/peer_codex.py), and tether's warm start is printed
+as a ratio to it too.
 """
 
 from __future__ import annotations
@@ -26,9 +30,10 @@ from typing import IO, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.peer_codex import codex_first_chunk, codex_home
 from bench.warm_setup import COLD, warm_server
 from tests.providers.mock_llm_server import MockLLMServer, Recorded, Reply
-from tests.providers.wire import chat_text
+from tests.providers.wire import chat_text, responses_text
 
 
 def _frames(project: Path, sid: str | None = None, rid: int = 2) -> list[dict[str, Any]]:
@@ -48,6 +53,8 @@ def _answer(request: Recorded) -> Reply:
     if request.method == "GET":
         body = json.dumps({"object": "list", "data": [{"id": "gpt-5.5", "object": "model"}]})
         return Reply(body=body.encode(), headers={"content-type": "application/json"})
+    if request.path.endswith("/responses"):  # the native peer's wire
+        return Reply(chunks=responses_text(["Hello", " there."]))
     return Reply(chunks=chat_text(["Hello", " there."]))
 
 
@@ -151,6 +158,7 @@ def echo_round_trips(count: int) -> list[float]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--codex-acp", default=os.environ.get("TETHER_BENCH_CODEX_ACP"))
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp, MockLLMServer(validate=False) as server:
         server.responder = _answer
@@ -167,9 +175,16 @@ def main() -> None:
             "TETHER_MODEL": "openai:gpt-5.5",
         }
         cold({**env, **COLD}, project)  # the first start caches the session/new answer
+        peer: list[float] = []
+        codex = codex_home(Path(tmp, "codex"), server.url + "/v1")
+        if args.codex_acp:
+            codex_first_chunk(args.codex_acp, codex, project)  # its first start writes its state
         with warm_server(env) as warm:
-            rows = [(bare_spawn(), cold(warm, project), cold({**env, **COLD}, project))
-                    for _ in range(args.runs)]  # fmt: skip
+            rows: list[tuple[float, float, float]] = []
+            for _ in range(args.runs):
+                rows.append((bare_spawn(), cold(warm, project), cold({**env, **COLD}, project)))
+                if args.codex_acp:
+                    peer.append(codex_first_chunk(args.codex_acp, codex, project))
             loaded = statistics.median(loaded_prompts(warm, project, 20))
         echo = statistics.median(echo_round_trips(50))
     floor = statistics.median(r[0] for r in rows)
@@ -184,6 +199,12 @@ def main() -> None:
         f"spawn -> first chunk, cold start           median {first * 1000:7.1f} ms  "
         f"{first / floor:.1f}x (the first start after a boot, an upgrade or a long idle)"
     )
+    if peer:
+        native = statistics.median(peer)
+        print(
+            f"spawn -> first chunk, codex-acp (native)   median {native * 1000:7.1f} ms  "
+            f"{native / floor:.1f}x; tether warm {served / native:.2f}x it (target <= 1.3x)"
+        )
     print(f"bare child echo round trip (floor)         median {echo * 1e6:7.1f} us")
     print(
         f"prompt -> first chunk, engine loaded       median {loaded * 1000:7.2f} ms  "

@@ -147,7 +147,16 @@ class MockLLMServer:
     async def _serve(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
-        server = await asyncio.start_server(self._connection, "127.0.0.1", 0)
+        writers: set[asyncio.StreamWriter] = set()
+        tasks: set[asyncio.Task[None]] = set()  # the loop holds tasks weakly
+
+        def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            writers.add(writer)  # closed at the stop even if its task never got to run
+            task = asyncio.get_running_loop().create_task(self._connection(reader, writer))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+        server = await asyncio.start_server(accepted, "127.0.0.1", 0)
         self.port = server.sockets[0].getsockname()[1]
         self._ready.set()
         async with server:
@@ -155,6 +164,8 @@ class MockLLMServer:
             server.close()
             for task in asyncio.all_tasks() - {asyncio.current_task()}:
                 task.cancel()
+            for writer in writers:
+                writer.close()
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

@@ -1,0 +1,80 @@
+"""A native peer for bench/first_chunk.py: Zed's `codex-acp` (Rust; npm
+`@zed-industries/codex-acp`, its platform package holds the binary), timed the same way as
+tether: spawned, its requests written back to back (`initialize`, then `authenticate` with the
+API key from the environment, which it requires, and `session/new`), the prompt right after
+`session/new`'s answer, to its first `agent_message_chunk`, against the same loopback model
+(OpenAI Responses wire). Its config lives in a private CODEX_HOME, kept across runs as tether's
+cache is."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import IO, Any
+
+
+def codex_home(base: Path, model_url: str) -> Path:
+    """A CODEX_HOME whose config sends every request to the loopback model."""
+    base.mkdir(exist_ok=True)
+    (base / "config.toml").write_text(
+        'model = "gpt-5.5"\nmodel_provider = "bench"\n[model_providers.bench]\n'
+        f'name = "bench"\nbase_url = "{model_url}"\nenv_key = "OPENAI_API_KEY"\n'
+        'wire_api = "responses"\n'
+    )
+    return base
+
+
+def codex_first_chunk(binary: str, home: Path, project: Path) -> float:
+    """Spawn -> first chunk, in seconds."""
+    env = {**os.environ, "CODEX_HOME": str(home), "OPENAI_API_KEY": "sk-bench"}
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    init = {"protocolVersion": 1, "clientCapabilities": {}}
+    new = {"cwd": str(project), "mcpServers": []}
+    _send(proc.stdin, 0, "initialize", init)
+    _send(proc.stdin, 1, "authenticate", {"methodId": "openai-api-key"})
+    _send(proc.stdin, 2, "session/new", new)
+    sid = _until(proc.stdout, 2)["result"]["sessionId"]
+    _send(
+        proc.stdin,
+        3,
+        "session/prompt",
+        {"sessionId": sid, "prompt": [{"type": "text", "text": "hello"}]},
+    )
+    took = _first_chunk(proc.stdout) - started
+    _until(proc.stdout, 3)
+    proc.stdin.close()
+    proc.wait(timeout=30)
+    proc.stdout.close()
+    return took
+
+
+def _send(stdin: IO[bytes], rid: int, method: str, params: dict[str, Any]) -> None:
+    stdin.write(
+        json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode()
+        + b"\n"
+    )
+    stdin.flush()
+
+
+def _until(stdout: IO[bytes], rid: int) -> dict[str, Any]:
+    for line in stdout:
+        frame = json.loads(line)
+        if frame.get("id") == rid and "method" not in frame:
+            if "error" in frame:
+                raise RuntimeError(f"codex-acp: {frame['error']}")
+            return frame
+    raise RuntimeError(f"codex-acp gave no answer to {rid}")
+
+
+def _first_chunk(stdout: IO[bytes]) -> float:
+    for line in stdout:
+        if b'"agent_message_chunk"' in line:
+            return time.perf_counter()
+    raise RuntimeError("codex-acp streamed no chunk")
