@@ -50,6 +50,7 @@ def codex_first_chunk(binary: str, home: Path, project: Path) -> float:
     took = _first_chunk(proc.stdout) - started
     _until(proc.stdout, 3)
     proc.stdin.close()
+    proc.terminate()  # it does not exit when its input ends
     proc.wait(timeout=30)
     proc.stdout.close()
     return took
