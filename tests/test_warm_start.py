@@ -330,3 +330,23 @@ def test_a_malformed_request_is_dropped_and_the_server_serves_on(warm: Warm, hom
     assert served.returncode == 0 and json.loads(served.stdout)["id"] == 0
     assert warm.server() == server and alive(server)
     assert len(list(Path(f"/proc/{server}/fd").iterdir())) == held  # what it was sent: closed
+
+
+def test_the_launcher_loads_nothing_heavy(warm: Warm, home: Path, tmp_path: Path) -> None:
+    """Handing over costs the launcher the interpreter and a few C modules (rpc/startup.py's
+    lazy-import policy holds for it too): the engine is the server's."""
+    from tether.rpc.startup import LOADED_AFTER_INITIALIZE
+
+    warm.start(home)
+    record = tmp_path / "modules.json"
+    code = (
+        "import json, sys\nfrom tether.cli.main import main\ncode = main(['acp'])\n"
+        f"open({str(record)!r}, 'w').write(json.dumps(sorted(sys.modules)))\nsys.exit(code)\n"
+    )
+    full = {**os.environ, "TETHER_HOME": str(home), **warm.env}
+    done = subprocess.run([sys.executable, "-c", code], input=_lines(INIT), capture_output=True,
+                          env=full, timeout=60)  # fmt: skip
+    assert done.returncode == 0 and json.loads(done.stdout)["id"] == 0
+    loaded = json.loads(record.read_text())
+    assert "tether.cli.warm_client" in loaded and "tether.rpc.startup" not in loaded
+    assert [m for m in loaded if m.startswith(LOADED_AFTER_INITIALIZE)] == []
