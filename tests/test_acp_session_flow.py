@@ -272,3 +272,21 @@ async def test_commands_follow_new_and_load_even_when_the_input_ends_at_once(
         await agent.prompt(sid, "hello")
     load = {"sessionId": sid, "cwd": str(project), "mcpServers": []}
     assert "available_commands_update" in await commands_after("session/load", load)
+
+
+async def test_a_session_closed_and_loaded_again_is_sent_its_commands_again(
+    home: Path, project: Path
+) -> None:
+    """`session/close` ends the client's view of a session: loading it again in the same
+    process is a new view, which needs the slash commands like any other."""
+    async with spawn_agent(home) as agent:
+        await agent.initialize()
+        sid = await agent.new_session(project)
+        assert (await agent.request("session/close", {"sessionId": sid}))["result"] == {}
+        before = len(agent.frames)
+        load = {"sessionId": sid, "cwd": str(project), "mcpServers": []}
+        assert "result" in await agent.request("session/load", load)
+        await agent.prompt(sid, "hello")  # the commands come by the end of a turn at the latest
+        updates = [f["params"]["update"]["sessionUpdate"] for f in agent.frames[before:]
+                   if f.get("method") == "session/update"]  # fmt: skip
+    assert "available_commands_update" in updates

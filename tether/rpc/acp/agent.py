@@ -252,12 +252,14 @@ class AcpAgent:
         self._ready()
         with _rpc_errors():
             await self.manager.close(params.session_id)
+        self._commands_sent.pop(params.session_id, None)  # a later load is a new view
         return acp.Empty()
 
     async def delete_session(self, params: acp.SessionIdParams) -> acp.Empty:
         self._ready()
         with _rpc_errors():
             await self.manager.delete(params.session_id)
+        self._commands_sent.pop(params.session_id, None)
         return acp.Empty()
 
     async def cancel(self, params: acp.SessionIdParams) -> None:
