@@ -22,6 +22,7 @@ from tests.acp_schema import (
     validate_agent_response,
     validate_client_response,
 )
+from tests.warm import Warm
 
 REPO = Path(__file__).resolve().parents[1]
 TS_DIR = REPO / "tests" / "ts"
@@ -95,13 +96,16 @@ def _key(rid: Any) -> str:
     return json.dumps(rid)
 
 
-def _drive(project: Path, home: Path) -> tuple[subprocess.CompletedProcess[str], Transcript]:
+def _drive(
+    project: Path, home: Path, extra: dict[str, str]
+) -> tuple[subprocess.CompletedProcess[str], Transcript]:
     node = _node()
     _ensure_sdk_installed()
     env = {
         **os.environ,
         "TETHER_HOME": str(home),
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        **extra,
     }
     command = [sys.executable, "-m", "tether", "acp"]
     done = subprocess.run(
@@ -130,12 +134,24 @@ def _drive(project: Path, home: Path) -> tuple[subprocess.CompletedProcess[str],
     return done, Transcript(events)
 
 
+@pytest.mark.parametrize("start", ["cold", "warm"])
 def test_typescript_sdk_drives_a_prompt_with_a_permission_and_an_edit(
-    project: Path, home: Path
+    project: Path, home: Path, start: str, request: pytest.FixtureRequest
 ) -> None:
+    """`warm`: the agent is a worker of a warm server (tests/test_warm_start.py); the process
+    the SDK spawned and sees exit is its stand-in."""
     readme = project / "README.md"
     original = readme.read_text()
-    done, t = _drive(project, home)
+    extra: dict[str, str] = {}
+    server = 0
+    if start == "warm":
+        warm: Warm = request.getfixturevalue("warm")
+        server = warm.start(home)
+        extra = warm.env
+    done, t = _drive(project, home, extra)
+    if start == "warm":  # the agent that served the SDK was the server's worker
+        log = (home / "logs" / "tether.log").read_text()
+        assert log.count(f"parent process {server}\n") == 1, log
     assert done.returncode == 0, (
         f"drive.mjs exited {done.returncode}\n--- stderr (tail) ---\n{done.stderr[-6000:]}"
         f"\n--- failures ---\n{[e.get('failures') for e in t.of('done')]}"
@@ -202,16 +218,16 @@ def test_typescript_sdk_drives_a_prompt_with_a_permission_and_an_edit(
     # The permission request: on an announced call's card, answered with an "allow" option.
     asked = [f for f in t.received if f.get("method") == "session/request_permission"]
     assert asked, "the agent never asked for permission"
-    for request in asked:
-        assert request["params"]["sessionId"] == session_id
-        card = request["params"]["toolCall"]
+    for ask in asked:
+        assert ask["params"]["sessionId"] == session_id
+        card = ask["params"]["toolCall"]
         # either an announced call's card, or a new card the client can render on its own
-        assert card["toolCallId"] in announced or card.get("title"), f"no card: {request}"
-        answers = [f for f in t.sent if "method" not in f and f.get("id") == request["id"]]
-        assert len(answers) == 1, f"permission request {request['id']} answered {answers}"
+        assert card["toolCallId"] in announced or card.get("title"), f"no card: {ask}"
+        answers = [f for f in t.sent if "method" not in f and f.get("id") == ask["id"]]
+        assert len(answers) == 1, f"permission request {ask['id']} answered {answers}"
         chosen = answers[0]["result"]["outcome"]
         assert chosen["outcome"] == "selected"
-        kinds_by_id = {o["optionId"]: o["kind"] for o in request["params"]["options"]}
+        kinds_by_id = {o["optionId"]: o["kind"] for o in ask["params"]["options"]}
         assert kinds_by_id[chosen["optionId"]].startswith("allow")
 
     # The allowed edit went through the client's fs/write_text_file and matches its diff.

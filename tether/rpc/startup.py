@@ -186,7 +186,13 @@ def _start_logging(front: Front, options: ServeOptions) -> None:
 
     path = setup_logging(front.name, options.log_level)
     log = logging.getLogger(f"tether.{front.name}")
-    log.info("tether %s serving %s on stdio; log file %s", __version__, front.name.upper(), path)
+    log.info(  # the parent: the editor, or for a warm start the warm server
+        "tether %s serving %s on stdio; log file %s; parent process %d",
+        __version__,
+        front.name.upper(),
+        path,
+        os.getppid(),
+    )
     front.logging_started(log)
 
 
