@@ -35,7 +35,7 @@ class WarmServer:
         self.poll.register(self.listener.fileno(), select.POLLIN)
         self.workers: dict[int, tuple[int, socket.socket]] = {}  # pidfd -> (pid, launcher)
         self.files = _loaded_files()
-        self.idle = float(os.environ.get("TETHER_WARM_IDLE_SECONDS") or wire.IDLE_SECONDS)
+        self.idle = _idle_seconds(os.environ.get("TETHER_WARM_IDLE_SECONDS", ""))
         self.listening = True
 
     def serve(self) -> None:
@@ -47,7 +47,7 @@ class WarmServer:
             if not self.workers and left <= 0:
                 self._retire()
                 return
-            events = self.poll.poll(None if self.workers else left * 1000)
+            events = self.poll.poll(None if self.workers else min(left, 3600.0) * 1000)
             for fd, _ in events:
                 if fd != self.listener.fileno():
                     self._reap(fd)
@@ -114,6 +114,14 @@ class WarmServer:
         self.poll.unregister(self.listener.fileno())
         self.listener.close()
         os.close(self.lock_fd)
+
+
+def _idle_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        return wire.IDLE_SECONDS  # unset or not a number
+    return seconds if seconds >= 0 else wire.IDLE_SECONDS
 
 
 def _bind(path: str) -> socket.socket:
