@@ -151,6 +151,9 @@ class MockLLMServer:
         tasks: set[asyncio.Task[None]] = set()  # the loop holds tasks weakly
 
         def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            if self._stop is None or self._stop.is_set():  # accepted as the server stops
+                writer.close()
+                return
             writers.add(writer)  # closed at the stop even if its task never got to run
             task = asyncio.get_running_loop().create_task(self._connection(reader, writer))
             tasks.add(task)
@@ -162,10 +165,13 @@ class MockLLMServer:
         async with server:
             await self._stop.wait()
             server.close()
-            for task in asyncio.all_tasks() - {asyncio.current_task()}:
-                task.cancel()
+            for task in list(tasks):  # only ours: asyncio's own accept tasks, cancelled before
+                task.cancel()  # they run, would drop their accepted socket unclosed
+            for _ in range(3):  # accepts already under way finish (and are closed at once)
+                await asyncio.sleep(0)
             for writer in writers:
                 writer.close()
+            await asyncio.sleep(0)  # the transports' close callbacks run before the loop ends
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
