@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.warm import warm  # noqa: F401 (the fixture: a warm server of a test's own)
+from tests.warm import shared_warm, warm  # noqa: F401 (fixtures: warm servers)
 
 # delete_path trashes through send2trash, which reads XDG_DATA_HOME once, at import: the whole
 # run (and every agent it spawns) gets a private trash, never the developer's.

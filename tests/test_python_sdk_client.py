@@ -79,7 +79,7 @@ async def test_python_sdk_drives_a_batch_permission_and_a_cancel(
     env = {**os.environ, "TETHER_HOME": str(home), "PYTHONPATH": str(REPO)}
     server = 0
     if start == "warm":
-        warm: Warm = request.getfixturevalue("warm")
+        warm: Warm = request.getfixturevalue("shared_warm")
         env.update(warm.env)
         server = warm.start(home)
     result: dict[str, Any] = {}

@@ -145,7 +145,7 @@ def test_typescript_sdk_drives_a_prompt_with_a_permission_and_an_edit(
     extra: dict[str, str] = {}
     server = 0
     if start == "warm":
-        warm: Warm = request.getfixturevalue("warm")
+        warm: Warm = request.getfixturevalue("shared_warm")
         server = warm.start(home)
         extra = warm.env
     done, t = _drive(project, home, extra)

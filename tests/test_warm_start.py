@@ -58,14 +58,14 @@ def _holds(pid: int, target: str) -> bool:
 
 @pytest.mark.anyio
 async def test_the_agent_is_a_worker_with_the_launchers_cwd_env_and_stdio(
-    warm: Warm, home: Path, project: Path, tmp_path: Path
+    shared_warm: Warm, home: Path, project: Path, tmp_path: Path
 ) -> None:
-    server = warm.start(home)
+    server = shared_warm.start(home)
     turn = tmp_path / "cwd" / "turn.json"
     turn.parent.mkdir()
     script(turn, [[{"tool_call": {"id": "r", "name": "run_argv", "arguments": {
         "argv": ["sh", "-c", "echo marker=$WARM_MARKER"]}}}], [{"text": "done"}]])  # fmt: skip
-    env = {**os.environ, "TETHER_HOME": str(home), **warm.env, "WARM_MARKER": "second-start"}
+    env = {**os.environ, "TETHER_HOME": str(home), **shared_warm.env, "WARM_MARKER": "second-start"}
     command = [sys.executable, "-m", "tether", "acp", "--script", "turn.json"]  # relative: cwd
     proc = await anyio.open_process(command, env=env, cwd=turn.parent)
     try:
@@ -88,12 +88,12 @@ async def test_the_agent_is_a_worker_with_the_launchers_cwd_env_and_stdio(
 
 
 def test_a_killed_launcher_stops_its_worker_and_the_command_it_ran(
-    warm: Warm, home: Path, project: Path, tmp_path: Path
+    shared_warm: Warm, home: Path, project: Path, tmp_path: Path
 ) -> None:
-    server = warm.start(home)
+    server = shared_warm.start(home)
     turn = script(tmp_path / "t.json", [[{"tool_call": {"id": "r", "name": "run_argv",
         "arguments": {"argv": ["sleep", "417.5"]}}}], [{"text": "done"}]])  # fmt: skip
-    env = {**os.environ, "TETHER_HOME": str(home), **warm.env}
+    env = {**os.environ, "TETHER_HOME": str(home), **shared_warm.env}
     command = [sys.executable, "-m", "tether", "acp", "--script", str(turn)]
     new = {"cwd": str(project), "mcpServers": []}
     frames = [INIT, {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": new}]
@@ -149,19 +149,19 @@ def _wait_for_process(word: str, timeout: float = 20) -> int:
     raise AssertionError(f"no `sleep {word}` started")
 
 
-def test_the_exit_code_and_a_signal_pass_through(warm: Warm, home: Path) -> None:
-    warm.start(home)
-    done = warm.launch(home, _lines(INIT))
+def test_the_exit_code_and_a_signal_pass_through(shared_warm: Warm, home: Path) -> None:
+    shared_warm.start(home)
+    done = shared_warm.launch(home, _lines(INIT))
     assert done.returncode == 0 and json.loads(done.stdout)["id"] == 0
-    assert warm.launch(home, b"").returncode == 0  # input ended before anything came
-    env = {**os.environ, "TETHER_HOME": str(home), **warm.env}
+    assert shared_warm.launch(home, b"").returncode == 0  # input ended before anything came
+    env = {**os.environ, "TETHER_HOME": str(home), **shared_warm.env}
     command = [sys.executable, "-m", "tether", "acp"]
     with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env) as proc:
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(_lines(INIT))
         proc.stdin.flush()
         proc.stdout.readline()
-        worker = _agent_of(proc.pid, warm.server())
+        worker = _agent_of(proc.pid, shared_warm.server())
         proc.terminate()
         assert proc.wait(timeout=20) == -signal.SIGTERM  # died of the signal, as its worker did
     assert wait_gone(worker)
@@ -202,15 +202,13 @@ def test_a_directory_others_can_write_is_not_used(warm: Warm, home: Path) -> Non
     warm.base.chmod(0o777)
     served = warm.launch(home, _lines(INIT))
     assert served.returncode == 0 and json.loads(served.stdout)["id"] == 0
-    time.sleep(1.0)
-    assert list(warm.base.iterdir()) == []  # no server, no socket, no lock
+    assert list(warm.base.iterdir()) == []  # no lock taken (a launcher's first step): no server
 
 
 def test_off_when_told(warm: Warm, home: Path) -> None:
     served = warm.launch(home, _lines(INIT), TETHER_WARM="0")
     assert served.returncode == 0
-    time.sleep(1.0)
-    assert list(warm.base.iterdir()) == []
+    assert list(warm.base.iterdir()) == []  # no lock taken (a launcher's first step): no server
 
 
 def test_doctor_says_how_tether_starts(warm: Warm, home: Path) -> None:
@@ -256,17 +254,17 @@ print("the server said:", answer)
 @pytest.mark.anyio
 @pytest.mark.parametrize("mechanism", ["bubblewrap", "landlock"])
 async def test_a_confined_command_gets_no_worker_from_the_warm_server(
-    warm: Warm, home: Path, project: Path, tmp_path: Path, mechanism: str
+    shared_warm: Warm, home: Path, project: Path, tmp_path: Path, mechanism: str
 ) -> None:
-    warm.start(home)
-    [sock] = warm.base.glob("*.sock")
+    shared_warm.start(home)
+    [sock] = shared_warm.base.glob("*.sock")
     outside = tmp_path / "outside"
     outside.mkdir()
     (project / "escape.py").write_text(ESCAPE)
     argv = [sys.executable, "escape.py", str(sock), str(outside / "planted.toml")]
     turn = script(tmp_path / "t.json", [[{"tool_call": {"id": "r", "name": "run_argv",
         "arguments": {"argv": argv}}}], [{"text": "done"}]])  # fmt: skip
-    env = {**warm.env, "TETHER_SANDBOX": mechanism}
+    env = {**shared_warm.env, "TETHER_SANDBOX": mechanism}
     async with spawn_agent(home, "--script", str(turn), env=env) as agent:
         agent.permission_choice = "reject_once"
         await agent.initialize(terminal=False)
@@ -283,17 +281,17 @@ async def test_a_confined_command_gets_no_worker_from_the_warm_server(
     assert b"exit 0" in unconfined.stdout and (outside / "planted.toml").exists()
 
 
-def test_the_worker_takes_the_launchers_limits_and_umask(warm: Warm, home: Path) -> None:
+def test_the_worker_takes_the_launchers_limits_and_umask(shared_warm: Warm, home: Path) -> None:
     import resource
 
-    server = warm.start(home)
+    server = shared_warm.start(home)
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 
     def confine() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (200, hard))
         os.umask(0o027)
 
-    env = {**os.environ, "TETHER_HOME": str(home), **warm.env}
+    env = {**os.environ, "TETHER_HOME": str(home), **shared_warm.env}
     command = [sys.executable, "-m", "tether", "acp"]
     with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
                           preexec_fn=confine) as proc:  # fmt: skip
@@ -313,12 +311,14 @@ def test_the_worker_takes_the_launchers_limits_and_umask(warm: Warm, home: Path)
 MALFORMED = [b"", b"\x00\x00\x00\x05hello", b"\x00\x00\x00\x0ftether-warm 2\x00/", b"\xff" * 4]
 
 
-def test_a_malformed_request_is_dropped_and_the_server_serves_on(warm: Warm, home: Path) -> None:
+def test_a_malformed_request_is_dropped_and_the_server_serves_on(
+    shared_warm: Warm, home: Path
+) -> None:
     import socket
 
-    server = warm.start(home)
+    server = shared_warm.start(home)
     held = len(list(Path(f"/proc/{server}/fd").iterdir()))
-    [sock] = warm.base.glob("*.sock")
+    [sock] = shared_warm.base.glob("*.sock")
     for body in MALFORMED:
         with socket.socket(socket.AF_UNIX) as conn:
             conn.connect(str(sock))
@@ -326,24 +326,24 @@ def test_a_malformed_request_is_dropped_and_the_server_serves_on(warm: Warm, hom
             conn.sendmsg([body], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
             conn.shutdown(socket.SHUT_WR)
             assert conn.recv(64) == b"", body  # nothing forked for it
-    served = warm.launch(home, _lines(INIT))
+    served = shared_warm.launch(home, _lines(INIT))
     assert served.returncode == 0 and json.loads(served.stdout)["id"] == 0
-    assert warm.server() == server and alive(server)
+    assert shared_warm.server() == server and alive(server)
     assert len(list(Path(f"/proc/{server}/fd").iterdir())) == held  # what it was sent: closed
 
 
-def test_the_launcher_loads_nothing_heavy(warm: Warm, home: Path, tmp_path: Path) -> None:
+def test_the_launcher_loads_nothing_heavy(shared_warm: Warm, home: Path, tmp_path: Path) -> None:
     """Handing over costs the launcher the interpreter and a few C modules (rpc/startup.py's
     lazy-import policy holds for it too): the engine is the server's."""
     from tether.rpc.startup import LOADED_AFTER_INITIALIZE
 
-    warm.start(home)
+    shared_warm.start(home)
     record = tmp_path / "modules.json"
     code = (
         "import json, sys\nfrom tether.cli.main import main\ncode = main(['acp'])\n"
         f"open({str(record)!r}, 'w').write(json.dumps(sorted(sys.modules)))\nsys.exit(code)\n"
     )
-    full = {**os.environ, "TETHER_HOME": str(home), **warm.env}
+    full = {**os.environ, "TETHER_HOME": str(home), **shared_warm.env}
     done = subprocess.run([sys.executable, "-c", code], input=_lines(INIT), capture_output=True,
                           env=full, timeout=60)  # fmt: skip
     assert done.returncode == 0 and json.loads(done.stdout)["id"] == 0

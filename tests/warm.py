@@ -45,14 +45,35 @@ class Warm:
         raise AssertionError(f"no warm server listens in {self.base}: {found}")
 
     def start(self, home: Path) -> int:
+        """The server, started by a first launch unless one already listens."""
+        running = self.running()
+        if running is not None:
+            return running
         assert self.launch(home).returncode == 0
         return self.server()
+
+    def running(self) -> int | None:
+        for pid_file in self.base.glob("*.pid"):
+            text = pid_file.read_text().strip()
+            if text and alive(int(text)) and list(self.base.glob("*.sock")):
+                return int(text)
+        return None
 
 
 @pytest.fixture
 def warm(tmp_path: Path) -> Iterator[Warm]:
+    """A warm server of the test's own (one it may retire, idle out or refuse)."""
     base = tmp_path / "warm"
     base.mkdir(mode=0o700)
+    yield Warm(base)
+    stop_servers(str(base))
+
+
+@pytest.fixture(scope="session")
+def shared_warm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Warm]:
+    """One warm server for the tests that only use it (each starting one costs a second)."""
+    base = tmp_path_factory.mktemp("warm-shared")
+    base.chmod(0o700)
     yield Warm(base)
     stop_servers(str(base))
 
