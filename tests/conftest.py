@@ -13,12 +13,15 @@ from tests.warm import shared_warm, warm  # noqa: F401 (fixtures: warm servers)
 TRASH_HOME = Path(tempfile.mkdtemp(prefix="tether-test-xdg-"))
 os.environ["XDG_DATA_HOME"] = str(TRASH_HOME)
 
-# Agents start in-process (cold), so a test sees the agent it spawned as its child, unless
-# TETHER_TEST_WARM=1 runs the whole suite through one warm server (tether/cli/warm_server.py)
-# in a private directory, stopped when the run ends. tests/test_warm_start.py tests warm starts.
+# Agents the tests spawn start warm, as users' do: one warm server (tether/cli/warm_server.py) in
+# a private directory serves the whole run and is stopped at its end (a cold start costs the
+# engine's imports, about 0.4 s of CPU, and the suite spawns hundreds). Tests marked
+# `cold_start` spawn theirs in-process (the agent is then their child, its memory its own, and
+# the engine loads on a thread beside the first answers); TETHER_TEST_WARM=0 runs all of them
+# cold. tests/test_warm_start.py tests warm starts themselves.
 WARM_DIR = Path(tempfile.mkdtemp(prefix="tether-test-warm-"))
 os.environ["TETHER_WARM_DIR"] = str(WARM_DIR)
-os.environ["TETHER_WARM"] = "1" if os.environ.get("TETHER_TEST_WARM") == "1" else "0"
+os.environ["TETHER_WARM"] = "0" if os.environ.get("TETHER_TEST_WARM") == "0" else "1"
 
 # What selects a real provider: a test must never reach the developer's keys or config file
 # (spawned agents inherit os.environ).
@@ -32,6 +35,12 @@ _PROVIDER_ENV = (
     "TETHER_MODEL",
     "TETHER_SEARXNG_URL",
 )
+
+
+@pytest.fixture(autouse=True)
+def _cold_start(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if request.node.get_closest_marker("cold_start") is not None:
+        monkeypatch.setenv("TETHER_WARM", "0")
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,7 @@ import pytest
 from tests.golden_util import check_golden
 from tests.harness import spawn_agent
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.cold_start]  # the engine loads beside the answers
 
 
 async def test_initialize_negotiates_version_1(home: Path) -> None:

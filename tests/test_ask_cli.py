@@ -16,6 +16,8 @@ import pytest
 
 from tests.harness import REPO, script, slow_script, spawn_agent
 
+pytestmark = pytest.mark.cold_start  # the agent is the process spawned
+
 ASK = [sys.executable, "-m", "tether", "ask"]
 # Runs a command as the leader of a new session whose controlling terminal is its stdin, so
 # that the kernel sends Ctrl-C typed on that terminal to the command's whole process group.

@@ -10,8 +10,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.acp_schema import validate_agent_frame
 from tests.harness import REPO, script
+
+pytestmark = pytest.mark.cold_start  # the agent is the process spawned
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
 

@@ -78,6 +78,7 @@ async def test_python_sdk_drives_a_batch_permission_and_a_cancel(
 
     env = {**os.environ, "TETHER_HOME": str(home), "PYTHONPATH": str(REPO)}
     server = 0
+    env["TETHER_WARM"] = "0"
     if start == "warm":
         warm: Warm = request.getfixturevalue("shared_warm")
         env.update(warm.env)

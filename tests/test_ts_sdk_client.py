@@ -142,7 +142,7 @@ def test_typescript_sdk_drives_a_prompt_with_a_permission_and_an_edit(
     the SDK spawned and sees exit is its stand-in."""
     readme = project / "README.md"
     original = readme.read_text()
-    extra: dict[str, str] = {}
+    extra = {"TETHER_WARM": "0"}
     server = 0
     if start == "warm":
         warm: Warm = request.getfixturevalue("shared_warm")

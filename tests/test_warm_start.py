@@ -12,6 +12,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -91,39 +93,57 @@ def test_a_killed_launcher_stops_its_worker_and_the_command_it_ran(
     shared_warm: Warm, home: Path, project: Path, tmp_path: Path
 ) -> None:
     server = shared_warm.start(home)
-    turn = script(tmp_path / "t.json", [[{"tool_call": {"id": "r", "name": "run_argv",
-        "arguments": {"argv": ["sleep", "417.5"]}}}], [{"text": "done"}]])  # fmt: skip
-    env = {**os.environ, "TETHER_HOME": str(home), **shared_warm.env}
-    command = [sys.executable, "-m", "tether", "acp", "--script", str(turn)]
-    new = {"cwd": str(project), "mcpServers": []}
-    frames = [INIT, {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": new}]
-    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env) as proc:
-        _kill_mid_turn(proc, frames, server)
-
-
-def _kill_mid_turn(
-    proc: subprocess.Popen[bytes], frames: list[dict[str, object]], server: int
-) -> None:
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
-        proc.stdin.write(_lines(*frames))
-        proc.stdin.flush()
-        sid = _answer(proc, 1)["result"]["sessionId"]
-        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-        mode = {"sessionId": sid, "modeId": "code"}  # runs without asking
-        proc.stdin.write(_lines({"jsonrpc": "2.0", "id": 2, "method": "session/set_mode",
-                                 "params": mode},
-                                {"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
-                                 "params": prompt}))  # fmt: skip
-        proc.stdin.flush()
+    with _sleeping_turn(shared_warm, home, project, tmp_path, "417.5") as proc:
         worker = _agent_of(proc.pid, server)
         sleeper = _wait_for_process("417.5")
         proc.kill()  # as an editor that goes away does; stdin stays open (we hold it)
         assert wait_gone(worker) and wait_gone(sleeper)
         assert alive(server)
-    finally:
+
+
+def test_a_worker_ending_stops_nothing_another_worker_started(
+    shared_warm: Warm, home: Path, project: Path, tmp_path: Path
+) -> None:
+    """Each worker marks what it starts as its own (engine/local/reaper.py), as separate
+    processes do: the mark is made anew in each fork, not inherited from the server."""
+    shared_warm.start(home)
+    with _sleeping_turn(shared_warm, home, project, tmp_path, "417.7") as proc:
+        sleeper = _wait_for_process("417.7")
+        assert shared_warm.launch(home, _lines(INIT)).returncode == 0  # another worker ends
+        assert alive(sleeper)
         proc.kill()
-        proc.wait()
+    assert wait_gone(sleeper)  # its own worker's end does stop it
+
+
+@contextmanager
+def _sleeping_turn(
+    warm: Warm, home: Path, project: Path, tmp_path: Path, seconds: str
+) -> Iterator[subprocess.Popen[bytes]]:
+    """A warm-started agent in a turn whose command (`sleep SECONDS`, in `code` mode: it runs
+    without asking) is running."""
+    turn = script(tmp_path / "t.json", [[{"tool_call": {"id": "r", "name": "run_argv",
+        "arguments": {"argv": ["sleep", seconds]}}}], [{"text": "done"}]])  # fmt: skip
+    env = {**os.environ, "TETHER_HOME": str(home), **warm.env}
+    command = [sys.executable, "-m", "tether", "acp", "--script", str(turn)]
+    new = {"cwd": str(project), "mcpServers": []}
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(_lines(INIT, {"jsonrpc": "2.0", "id": 1, "method": "session/new",
+                                           "params": new}))  # fmt: skip
+            proc.stdin.flush()
+            sid = _answer(proc, 1)["result"]["sessionId"]
+            prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
+            mode = {"sessionId": sid, "modeId": "code"}
+            proc.stdin.write(_lines({"jsonrpc": "2.0", "id": 2, "method": "session/set_mode",
+                                     "params": mode},
+                                    {"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+                                     "params": prompt}))  # fmt: skip
+            proc.stdin.flush()
+            yield proc
+        finally:
+            proc.kill()
+            proc.wait()
 
 
 def _answer(proc: subprocess.Popen[bytes], rid: int) -> dict[str, Any]:
@@ -350,3 +370,22 @@ def test_the_launcher_loads_nothing_heavy(shared_warm: Warm, home: Path, tmp_pat
     loaded = json.loads(record.read_text())
     assert "tether.cli.warm_client" in loaded and "tether.rpc.startup" not in loaded
     assert [m for m in loaded if m.startswith(LOADED_AFTER_INITIALIZE)] == []
+
+
+def test_per_process_marks_are_made_anew_in_each_fork() -> None:
+    """What names a tether process to others (the reaper's mark on what it starts, the session
+    lease's token) is its own in a worker, not the server's it was forked from."""
+    from tether.engine.local import reaper
+    from tether.engine.sessions import lease
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report its marks, then leave without the parent's cleanups
+        os.write(write, f"{reaper.OWNER} {lease._TOKEN}".encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as f:
+        owner, token = f.read().split()
+    os.waitpid(pid, 0)
+    assert owner != reaper.OWNER and owner.startswith(f"{pid}-")
+    assert token != lease._TOKEN

@@ -76,7 +76,8 @@ class _Launch:
         fds = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in (0, 1, 2))
         try:
             sent = self.conn.sendmsg([body], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
-            self.conn.sendall(body[sent:])
+            if sent < len(body):  # (an empty send to a server that already answered and
+                self.conn.sendall(body[sent:])  # closed, as `stale` does, fails EPIPE)
         except OSError:
             return None  # a closed stdio fd, or the server went away: serve in-process
         return self._answers()
@@ -135,6 +136,7 @@ def start_server(base: str, name: str, successor: bool = False) -> None:
     process's child)."""
     if not successor and _locked(os.path.join(base, name + ".lock")):
         return
+    starter = str(os.getpid())  # this start, which serves cold meanwhile
     first = os.fork()
     if first:
         os.waitpid(first, 0)
@@ -146,7 +148,6 @@ def start_server(base: str, name: str, successor: bool = False) -> None:
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
-        starter = str(os.getppid())  # the first child's parent: this start, serving cold
         command = [sys.executable, "-P", "-m", "tether.cli.warm_server", base, name, starter]
         os.execv(sys.executable, command)
     finally:

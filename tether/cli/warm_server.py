@@ -297,23 +297,47 @@ def _cpu_ticks(pid: int) -> int | None:
 def main(argv: list[str]) -> int:
     base, name, starter = argv
     os.chdir("/")
-    if wire.server_name(wire.identity(sys.path)) != name:
-        return 1  # started by a launcher with another identity: it could never serve it
-    try:
-        os.close(os.pidfd_open(os.getpid()))  # how workers are waited for (Linux 5.3)
-    except OSError:
+    why = _cannot_serve(base, name)
+    if why is not None:
+        _note(base, name, why)
         return 1
     lock_fd = _lock(base, name)
     if lock_fd is None:
+        _note(base, name, "another server holds the lock")
         return 0
-    _after_busy(int(starter))
-    preload()
-    import gc
+    try:
+        _after_busy(int(starter))
+        preload()
+        import gc
 
-    gc.collect()
-    gc.freeze()  # workers share these pages instead of copying them at their first collection
-    WarmServer(base, name, lock_fd).serve()
+        gc.collect()
+        gc.freeze()  # workers share these pages instead of copying them at their first collection
+        WarmServer(base, name, lock_fd).serve()
+    except Exception:
+        import traceback
+
+        _note(base, name, traceback.format_exc())
+        raise
     return 0
+
+
+def _cannot_serve(base: str, name: str) -> str | None:
+    if wire.server_name(wire.identity(sys.path)) != name:
+        return "started for another identity"  # a launcher it could never serve
+    try:
+        os.close(os.pidfd_open(os.getpid()))  # how workers are waited for (Linux 5.3)
+    except OSError:
+        return "this kernel has no pidfd_open"
+    return None
+
+
+def _note(base: str, name: str, text: str) -> None:
+    """Why a server did not serve, in NAME.log beside its socket (the last reason only)."""
+    try:
+        with open(os.path.join(base, name + ".log"), "w") as f:
+            f.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} pid {os.getpid()}: {text}\n")
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":

@@ -18,9 +18,26 @@ from pathlib import Path
 from types import FrameType
 
 MARKER = "TETHER_OWNER"
-OWNER = f"{os.getpid()}-{os.urandom(6).hex()}"
 GRACE = 0.5
 _installed = False
+
+
+def _new_owner() -> str:
+    return f"{os.getpid()}-{os.urandom(6).hex()}"
+
+
+OWNER = _new_owner()
+
+
+def _forked() -> None:
+    """A forked tether (a warm server's worker) is a tether of its own: what another one
+    started is not its to stop."""
+    global OWNER
+    OWNER = _new_owner()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
 
 
 def marked() -> list[int]:

@@ -25,8 +25,8 @@ import anyio
 from anyio.abc import Process
 
 from tether.engine.file_search import GrepHit, GrepRequest, GrepResult, SearchScope, bfs_key
+from tether.engine.local import reaper
 from tether.engine.local.ignore_files import ancestor_rules
-from tether.engine.local.reaper import MARKER, OWNER
 from tether.engine.local.search_rules import SkipRules
 
 HITS_CAP = 10_000  # lines read before the search is stopped: the tool shows the first ones
@@ -115,7 +115,7 @@ def _env() -> dict[str, str]:
     """Nothing of tether's environment (no provider keys, no RIPGREP_CONFIG_PATH) but PATH (and
     Windows' SYSTEMROOT) and the marker that has tether's exit stop it."""
     env = {k: os.environ[k] for k in ("PATH", "SYSTEMROOT") if k in os.environ}
-    return {**env, MARKER: OWNER}
+    return {**env, reaper.MARKER: reaper.OWNER}
 
 
 async def list_files(rg: Path, scope: SearchScope, name_hint: str | None) -> list[str]:

@@ -21,6 +21,16 @@ DEFAULT_LEASE_SECONDS = 30.0
 _TOKEN = uuid.uuid4().hex[:12]  # this process, even if its pid is reused later
 
 
+def _forked() -> None:
+    """A forked tether (a warm server's worker) holds leases as a process of its own."""
+    global _TOKEN
+    _TOKEN = uuid.uuid4().hex[:12]
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
+
+
 def lease_seconds() -> float:
     """How long a lease lasts without renewal (`TETHER_SESSION_LEASE_SECONDS`, default 30)."""
     raw = os.environ.get("TETHER_SESSION_LEASE_SECONDS", "")
