@@ -20,13 +20,12 @@ from typing import Any
 import anyio
 import pytest
 
+from tests.acp_schema import validate_agent_frame
 from tests.harness import REPO, AgentProcess, script, spawn_agent
 from tests.stored import tool_results
-from tests.warm import Warm, alive, children, wait_gone
+from tests.warm import INIT, Warm, alive, answered_initialize, children, wait_gone
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="warm starts are Linux-only")
-
-INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
 
 
 def _lines(*frames: dict[str, object]) -> bytes:
@@ -109,7 +108,7 @@ def test_a_worker_ending_stops_nothing_another_worker_started(
     shared_warm.start(home)
     with _sleeping_turn(shared_warm, home, project, tmp_path, "417.7") as proc:
         sleeper = _wait_for_process("417.7")
-        assert shared_warm.launch(home, _lines(INIT)).returncode == 0  # another worker ends
+        answered_initialize(shared_warm.launch(home, _lines(INIT)))  # another worker ends
         assert alive(sleeper)
         proc.kill()
     assert wait_gone(sleeper)  # its own worker's end does stop it
@@ -146,11 +145,17 @@ def _sleeping_turn(
             proc.wait()
 
 
+ASKED = {0: "initialize", 1: "session/new", 2: "session/set_mode", 3: "session/prompt"}
+
+
 def _answer(proc: subprocess.Popen[bytes], rid: int) -> dict[str, Any]:
+    """The answer to request `rid`; every frame read on the way checked against the schema."""
     assert proc.stdout is not None
     for line in proc.stdout:
         frame = json.loads(line)
-        if frame.get("id") == rid and "method" not in frame:
+        answer = "method" not in frame
+        validate_agent_frame(frame, method=ASKED.get(frame.get("id")) if answer else None)
+        if frame.get("id") == rid and answer:
             return frame
     raise AssertionError(f"no answer to {rid}")
 
@@ -171,16 +176,9 @@ def _wait_for_process(word: str, timeout: float = 20) -> int:
 
 def test_the_exit_code_and_a_signal_pass_through(shared_warm: Warm, home: Path) -> None:
     shared_warm.start(home)
-    done = shared_warm.launch(home, _lines(INIT))
-    assert done.returncode == 0 and json.loads(done.stdout)["id"] == 0
+    answered_initialize(shared_warm.launch(home, _lines(INIT)))
     assert shared_warm.launch(home, b"").returncode == 0  # input ended before anything came
-    env = {**os.environ, "TETHER_HOME": str(home), **shared_warm.env}
-    command = [sys.executable, "-m", "tether", "acp"]
-    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env) as proc:
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(_lines(INIT))
-        proc.stdin.flush()
-        proc.stdout.readline()
+    with shared_warm.initialized(home) as proc:
         worker = _agent_of(proc.pid, shared_warm.server())
         proc.terminate()
         assert proc.wait(timeout=20) == -signal.SIGTERM  # died of the signal, as its worker did
@@ -192,23 +190,18 @@ def test_a_server_whose_import_path_changed_retires(warm: Warm, home: Path, tmp_
     extra.mkdir()
     warm.env["PYTHONPATH"] = f"{REPO}{os.pathsep}{extra}"
     server = warm.start(home)
-    env = {**os.environ, "TETHER_HOME": str(home), **warm.env}
-    command = [sys.executable, "-m", "tether", "acp"]
-    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env) as old:
-        assert old.stdin is not None and old.stdout is not None
-        old.stdin.write(_lines(INIT))
-        old.stdin.flush()
-        old.stdout.readline()
+    with warm.initialized(home) as old:
+        assert old.stdin is not None
         worker = _agent_of(old.pid, server)
         (extra / "new_package.py").write_text("")  # a package installed where it imports from
-        served = warm.launch(home, _lines(INIT))
-        assert served.returncode == 0 and json.loads(served.stdout)["id"] == 0  # in-process
+        answered_initialize(warm.launch(home, _lines(INIT)))  # in-process
         successor = warm.server()  # started at once: the old server left it its place
         assert successor != server and alive(server) and alive(worker)
         old.stdin.close()
         assert old.wait(timeout=20) == 0  # the old server still says its worker's exit code
     assert wait_gone(server)
-    assert warm.launch(home, _lines(INIT)).returncode == 0 and alive(successor)
+    answered_initialize(warm.launch(home, _lines(INIT)))
+    assert alive(successor)
 
 
 def test_an_idle_server_exits_and_removes_its_socket(warm: Warm, home: Path) -> None:
@@ -220,14 +213,12 @@ def test_an_idle_server_exits_and_removes_its_socket(warm: Warm, home: Path) -> 
 
 def test_a_directory_others_can_write_is_not_used(warm: Warm, home: Path) -> None:
     warm.base.chmod(0o777)
-    served = warm.launch(home, _lines(INIT))
-    assert served.returncode == 0 and json.loads(served.stdout)["id"] == 0
+    answered_initialize(warm.launch(home, _lines(INIT)))
     assert list(warm.base.iterdir()) == []  # no lock taken (a launcher's first step): no server
 
 
 def test_off_when_told(warm: Warm, home: Path) -> None:
-    served = warm.launch(home, _lines(INIT), TETHER_WARM="0")
-    assert served.returncode == 0
+    answered_initialize(warm.launch(home, _lines(INIT), TETHER_WARM="0"))
     assert list(warm.base.iterdir()) == []  # no lock taken (a launcher's first step): no server
 
 
@@ -311,14 +302,8 @@ def test_the_worker_takes_the_launchers_limits_and_umask(shared_warm: Warm, home
         resource.setrlimit(resource.RLIMIT_NOFILE, (200, hard))
         os.umask(0o027)
 
-    env = {**os.environ, "TETHER_HOME": str(home), **shared_warm.env}
-    command = [sys.executable, "-m", "tether", "acp"]
-    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-                          preexec_fn=confine) as proc:  # fmt: skip
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(_lines(INIT))
-        proc.stdin.flush()
-        proc.stdout.readline()
+    with shared_warm.initialized(home, preexec_fn=confine) as proc:
+        assert proc.stdin is not None
         worker = _agent_of(proc.pid, server)
         limits = Path(f"/proc/{worker}/limits").read_text()
         status = Path(f"/proc/{worker}/status").read_text()
@@ -346,8 +331,7 @@ def test_a_malformed_request_is_dropped_and_the_server_serves_on(
             conn.sendmsg([body], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
             conn.shutdown(socket.SHUT_WR)
             assert conn.recv(64) == b"", body  # nothing forked for it
-    served = shared_warm.launch(home, _lines(INIT))
-    assert served.returncode == 0 and json.loads(served.stdout)["id"] == 0
+    answered_initialize(shared_warm.launch(home, _lines(INIT)))
     assert shared_warm.server() == server and alive(server)
     assert len(list(Path(f"/proc/{server}/fd").iterdir())) == held  # what it was sent: closed
 
@@ -366,7 +350,7 @@ def test_the_launcher_loads_nothing_heavy(shared_warm: Warm, home: Path, tmp_pat
     full = {**os.environ, "TETHER_HOME": str(home), **shared_warm.env}
     done = subprocess.run([sys.executable, "-c", code], input=_lines(INIT), capture_output=True,
                           env=full, timeout=60)  # fmt: skip
-    assert done.returncode == 0 and json.loads(done.stdout)["id"] == 0
+    answered_initialize(done)
     loaded = json.loads(record.read_text())
     assert "tether.cli.warm_client" in loaded and "tether.rpc.startup" not in loaded
     assert [m for m in loaded if m.startswith(LOADED_AFTER_INITIALIZE)] == []

@@ -3,17 +3,24 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.acp_schema import validate_agent_frame
 from tests.harness import REPO
 from tether.cli.warm_client import stop_servers
+
+INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+INIT_LINE = json.dumps(INIT).encode() + b"\n"
 
 
 class Warm:
@@ -30,6 +37,25 @@ class Warm:
         return subprocess.run(
             command, input=data, capture_output=True, env=full, cwd=REPO, timeout=60
         )
+
+    @contextmanager
+    def initialized(
+        self, home: Path, preexec_fn: Callable[[], None] | None = None, **env: str
+    ) -> Iterator[subprocess.Popen[bytes]]:
+        """A `tether acp` whose `initialize` was answered (checked against the schema), its
+        input still open."""
+        full = {**os.environ, "TETHER_HOME": str(home), **self.env, **env}
+        command = [sys.executable, "-m", "tether", "acp"]
+        pipe = subprocess.PIPE
+        with subprocess.Popen(
+            command, stdin=pipe, stdout=pipe, env=full, preexec_fn=preexec_fn
+        ) as p:
+            assert p.stdin is not None and p.stdout is not None
+            p.stdin.write(INIT_LINE)
+            p.stdin.flush()
+            answer = json.loads(p.stdout.readline())
+            validate_agent_frame(answer, method="initialize")
+            yield p
 
     def server(self, timeout: float = 60) -> int:
         """The running server's pid, waiting for it to listen."""
@@ -76,6 +102,17 @@ def shared_warm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Warm]:
     base.chmod(0o700)
     yield Warm(base)
     stop_servers(str(base))
+
+
+def answered_initialize(done: subprocess.CompletedProcess[bytes]) -> dict[str, Any]:
+    """The one frame a launch fed only `initialize` wrote, checked against the schema; the
+    launch exited 0."""
+    assert done.returncode == 0, done.stderr[-2000:]
+    [line] = done.stdout.splitlines()
+    answer = json.loads(line)
+    validate_agent_frame(answer, method="initialize")
+    assert answer["id"] == 0
+    return answer
 
 
 def children(pid: int) -> list[int]:
