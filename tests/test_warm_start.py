@@ -373,3 +373,27 @@ def test_per_process_marks_are_made_anew_in_each_fork() -> None:
     os.waitpid(pid, 0)
     assert owner != reaper.OWNER and owner.startswith(f"{pid}-")
     assert token != lease._TOKEN
+
+
+def test_requests_back_to_back_with_the_input_ended_at_once_are_all_answered(
+    shared_warm: Warm, home: Path, project: Path
+) -> None:
+    """A worker reads what its launcher's client wrote before the hand-over, and answers it
+    all, even when that client closed its input right after."""
+    shared_warm.start(home)
+    new = {"jsonrpc": "2.0", "id": 1, "method": "session/new",
+           "params": {"cwd": str(project), "mcpServers": []}}  # fmt: skip
+    bad = b'{"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {}}\n'
+    done = shared_warm.launch(home, _lines(INIT, new) + bad + b"{not json\n")
+    assert done.returncode == 0, done.stderr[-2000:]
+    frames = [json.loads(line) for line in done.stdout.splitlines()]
+    asked = {0: "initialize", 1: "session/new", 2: "session/prompt"}
+    for frame in frames:
+        answer = "method" not in frame
+        validate_agent_frame(frame, method=asked.get(frame.get("id")) if answer else None)
+    answers = {f.get("id"): f for f in frames if "method" not in f}
+    assert "result" in answers[0] and "sessionId" in answers[1]["result"]
+    assert answers[2]["error"]["code"] == -32602  # the prompt's missing fields, named
+    assert answers[None]["error"]["code"] == -32700  # the line that is not JSON
+    kinds = [f["params"]["update"]["sessionUpdate"] for f in frames if "method" in f]
+    assert "available_commands_update" in kinds
