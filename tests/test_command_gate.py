@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tether.tools.command_allowlist import read_only
-from tether.tools.command_grants import command_grant
-from tether.tools.denylist import Denylist
-from tether.tools.scan import git_config, scan
+from tether.command_policy.allowlist import read_only
+from tether.command_policy.denylist import Denylist
+from tether.command_policy.grant_scope import command_grant
+from tether.command_policy.scan import git_config, scan
 
 
 def _anything(word: str) -> bool:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from tether.tools.command_words import parse_options, program_name
-from tether.tools.danger import DangerReason, classify_danger, command_danger
-from tether.tools.denylist import Denylist, DenyRule
-from tether.tools.scan import scan
-from tether.tools.shell_script import split_script
-from tether.tools.wrappers import WRAPPERS
+from tether.command_policy.danger import DangerReason, classify_danger, command_danger
+from tether.command_policy.denylist import Denylist, DenyRule
+from tether.command_policy.scan import scan
+from tether.command_policy.shell_script import split_script
+from tether.command_policy.words import parse_options, program_name
+from tether.command_policy.wrappers import WRAPPERS
 
 DENY = Denylist.default()
 
@@ -91,7 +91,7 @@ def test_unknown_options_stop_the_unwrap_and_are_reviewed() -> None:
 
 
 def test_getopt_details() -> None:
-    from tether.tools.command_words import Spec
+    from tether.command_policy.words import Spec
 
     spec = Spec(flags="ab", values="c", long_flags=frozenset({"--all"}))
     p = parse_options(spec, ["-ab", "-cVALUE", "--all", "--", "-x"])

@@ -100,16 +100,25 @@ def _room(module: str) -> str:
 
 
 FORBIDDEN = {  # room -> rooms it may never import
-    "tether.engine": ("tether.rpc", "tether.cli", "tether.tools"),
+    "tether.engine": ("tether.rpc", "tether.cli", "tether.tools", "tether.command_policy"),
     "tether.tools": ("tether.rpc", "tether.cli"),
+    # command safety judges command lines; the tools call it, it calls no tool
+    "tether.command_policy": ("tether.rpc", "tether.cli", "tether.tools"),
     "tether.schemas": (
         "tether.engine",
         "tether.rpc",
         "tether.tools",
         "tether.cli",
         "tether.transports",
+        "tether.command_policy",
     ),
-    "tether.transports": ("tether.rpc", "tether.engine", "tether.tools", "tether.cli"),
+    "tether.transports": (
+        "tether.rpc",
+        "tether.engine",
+        "tether.tools",
+        "tether.cli",
+        "tether.command_policy",
+    ),
     "tether.rpc": ("tether.cli",),
 }
 

@@ -33,7 +33,7 @@ from tether.errors import TetherError, WebCode
 @dataclass(frozen=True)
 class CommandDenylist:
     """Commands refused in every mode, nobody asked: the built-in entries (unless `builtin` is
-    off) and the configured ones (`program [flags] [words]`, see tools/denylist.py)."""
+    off) and the configured ones (`program [flags] [words]`, see command_policy/denylist.py)."""
 
     entries: tuple[str, ...] = ()
     builtin: bool = True

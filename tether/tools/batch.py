@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import anyio
 import msgspec
 
+from tether.command_policy.words import shell_join
 from tether.engine.events import TerminalOut, TextOut, ToolContent
 from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
 from tether.engine.seam import Capabilities, CommandResult, Stage
@@ -30,7 +31,6 @@ from tether.tools.command_gate import (
     sandbox_note,
 )
 from tether.tools.command_output import OUTPUT_LIMIT, CardProgress, raw_result, result_text
-from tether.tools.command_words import shell_join
 from tether.tools.text import fence
 
 BATCH_TIMEOUT = 3600.0  # a whole batch, however many nodes

@@ -1,92 +1,39 @@
-"""Whether a command asks, and how it runs: the one decision `run_argv`, `run_argv_batch` and
-`open_pty` share.
+"""How a command call asks and runs: the one plan `run_argv`, `run_argv_batch` and `open_pty`
+share, on top of `tether.command_policy`'s judgement.
 
 In every mode a denylisted program is refused (by name, behind wrappers and aliases, and by
-the file it runs). A known read-only invocation (`command_allowlist`) runs without asking. In
-`code` mode, everything else runs without asking when the sandbox confines it; without a
-sandbox, or in `ask` mode, the user is asked. A call may ask to run `unconfined` with a reason:
-that always asks and is never covered by a grant. Whatever was decided, a command runs inside
-the sandbox when there is one, unless it was allowed to run unconfined.
+the file it runs). A known read-only invocation runs without asking. In `code` mode,
+everything else runs without asking when the sandbox confines it; without a sandbox, or in
+`ask` mode, the user is asked. A call may ask to run `unconfined` with a reason: that always
+asks and is never covered by a grant. Whatever was decided, a command runs inside the sandbox
+when there is one, unless it was allowed to run unconfined.
 """
 
 from __future__ import annotations
 
-import functools
-import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from tether.command_policy import Command, Denied, denylist, judge
+from tether.command_policy import refuse_denylisted as _refuse
+from tether.command_policy.program_path import resolve_program
 from tether.engine.events import TextOut, ToolContent
 from tether.engine.registry import CallPlan, ToolError
-from tether.engine.sandbox.protect import HOME_SECRETS
 from tether.engine.sandbox.session_sandbox import SandboxUnavailable, Scope
-from tether.engine.seam import Capabilities, CommandDenylist, CommandResult
-from tether.tools.command_allowlist import read_only
-from tether.tools.command_grants import command_grant
-from tether.tools.command_resolve import resolve_program
-from tether.tools.danger import command_danger
-from tether.tools.denylist import Denylist
+from tether.engine.seam import Capabilities, CommandResult
 from tether.tools.text import fence
 
-
-@dataclass(frozen=True)
-class Command:
-    """One program line of a call, with what it is given."""
-
-    argv: list[str]
-    cwd: Path
-    env: dict[str, str] = field(default_factory=dict[str, str])
-
-
-@functools.lru_cache(maxsize=8)
-def denylist(configured: CommandDenylist) -> Denylist:
-    return Denylist.from_config(configured.entries, builtin=configured.builtin)
+__all__ = ["Command", "confine", "plan_commands", "refuse_denylisted", "sandbox_note", "scope_of"]
 
 
 def refuse_denylisted(ctx: Capabilities, commands: Sequence[Command]) -> None:
     """DENIED for a command the denylist refuses, at plan time (nobody is asked) and again
     when it runs."""
-    found = denylist(ctx.command_denylist)
-    for c in commands:
-        hit = found.check(c.argv, c.env, c.cwd)
-        if hit is not None:
-            raise ToolError("DENIED", hit.message())
-
-
-def is_read_only(ctx: Capabilities, c: Command) -> bool:
-    """A known read-only invocation of a program installed outside the session's
-    directories (a `ls` the project or an `env PATH` put first is not `ls`)."""
-    program = resolve_program(c.argv[0], c.cwd, c.env) if c.argv else None
-    if program is None or _writable_place(ctx, program):
-        return False
-    return read_only(c.argv, lambda word: _readable(ctx, c.cwd, word))
-
-
-def _writable_place(ctx: Capabilities, path: Path) -> bool:
-    policy = ctx.policy
-    places = [*policy.roots, *(g.path for g in policy.grants if g.access == "write")]
-    places.append(Path(os.path.realpath("/tmp")))
-    return any(path == p or path.is_relative_to(p) for p in places)
-
-
-def _readable(ctx: Capabilities, cwd: Path, word: str) -> bool:
-    if not word or word.startswith("-"):
-        return bool(word)
-    lexical = Path(os.path.normpath(cwd / os.path.expanduser(word)))
     try:
-        real = lexical.resolve()
-    except (OSError, RuntimeError):
-        return False
-    home = Path(os.path.expanduser("~"))
-    secrets = [home / s for s in HOME_SECRETS]
-    for p in (lexical, real):
-        if ctx.policy.denied_anywhere(p) is not None:
-            return False
-        if any(p == s or p.is_relative_to(s) for s in secrets):
-            return False
-    return True
+        _refuse(ctx.command_denylist, commands)
+    except Denied as exc:
+        raise ToolError(exc.code, exc.message) from None
 
 
 def scope_of(ctx: Capabilities, *, tty: bool = False) -> Scope:
@@ -115,22 +62,23 @@ async def plan_commands(
 ) -> CallPlan:
     """The card, consent and grant of a call running `commands` (title and target are the
     caller's)."""
-    refuse_denylisted(ctx, commands)
+    try:
+        decision = judge(commands, ctx.policy, ctx.command_denylist)
+    except Denied as exc:
+        raise ToolError(exc.code, exc.message) from None
     if unconfined and not (reason or "").strip():
         raise ToolError(
             "INVALID_ARGS", "unconfined needs a reason: say what the sandbox prevents and why"
         )
-    readonly = all(is_read_only(ctx, c) for c in commands)
     problem = await _sandbox_problem(ctx, tty)
-    found = list(dict.fromkeys(p for c in commands for p in command_danger(c.argv)))
     network = ctx.sandbox is not None and ctx.sandbox.network
-    lines = [*notes, *(f"⚠ {r}" for r, _ in found)]
+    lines = [*notes, *(f"⚠ {r}" for r, _ in decision.dangers)]
     lines += _where_it_runs(unconfined, reason, problem, network)
     content: list[ToolContent] = [TextOut("\n".join(lines))] if lines else []
-    content += [TextOut(fence(p)) for _, p in found if p]
+    content += [TextOut(fence(p)) for _, p in decision.dangers if p]
     confined = not unconfined and problem is None  # fully: uncommitted work protected too
-    free = not unconfined and (readonly or (mode == "code" and confined))
-    grants = [command_grant(c.argv, _class(ctx, c)) for c in commands]
+    free = not unconfined and (decision.read_only or (mode == "code" and confined))
+    grants = decision.grants
     return CallPlan(
         title="",
         kind="execute",
@@ -140,7 +88,7 @@ async def plan_commands(
         + (" [unconfined]" if unconfined else ""),
         grant_label=", ".join(dict.fromkeys(g.label for g in grants)),
         grantable=not unconfined,
-        waived_by_mode=free and not readonly,
+        waived_by_mode=free and not decision.read_only,
     )
 
 
@@ -161,14 +109,6 @@ def _where_it_runs(
         return [f"⚠ runs unconfined, with your permissions ({problem})"]
     net = "with network" if network else "no network"
     return [f"runs in the sandbox: writes only in the project (not uncommitted work); {net}"]
-
-
-def _class(ctx: Capabilities, c: Command) -> str:
-    """What a grant for this command line covers: reading, writing, or running code."""
-    if is_read_only(ctx, c):
-        return "read-only"
-    found = command_danger(c.argv)
-    return "runs code" if any("runs " in r or "interpreter" in r for r, _ in found) else "writing"
 
 
 async def confine(

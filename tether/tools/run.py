@@ -8,6 +8,7 @@ from pathlib import Path
 
 import anyio
 
+from tether.command_policy.words import shell_join
 from tether.engine.events import TerminalOut, TextOut, ToolContent
 from tether.engine.registry import CallPlan, ToolArgs, ToolOutput, tool
 from tether.engine.seam import Capabilities, CommandResult
@@ -27,7 +28,6 @@ from tether.tools.command_gate import (
     sandbox_note,
 )
 from tether.tools.command_output import OUTPUT_LIMIT, CardProgress, raw_result, result_text
-from tether.tools.command_words import shell_join
 from tether.tools.text import fence
 from tether.tools.tool_paths import display
 

@@ -1,9 +1,9 @@
 """Which programs a command line runs: past wrappers (`env`, `nohup`, `timeout`, `xargs`,
-`uv run`, ...: tools/wrappers.py), shell one-liners (`sh -c '...'`), remote hops (`ssh host cmd`),
+`uv run`, ...: wrappers.py), shell one-liners (`sh -c '...'`), remote hops (`ssh host cmd`),
 `find -exec`, and git aliases and settings that run programs.
 
-Pure functions: the denylist (tools/denylist.py) and the danger classification
-(tools/danger.py) judge what this finds.
+Pure functions: the denylist (command_policy/denylist.py) and the danger classification
+(command_policy/danger.py) judge what this finds.
 """
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tether.tools.command_words import (
+from tether.command_policy.shell_script import simple_command, split_script, substitutions
+from tether.command_policy.words import (
     Spec,
     long_options,
     parse_options,
     program_name,
     shell_join,
 )
-from tether.tools.shell_script import simple_command, split_script, substitutions
-from tether.tools.wrappers import (
+from tether.command_policy.wrappers import (
     REMOTE_CLIENTS,
     SHELLS,
     Finding,

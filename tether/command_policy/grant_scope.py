@@ -12,10 +12,10 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tether.tools.command_words import parse_options, program_name
-from tether.tools.interpreters import interpreter_family
-from tether.tools.scan import GIT_OPTIONS
-from tether.tools.wrappers import REMOTE_CLIENTS, shell_options, unwrap, wrapper_key
+from tether.command_policy.interpreters import interpreter_family
+from tether.command_policy.scan import GIT_OPTIONS
+from tether.command_policy.words import parse_options, program_name
+from tether.command_policy.wrappers import REMOTE_CLIENTS, shell_options, unwrap, wrapper_key
 
 MAX_DEPTH = 8
 # Programs whose first word (after their global options) is a subcommand with its own meaning.

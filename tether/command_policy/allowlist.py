@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from tether.tools.command_words import program_name
+from tether.command_policy.words import program_name
 
 PathCheck = Callable[[str], bool]  # True when the operand may be read by a command
 

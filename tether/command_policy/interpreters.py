@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
-from tether.tools.command_words import word_at
-from tether.tools.scan import Invocation
-from tether.tools.wrappers import SHELLS, shell_options
+from tether.command_policy.scan import Invocation
+from tether.command_policy.words import word_at
+from tether.command_policy.wrappers import SHELLS, shell_options
 
 _INTERPRETERS: tuple[tuple[str, str], ...] = (
     ("python", r"(python|pypy)(\d+(\.\d+)*)?[tdmw]?|py"),

@@ -12,7 +12,8 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from tether.tools.command_words import (
+from tether.command_policy.shell_script import ASSIGNMENT
+from tether.command_policy.words import (
     Parsed,
     Spec,
     long_options,
@@ -20,7 +21,6 @@ from tether.tools.command_words import (
     program_name,
     shell_join,
 )
-from tether.tools.shell_script import ASSIGNMENT
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Which calls deserve the user's confirmation even where commands run freely (mode `code`),
-and why: `command_danger` judges every program a command line runs (as tools/scan.py finds
+and why: `command_danger` judges every program a command line runs (as command_policy/scan.py finds
 them) from its own arguments (inline code, deleting, moving or overwriting files, rewriting git
 history, sending data over the network, publishing, detaching, signalling), and the scan's
 findings (carried command lines, options nobody understood, remote hosts). The card shows each
@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tether.tools.command_words import given_options, has_flag, parse_options, shell_join, word_at
-from tether.tools.interpreters import interpreter_danger, interpreter_family
-from tether.tools.scan import GIT_OPTIONS, Invocation, scan
-from tether.tools.wrappers import REMOTE_CLIENTS
+from tether.command_policy.interpreters import interpreter_danger, interpreter_family
+from tether.command_policy.scan import GIT_OPTIONS, Invocation, scan
+from tether.command_policy.words import given_options, has_flag, parse_options, shell_join, word_at
+from tether.command_policy.wrappers import REMOTE_CLIENTS
 
 _SCRIPT_SUFFIXES = (".sh", ".bash", ".zsh", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl")
 

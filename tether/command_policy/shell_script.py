@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from tether.tools.command_words import word_set
+from tether.command_policy.words import word_set
 
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _KEYWORDS = word_set("if then else elif fi do done while until ! { } time coproc esac in")

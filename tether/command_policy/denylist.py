@@ -1,6 +1,6 @@
 """The denylist: programs tether refuses to run in every mode, nobody asked (privilege
 escalation, destructive disk and file-system commands, power state). It judges every program a
-command line runs, as tools/scan.py finds them (behind wrappers, inside `sh -c`, across `ssh`,
+command line runs, as scan.py finds them (behind wrappers, inside `sh -c`, across `ssh`,
 through git aliases), and each program also by the file it runs, so a link or a copy of a
 denylisted program under another name is refused too. Defence in depth: what confines a command
 is the sandbox, never this list."""
@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tether.command_policy.program_path import resolve_program
+from tether.command_policy.scan import Invocation, Scan, scan
+from tether.command_policy.words import given_options, has_flag, shell_join
 from tether.engine.sandbox.programs import program_files, same_program
-from tether.tools.command_resolve import resolve_program
-from tether.tools.command_words import given_options, has_flag, shell_join
-from tether.tools.scan import Invocation, Scan, scan
 
 DEFAULT_DENYLIST: tuple[tuple[str, str], ...] = (
     ("privilege escalation", "sudo"),
