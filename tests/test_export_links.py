@@ -7,11 +7,11 @@ a directory link. Judged by the files outside the project."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+import anyio
 import pytest
 
 from tests.harness import REPO
@@ -116,16 +116,10 @@ async def test_sessions_export_does_not_follow_links(
         await client.prompt(sid, "say it")
     env = {**os.environ, "TETHER_HOME": str(home), "PYTHONPATH": str(REPO)}
     for name in ("notes.md", "docs/t.md", "gone.md"):
-        done = subprocess.run(
-            [sys.executable, "-m", "tether", "sessions", "export", sid, "-o", name],
-            cwd=project,
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=30,
-            check=False,
-        )
-        assert done.returncode == 1 and "not exported" in done.stderr.lower(), done
+        argv = [sys.executable, "-m", "tether", "sessions", "export", sid, "-o", name]
+        with anyio.fail_after(30):
+            done = await anyio.run_process(argv, cwd=project, env=env, check=False)
+        assert done.returncode == 1 and b"not exported" in done.stderr, done
     _untouched(ssh)
 
 
