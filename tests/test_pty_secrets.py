@@ -200,7 +200,8 @@ async def test_a_secret_the_program_prints_back_is_hidden_everywhere(
             calls(("p6", "read_pty", {"pty_id": 1, "until": "finished", "timeout_seconds": 30})),
             text("Logged in."),
         )
-        async with spawn_agent(home, env=config(tmp_path, llm.url)) as agent:
+        env = config(tmp_path, llm.url) | {"TETHER_LOG_LEVEL": "DEBUG"}
+        async with spawn_agent(home, env=env) as agent:
             default = agent.handler
 
             async def handler(method: str, params: Any) -> Any:
@@ -225,8 +226,9 @@ async def test_a_secret_the_program_prints_back_is_hidden_everywhere(
     assert not any(secret in b for b in bodies)  # the model never saw it, whole or in halves
     half = len(secret) // 2
     assert not any(secret[:half] in b or secret[half:] in b for b in bodies)
-    assert secret.encode() not in _everything_tether_kept(home)
-    assert secret[:half].encode() not in _everything_tether_kept(home)
+    kept = _everything_tether_kept(home)  # the store, its journal, the debug log
+    assert list(home.rglob("tether.log"))
+    assert secret.encode() not in kept and secret[:half].encode() not in kept
     assert secret not in json.dumps(agent.frames)
     text_out = exported.read_text()
     assert "Read pty 1 until 'finished'" in text_out

@@ -1,6 +1,8 @@
 """A directory swapped for a symlink between the check and the write redirects nothing: writes,
-deletes, moves and `/undo` walk to their file without following links, so a swap makes them
-fail instead of landing outside the project. Judged by the directory outside."""
+deletes, moves, trashing and `/undo` walk to their file without following links, so a swap
+makes them fail (or act on the entry that was checked) instead of landing outside the project.
+The racing swaps run in a process of their own, as a confined program would. Judged by the
+directory outside."""
 
 from __future__ import annotations
 
@@ -89,10 +91,29 @@ while not stop.exists():
 """
 
 
+# d and a link to outside exchanged atomically (renameat2 RENAME_EXCHANGE), again and again: d
+# is always there, half the time the real directory, half the time the link.
+EXCHANGER = """
+import ctypes, sys
+from pathlib import Path
+project, outside, stop = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+d, link = project / "d", project / "d.link"
+link.symlink_to(outside, target_is_directory=True)
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+a, b = bytes(d), bytes(link)
+print("flipping", flush=True)
+while not stop.exists():
+    for _ in range(20):
+        if libc.renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) != 0:
+            raise OSError(ctypes.get_errno(), "renameat2")
+"""
+
+
 @contextlib.contextmanager
-def _flipping(project: Path, outside: Path) -> Iterator[None]:
+def _flipping(project: Path, outside: Path, program: str = FLIPPER) -> Iterator[None]:
     stop = project.parent / "stop-flipping"
-    argv = [sys.executable, "-c", FLIPPER, str(project), str(outside), str(stop)]
+    argv = [sys.executable, "-c", program, str(project), str(outside), str(stop)]
     with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) as flipper:
         try:
             assert flipper.stdout is not None and flipper.stdout.readline() == "flipping\n"
@@ -127,13 +148,13 @@ async def test_concurrent_swaps_never_trash_a_file_outside(tmp_path: Path) -> No
     (project / "d").mkdir(parents=True)
     outside.mkdir()
     tag = uuid.uuid4().hex[:8]  # the test run shares one trash
-    names = [f"victim-{tag}-{i}.txt" for i in range(1500)]
+    names = [f"victim-{tag}-{i}.txt" for i in range(600)]
     for name in names:
         (outside / name).write_text("outside\n")
         (project / "d" / name).write_text("project\n")
     fs = LocalFileSystem()
     raced = trashed = 0
-    with _flipping(project, outside):
+    with _flipping(project, outside, EXCHANGER):
         for name in names:
             try:
                 await fs.delete(project / "d" / name, permanent=False)
