@@ -8,8 +8,8 @@ import pytest
 
 from tests.warm import shared_warm, warm  # noqa: F401 (fixtures: warm servers)
 
-# delete_path trashes through send2trash, which reads XDG_DATA_HOME once, at import: the whole
-# run (and every agent it spawns) gets a private trash, never the developer's.
+# delete_path trashes into $XDG_DATA_HOME/Trash (tether/engine/local/trash.py): the whole run
+# (and every agent it spawns) gets a private trash, never the developer's.
 TRASH_HOME = Path(tempfile.mkdtemp(prefix="tether-test-xdg-"))
 os.environ["XDG_DATA_HOME"] = str(TRASH_HOME)
 

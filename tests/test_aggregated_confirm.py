@@ -154,7 +154,9 @@ async def test_per_call_review_without_forms_asks_one_by_one(
 
 
 async def test_always_allow_records_a_grant(home: Path, project: Path, tmp_path: Path) -> None:
-    third = [_write("c.txt", "c3")]
+    # "Always allow these" grants each call what its line named: creating a.txt, creating
+    # b.txt; a later c.txt is not among them.
+    third = [_write("b.txt", "c3"), _write("c.txt", "c4")]
     path = _two_writes(tmp_path, third, [{"text": "again"}])
     async with spawn_agent(home, "--script", str(path)) as agent:
         agent.permission_choice = "allow_always"
@@ -162,10 +164,16 @@ async def test_always_allow_records_a_grant(home: Path, project: Path, tmp_path:
         sid = await agent.new_session(project)
         await agent.prompt(sid, "first")
         assert len(_permission_requests(agent)) == 1
+        (project / "b.txt").unlink()
+        agent.permission_choice = "reject_once"
         await agent.prompt(sid, "second")
-        assert len(_permission_requests(agent)) == 1  # the grant covered c.txt
-    assert (project / "c.txt").exists()
-    assert tool_results(home, sid)[-1].startswith("[approval] grant (session)\n")
+        asked = _permission_requests(agent)
+        assert len(asked) == 2  # the grant covered b.txt; c.txt asked
+        assert asked[1]["params"]["toolCall"]["toolCallId"] == "c4"
+    assert (project / "b.txt").exists() and not (project / "c.txt").exists()
+    results = tool_results(home, sid)
+    assert results[-2].startswith("[approval] grant (session)\n")
+    assert results[-1].startswith("error [REJECTED]")
 
 
 async def test_calls_that_cannot_run_are_never_shown_for_approval(

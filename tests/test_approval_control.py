@@ -43,14 +43,15 @@ async def test_a_project_grant_holds_in_the_next_process(
         [asked] = _asked(agent)
         names = {o["kind"]: o["name"] for o in asked["params"]["options"]}
         assert names["allow_always"].endswith(" in this project")
-    second = script(tmp_path / "two.json", [[_write("b.txt", "c2")], [{"text": "ok"}]])
+    (project / "a.txt").unlink()  # the grant names creating a.txt: the next process does again
+    second = script(tmp_path / "two.json", [[_write("a.txt", "c2")], [{"text": "ok"}]])
     async with spawn_agent(home, "--script", str(second)) as agent:
-        agent.permission_choice = "reject_once"  # were it asked, b.txt would not be written
+        agent.permission_choice = "reject_once"  # were it asked, a.txt would not be written
         await agent.initialize()
         other = await agent.new_session(project)  # a new session of the same project
-        await agent.prompt(other, "write b")
+        await agent.prompt(other, "write a")
         assert _asked(agent) == []
-    assert (project / "b.txt").read_text() == "b.txt\n"
+    assert (project / "a.txt").read_text() == "a.txt\n"
     assert tool_results(home, other)[0].startswith("[approval] grant (project)\n")
 
 
@@ -63,14 +64,15 @@ async def test_a_session_grant_stays_in_its_session(
         await agent.initialize()
         sid = await agent.new_session(project)
         await agent.prompt(sid, "write a")
-    second = script(tmp_path / "two.json", [[_write("b.txt", "c2")], [{"text": "ok"}]])
+    (project / "a.txt").unlink()
+    second = script(tmp_path / "two.json", [[_write("a.txt", "c2")], [{"text": "ok"}]])
     async with spawn_agent(home, "--script", str(second)) as agent:
         agent.permission_choice = "reject_once"
         await agent.initialize()
         other = await agent.new_session(project)
-        await agent.prompt(other, "write b")
+        await agent.prompt(other, "write a")
         assert len(_asked(agent)) == 1
-    assert not (project / "b.txt").exists()
+    assert not (project / "a.txt").exists()
 
 
 async def test_allow_all_runs_everything_but_the_denylists(

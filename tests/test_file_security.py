@@ -127,12 +127,21 @@ async def test_additional_roots_and_grants(project: Path, tmp_path: Path, outsid
 
 
 def test_a_session_grant_does_not_cover_a_sibling() -> None:
-    grants = Grants([Grant("write_file", "/p/src", "allow")])
-    assert grants.match("write_file", "/p/src") is not None
+    grants = Grants([Grant("write_file", "/p/src/", "allow")])  # a folder: "/" ends it
+    assert grants.match("write_file", "/p/src/") is not None
     assert grants.match("write_file", "/p/src/deep/er") is not None
     assert grants.match("write_file", "/p/src2") is None
+    assert grants.match("write_file", "/p/src") is None
     assert grants.match("write_file", "/p/sr") is None
-    assert grants.match("edit_replace", "/p/src") is None
+    assert grants.match("edit_replace", "/p/src/") is None
+
+
+def test_a_grant_without_a_trailing_slash_covers_exactly_its_scope() -> None:
+    grants = Grants([Grant("delete_path", "trash /p/tmp.txt", "allow")])
+    assert grants.match("delete_path", "trash /p/tmp.txt") is not None
+    assert grants.match("delete_path", "trash /p/tmp.txt/x") is None
+    assert grants.match("delete_path", "delete /p/tmp.txt") is None
+    assert grants.match("delete_path", "trash /p") is None
 
 
 async def test_bad_paths_are_invalid_path(ctx: Capabilities, project: Path) -> None:

@@ -137,7 +137,8 @@ async def test_write_file_creates_and_replaces_only_when_asked(
         "README.md exists; pass overwrite=true to replace it",
     )
     p = await plan(ctx, write_file, "code", path="README.md", content="new", overwrite=True)
-    assert p.confirm and p.title == "Replace README.md" and p.scope == str(project)
+    assert p.confirm and p.title == "Replace README.md"
+    assert (p.scope, p.grant_label) == (f"replace {project / 'README.md'}", "replacing README.md")
     assert p.content == [DiffOut(str(project / "README.md"), "new", "# Demo project\n\nHello.\n")]
     new = await plan(ctx, write_file, "code", path="sub/dir/n.txt", content="n")
     assert not new.confirm and new.title == "Create sub/dir/n.txt"
@@ -309,11 +310,12 @@ async def test_copy_and_move(ctx: Capabilities, project: Path) -> None:
     e = await _error(ctx, copy_path, src="src", dst="src/inner")
     assert e.message == "src/inner is inside src"
     p = await plan(ctx, move_path, "code", src="lib/m.py", dst="pkg/m.py")
-    assert (p.title, p.kind, p.confirm, p.scope) == (
+    assert (p.title, p.kind, p.confirm, p.scope, p.grant_label) == (
         "Move lib/m.py to pkg/m.py",
         "move",
         True,
-        str(project),
+        f"move {project / 'lib/m.py'} to {project / 'pkg/m.py'}",
+        "moving lib/m.py to pkg/m.py",
     )
     assert (
         await text(ctx, move_path, src="lib/m.py", dst="pkg/m.py")

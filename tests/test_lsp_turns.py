@@ -175,9 +175,9 @@ async def test_always_allow_becomes_a_session_grant(project: Path, tmp_path: Pat
     script = script_file(
         tmp_path / "grant.json",
         [
-            [write_call("c1", "a.txt", "A\n")],
+            [write_call("c1", "README.md", "A\n", overwrite=True)],
             [{"text": "one"}],
-            [write_call("c2", "a.txt", "AA\n", overwrite=True)],
+            [write_call("c2", "README.md", "AA\n", overwrite=True)],
             [{"text": "two"}],
         ],
     )
@@ -186,9 +186,8 @@ async def test_always_allow_becomes_a_session_grant(project: Path, tmp_path: Pat
         await editor.prompt("first")
         await editor.prompt("second")
         assert len(editor.asked) == 1
-        assert "Always allow: write_file in " in editor.asked[0].message
-        assert editor.asked[0].message.endswith(", for this session)")
-        assert editor.text("a.txt") == "AA\n"
+        assert "(Always allow: replacing README.md, for this session)" in editor.asked[0].message
+        assert (project / "README.md").read_text() == "AA\n"
         _check_clean(editor)
 
 

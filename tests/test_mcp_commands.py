@@ -126,7 +126,7 @@ async def test_a_killed_server_fails_its_calls_until_reconnected(
     assert nothing == "No MCP server named `nope` in this session (its servers: `echo`)."
     assert back.startswith("Reconnected:\n- **echo** (stdio): ready, 1 prompt\n  - tools (")
     assert "mcp__echo__peek" in [t["function"]["name"] for t in bodies[2]["tools"]]
-    assert tool_results(bodies[3])["c2"] == "peeked at 'back'"
+    assert tool_results(bodies[3])["c2"] == "[approval] user (once)\npeeked at 'back'"
     assert none_failed.startswith("No MCP server has failed or exited")
     assert restarted.startswith("Reconnected:\n- **echo** (stdio): ready")
 

@@ -287,13 +287,16 @@ async def test_configured_servers_are_offered_and_called_through_a_full_turn(
     ends = finished(agent, sid)
     ids = ("c1", "c2", "c3", "c4")
     assert {c: ends[c]["status"] for c in ids} == dict.fromkeys(ids, "completed")
-    assert shown_text(ends["c1"]) == "helloAllowed: user (once)"  # (two blocks)
+    assert shown_text(ends["c1"]) == "helloAllowed: user (round)"  # (two blocks)
     assert shown_text(ends["c2"]) == "over http"
     # The env and headers tables, expanded from tether's environment:
-    assert shown_text(ends["c3"]) == "hola"
+    assert shown_text(ends["c3"]) == "holaAllowed: user (round)"
     assert shown_text(ends["c4"]) == "Bearer t0ken"
-    asked = [f for f in agent.frames if f.get("method") == "session/request_permission"]
-    assert [f["params"]["toolCall"]["toolCallId"] for f in asked] == ["c1"]
+    # files' two calls ask, on the round's card (env's readOnlyHint is only the server's word);
+    # docs, read_only in the user's file, does not.
+    [asked] = [f for f in agent.frames if f.get("method") == "session/request_permission"]
+    listing = asked["params"]["toolCall"]["content"][-1]["content"]["text"]
+    assert listing.endswith("1. MCP files: echo\n2. MCP files: env (read-only, says the server)")
     starts = {u["toolCallId"]: u for u in agent.updates(sid) if u["sessionUpdate"] == "tool_call"}
     assert starts["c1"]["title"] == "MCP files: echo"
     assert starts["c2"]["kind"] == "read"  # read_only = true in the file
@@ -327,8 +330,8 @@ async def test_the_clients_entry_wins_a_shared_name(
         done = await agent.prompt(sid, "which echo?")
     assert done["result"] == {"stopReason": "end_turn"}
     ends = finished(agent, sid)
-    assert shown_text(ends["c1"]) == "client"
-    assert shown_text(ends["c2"]) == "peeked at 'x'"
+    assert shown_text(ends["c1"]) == "clientAllowed: user (round)"
+    assert shown_text(ends["c2"]) == "peeked at 'x'Allowed: user (round)"
     assert not config_pid.exists()
     ready = [u for u in agent.updates(sid) if notice("MCP server echo is ready")(u)]
     assert len(ready) == 1
@@ -458,7 +461,7 @@ async def test_the_fast_first_session_still_starts_the_configured_servers(
     log = (home / "logs" / "tether.log").read_text()
     assert log.count("before the engine loaded") == 1  # the second start took the fast path
     assert done["result"] == {"stopReason": "end_turn"}
-    assert shown_text(finished(agent, sid)["c1"]) == "peeked at 'fast'"
+    assert shown_text(finished(agent, sid)["c1"]) == "peeked at 'fast'Allowed: user (once)"
 
 
 @pytest.mark.anyio
@@ -491,6 +494,8 @@ async def test_tether_lsp_starts_the_configured_servers_with_its_session(
         )
         result = await editor.prompt("peek")
     assert result["text"] == "Peeked."
-    assert tool_results(home, result["sessionId"]) == ["peeked at 'from lsp'"]
+    assert tool_results(home, result["sessionId"]) == [
+        "[approval] user (once)\npeeked at 'from lsp'"
+    ]
     gone = next(m for m in editor.messages if "gone" in m.message)
     assert gone.type == types.MessageType.Error and "/nonexistent/mcp" in gone.message

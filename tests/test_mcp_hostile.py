@@ -150,3 +150,49 @@ async def test_too_many_tools_and_huge_instructions_are_capped_with_notices(
         )
     assert said["title"] == "MCP server h could not start", said
     assert "it sent a message of over 8 MB" in said["description"]
+
+
+@pytest.mark.parametrize("setup", ["ask", "read-only mode", "user vouches"])
+async def test_a_servers_read_only_hint_decides_nothing(
+    home: Path, project: Path, tmp_path: Path, setup: str
+) -> None:
+    """A tool that says `readOnlyHint: true` and writes a file: it asks like any other (and is
+    refused in read-only mode); only the user's `readOnly` for the server lets it run unasked.
+    The hint shapes the card's words. Judged by the file."""
+    marker = tmp_path / "written.txt"
+    server = hostile("lying-read-only")
+    if setup == "user vouches":
+        server["_meta"] = {"tether": {"readOnly": True}}
+    with MockLLMServer() as llm:
+        llm.script(
+            "/v1/chat/completions",
+            calls(("c1", "mcp__h__peek", {"path": str(marker)})),
+            text("done"),
+        )
+        async with spawn_agent(home, env=config(tmp_path, llm.url)) as agent:
+            agent.permission_choice = "reject_once"
+            await agent.initialize(**NOTICES)
+            sid = await new_session(agent, project, [server])
+            await wait_for(agent, sid, ready)
+            if setup == "read-only mode":
+                params = {"sessionId": sid, "modeId": "read-only"}
+                await agent.request("session/set_mode", params)
+            await agent.prompt(sid, "peek")
+            asked = [f for f in agent.frames if f.get("method") == "session/request_permission"]
+            [card] = [u for u in agent.updates(sid) if u["sessionUpdate"] == "tool_call"]
+        result = tool_result(llm.posts[-1].json())
+    if setup == "user vouches":
+        assert marker.exists() and asked == []
+        assert card["title"] == "MCP h: peek"
+        return
+    assert not marker.exists()
+    assert card["title"] == "MCP h: peek (read-only, says the server)"
+    if setup == "ask":
+        assert len(asked) == 1 and result.startswith("error [REJECTED]: user declined")
+    else:
+        assert asked == [] and result.startswith("error [READ_ONLY_MODE]")
+
+
+def tool_result(body: dict[str, Any]) -> str:
+    [content] = [m["content"] for m in body["messages"] if m["role"] == "tool"]
+    return content

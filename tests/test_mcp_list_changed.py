@@ -65,7 +65,7 @@ async def test_a_tool_added_by_a_call_is_in_the_next_request(
         t["function"] for t in bodies[1]["tools"] if t["function"]["name"] == "mcp__echo__shout"
     )
     assert shout["description"] == "The tool shout, added on request."
-    assert tool_results(bodies[1])["c1"] == "added shout"
+    assert tool_results(bodies[1])["c1"] == "[approval] user (once)\nadded shout"  # a hint asks
     assert tool_results(bodies[2])["c2"] == "[approval] user (once)\nshout: hi"
 
 

@@ -59,7 +59,8 @@ def anthropic_call(call_id: str, name: str) -> Reply:
 async def picture_turn(home: Path, project: Path, env: dict[str, str]) -> None:
     async with spawn_agent(home, env=env) as agent:
         await agent.initialize(**NOTICES)
-        sid = await new_session(agent, project, [stdio_server()])
+        # The user vouches for the server (its picture tool's readOnlyHint alone would ask).
+        sid = await new_session(agent, project, [stdio_server(vouched=True)])
         await wait_for(agent, sid, notice("MCP server echo is ready"))
         assert (await agent.prompt(sid, "show me"))["result"] == {"stopReason": "end_turn"}
 

@@ -25,13 +25,19 @@ ECHO = REPO / "tests" / "mcp_servers" / "echo_stdio.py"
 NOTICES = {"session": {"notices": {}}}
 
 
-def stdio_server(name: str = "echo", *args: str, env: dict[str, str] | None = None) -> Frame:
-    return {
+def stdio_server(
+    name: str = "echo", *args: str, env: dict[str, str] | None = None, vouched: bool = False
+) -> Frame:
+    """`vouched`: the user marks the server read-only, so its tools run without asking."""
+    entry: Frame = {
         "name": name,
         "command": sys.executable,
         "args": [str(ECHO), "--name", name, *args],
         "env": [{"name": k, "value": v} for k, v in (env or {}).items()],
     }
+    if vouched:
+        entry["_meta"] = {"tether": {"readOnly": True}}
+    return entry
 
 
 def calls(*items: tuple[str, str, Any]) -> Reply:
@@ -130,7 +136,7 @@ async def test_tools_of_stdio_and_http_servers_are_offered_asked_for_and_called(
             "/v1/chat/completions",
             calls(
                 ("c1", "mcp__echo__echo", {"text": "hello"}),
-                ("c2", "mcp__echo__peek", {"text": "hi"}),  # readOnlyHint: no question
+                ("c2", "mcp__echo__peek", {"text": "hi"}),  # readOnlyHint: asks all the same
                 ("c3", "mcp__web__echo", {"text": "over http"}),
                 ("c4", "mcp__echo__echo", {"text": 3}),  # refused before anyone is asked
             ),
@@ -180,11 +186,15 @@ async def test_tools_of_stdio_and_http_servers_are_offered_asked_for_and_called(
     assert "## echo\nUse the echo tools to repeat text back." in system
     assert "## web\nUse the web tools to repeat text back." in system
 
+    # echo and peek ask (peek's readOnlyHint is the server's word, not the user's), on one
+    # card for the round; the server the user vouched for does not.
     asked = [f for f in agent.frames if f.get("method") == "session/request_permission"]
-    assert [f["params"]["toolCall"]["toolCallId"] for f in asked] == ["c1"]
+    listing = asked[0]["params"]["toolCall"]["content"][-1]["content"]["text"]
+    assert "1. MCP echo: echo\n2. MCP echo: peek (read-only, says the server)" in listing
+    assert len(asked) == 2  # this round, and the next one's hinted tools
     results = tool_results(bodies[1])
-    assert results["c1"] == "[approval] user (once)\nhello"
-    assert results["c2"] == "peeked at 'hi'"
+    assert results["c1"] == "[approval] user (round)\nhello"
+    assert results["c2"] == "[approval] user (round)\npeeked at 'hi'"
     assert results["c3"] == "over http"
     assert results["c4"].startswith("error [INVALID_ARGS]") and "`text`" in results["c4"]
     starts = {u["toolCallId"]: u for u in agent.updates(sid) if u["sessionUpdate"] == "tool_call"}
@@ -193,8 +203,10 @@ async def test_tools_of_stdio_and_http_servers_are_offered_asked_for_and_called(
 
     results = tool_results(bodies[3])
     assert "cannot do that: the disk is full" in results["c5"]
-    assert results["c6"] == "[image: image/png, 67 bytes — this model does not take images]"
-    assert results["c7"] == "hola"
+    assert results["c6"] == (
+        "[approval] user (round)\n[image: image/png, 67 bytes — this model does not take images]"
+    )
+    assert results["c7"] == "[approval] user (round)\nhola"
     ends = {
         u["toolCallId"]: u["status"]
         for u in agent.updates(sid)
@@ -282,7 +294,7 @@ async def test_a_cancelled_turn_cancels_the_mcp_request(
         )
         async with spawn_agent(home, env=config(tmp_path, llm.url)) as agent:
             await agent.initialize(**NOTICES)
-            sid = await new_session(agent, project, [stdio_server()])
+            sid = await new_session(agent, project, [stdio_server(vouched=True)])
             await wait_for(agent, sid, notice("MCP server echo is ready"))
             params = {"sessionId": sid, "prompt": [{"type": "text", "text": "wait"}]}
             rid = await agent.start_request("session/prompt", params)

@@ -1,11 +1,13 @@
 """ask_into_pty through a real `tether acp`: the user's answer to a masked form field reaches a
 program reading a password with `getpass`, and nowhere else (not the tool result, the store,
 tether's frames or its logs); a client without forms, a declined form and a terminal that
-echoes are refused before anything is typed."""
+echoes are refused before anything is typed; an answer the program prints back is hidden from
+everything that PTY produces afterwards."""
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import secrets
 import sys
@@ -13,10 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.harness import AgentProcess, script, spawn_agent
 from tests.lsp_client import lsp_in_process, script_file
+from tests.providers.mock_llm_server import MockLLMServer
 from tests.stored import tool_results
+from tests.test_mcp_servers import calls, config, text
+from tether.engine.local.secret_filter import MASK, SecretFilter
 
 pytestmark = [
     pytest.mark.anyio,
@@ -154,3 +161,92 @@ async def test_tether_lsp_refuses_it(
     results = tool_results(home, result["sessionId"])
     assert results[2].startswith("error [ASK_UNAVAILABLE]: this editor cannot take a typed")
     assert results[3] == "pty 1: running\n(no new output)"
+
+
+SAYS_THE_PASSWORD = """\
+import getpass, sys, termios
+pw = getpass.getpass("Password: ")
+print("logged in as", pw, flush=True)
+half = len(pw) // 2
+print("token:", pw[:half], end="", flush=True)
+# The rest once a line is typed, unechoed: the secret is whole in the output, split across reads.
+fd = sys.stdin.fileno()
+echo = termios.tcgetattr(fd)
+quiet = echo[:3] + [echo[3] & ~termios.ECHO] + echo[4:]
+termios.tcsetattr(fd, termios.TCSADRAIN, quiet)
+sys.stdin.readline()
+termios.tcsetattr(fd, termios.TCSADRAIN, echo)
+print(pw[half:], "finished", flush=True)
+"""
+
+
+async def test_a_secret_the_program_prints_back_is_hidden_everywhere(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    """The program turns echo off, reads the answer, then prints it (`echo "logged in as $pw"`),
+    once whole and once split across two reads. The model's next requests, the store and the
+    export never hold it."""
+    secret = f"pw-{secrets.token_hex(8)}"
+    (project / "says_password.py").write_text(SAYS_THE_PASSWORD)
+    exported = project / "transcript.md"
+    with MockLLMServer() as llm:
+        llm.script(
+            "/v1/chat/completions",
+            calls(("p1", "open_pty", {"argv": [sys.executable, "says_password.py"]})),
+            calls(("p2", "read_pty", {"pty_id": 1, "until": "Password: ", "timeout_seconds": 30})),
+            calls(("p3", "ask_into_pty", {"pty_id": 1, "prompt": "Password for the vault"})),
+            calls(("p4", "read_pty", {"pty_id": 1, "until": "token: ", "timeout_seconds": 30})),
+            calls(("p5", "write_pty", {"pty_id": 1, "data": "\n"})),
+            calls(("p6", "read_pty", {"pty_id": 1, "until": "finished", "timeout_seconds": 30})),
+            text("Logged in."),
+        )
+        env = config(tmp_path, llm.url) | {"TETHER_LOG_LEVEL": "DEBUG"}
+        async with spawn_agent(home, env=env) as agent:
+            default = agent.handler
+
+            async def handler(method: str, params: Any) -> Any:
+                if method == "elicitation/create":
+                    return {"action": "accept", "content": {"answer": secret}}
+                return await default(method, params)
+
+            agent.handler = handler
+            await agent.initialize(**FORMS)
+            sid = await agent.new_session(project)
+            resp = await agent.prompt(sid, "log in", timeout=60)
+            assert resp["result"]["stopReason"] == "end_turn"
+            await agent.prompt(sid, f"/export {exported}")
+            await agent.close_input()
+            await agent.drain()
+        bodies = [r.body.decode() for r in llm.posts]
+    results = tool_results(home, sid)
+    assert "logged in as [secret hidden]" in results[3]  # whole, in one read
+    assert results[3].rstrip().endswith("token:")  # its first half is held back ...
+    assert results[5].endswith("\n[secret hidden] finished")  # ... and hidden with the rest
+    assert len(bodies) == 7
+    assert not any(secret in b for b in bodies)  # the model never saw it, whole or in halves
+    half = len(secret) // 2
+    assert not any(secret[:half] in b or secret[half:] in b for b in bodies)
+    kept = _everything_tether_kept(home)  # the store, its journal, the debug log
+    assert list(home.rglob("tether.log"))
+    assert secret.encode() not in kept and secret[:half].encode() not in kept
+    assert secret not in json.dumps(agent.frames)
+    text_out = exported.read_text()
+    assert "Read pty 1 until 'finished'" in text_out
+    assert secret not in text_out and secret[:half] not in text_out
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    before=st.text(max_size=20),
+    after=st.text(max_size=20),
+    cuts=st.lists(st.integers(min_value=0, max_value=80), max_size=6),
+)
+def test_a_secret_split_anywhere_never_gets_out(before: str, after: str, cuts: list[int]) -> None:
+    secret = "hunter2-swordfish"
+    output = f"{before}logged in as {secret}\r\n{before}{secret}{after}"
+    hidden = SecretFilter()
+    hidden.add(secret)
+    pieces = [output[a:b] for a, b in itertools.pairwise([0, *sorted(cuts), len(output)])]
+    out = "".join(hidden.feed(p) for p in pieces) + hidden.flush()
+    assert secret not in out
+    assert out == output.replace(secret, MASK)  # and everything else whole, in order

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.anyio
 async def test_sessions_round_trip_and_history_appends(tmp_path: Path) -> None:
     store = Store(tmp_path / "t.db")
     state = SessionState(mode="code", model="demo", roots=["/p"])
-    state.grants.add(Grant("write_file", "/p/src", "allow"))
+    state.grants.add(Grant("write_file", "/p/src/", "allow"))
     s = Session("sess_1", "/p", state, [UserMessage([TextPart("hi")])], title="hi")
     await store.save(s)
     s.history += [
@@ -40,7 +40,7 @@ async def test_sessions_round_trip_and_history_appends(tmp_path: Path) -> None:
     assert again is not None
     assert again.history == s.history and again.state == s.state and again.title == "hi"
     assert again.state.grants.match("write_file", "/p/src/a.py") == Grant(
-        "write_file", "/p/src", "allow"
+        "write_file", "/p/src/", "allow"
     )
     assert await Store(tmp_path / "t.db").load("nope") is None
 

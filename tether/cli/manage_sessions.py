@@ -7,9 +7,12 @@ import json
 import os
 import shutil
 import sys
+from pathlib import Path
 
 import anyio
 
+from tether.engine.local.nofollow import create_new
+from tether.engine.seam import SeamError
 from tether.engine.sessions.export import to_json, to_markdown
 from tether.engine.sessions.store import Store
 from tether.paths import data_dir
@@ -54,8 +57,22 @@ async def _command(store: Store, args: argparse.Namespace, home: os.PathLike[str
     else:
         text = to_markdown(session, events)
     output = getattr(args, "output", None)
-    if output:
-        await anyio.Path(output).write_text(text, encoding="utf-8")
-    else:
+    if not output:
         sys.stdout.write(text)
+        return 0
+    return await anyio.to_thread.run_sync(_write_new, output, text)
+
+
+def _write_new(output: str, text: str) -> int:
+    """A new file, never written through a link (the project may hold one under that name)."""
+    path = Path(os.path.abspath(output))
+    try:
+        create_new(path, text.encode("utf-8"))
+    except FileExistsError:
+        print(f"not exported: {path} exists; give another path", file=sys.stderr)
+        return 1
+    except (SeamError, OSError) as exc:
+        why = exc.message if isinstance(exc, SeamError) else exc.strerror or str(exc)
+        print(f"not exported: {why} ({path})", file=sys.stderr)
+        return 1
     return 0

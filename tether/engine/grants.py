@@ -1,7 +1,8 @@
-"""Grants: "always allow / always reject" answers, scoped to a tool and an argument pattern (a
-program name, a path prefix). A call a grant covers never asks again. An answer lasts for the
-session (kept with it) or for the project (kept in the store, for every later session there,
-until `/grants revoke`)."""
+"""Grants: "always allow / always reject" answers, scoped to a tool and what its card named (a
+program with its subcommand, an operation on a path, a host). A call a grant covers never asks
+again; a scope covers exactly itself, and a scope ending in "/" what lies under it too. An
+answer lasts for the session (kept with it) or for the project (kept in the store, for every
+later session there, until `/grants revoke`)."""
 
 from __future__ import annotations
 
@@ -17,12 +18,14 @@ class Grant(msgspec.Struct, frozen=True):
     tool: str
     scope: str
     verdict: Literal["allow", "reject"]
-    label: str = ""  # what the card called it ("git status", "edits in src/")
+    label: str = ""  # what the card called it ("`git status`", "editing src/app.py")
 
     def covers(self, tool: str, scope: str) -> bool:
         if tool != self.tool:
             return False
-        return scope == self.scope or scope.startswith(self.scope.rstrip("/") + "/")
+        # Exactly what the card named: "trash /ws/tmp.txt" is neither "delete /ws/tmp.txt" nor
+        # "trash /ws/tmp.txt/x" (were tmp.txt a folder one day).
+        return scope == self.scope or (self.scope.endswith("/") and scope.startswith(self.scope))
 
     def describe(self) -> str:
         what = self.label or f"{self.tool} in {self.scope}"

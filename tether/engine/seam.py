@@ -220,6 +220,11 @@ class Ptys(Protocol):
 
     async def write(self, pty_id: int, data: bytes) -> None: ...
 
+    def hide(self, pty_id: int, secret: str) -> None:
+        """Keep `secret` (an answer the user typed) out of everything the PTY prints from now
+        on. SeamError PTY_NOT_FOUND."""
+        ...
+
     def echoes(self, pty_id: int) -> bool | None:
         """Whether the terminal echoes what is typed (off at a password prompt); None where
         that cannot be known. SeamError PTY_NOT_FOUND / PTY_EXITED."""

@@ -42,7 +42,8 @@ def _plan(ctx: Capabilities, e: _Edit) -> CallPlan:
     plan = path_card(ctx, "Edit", "edit", e.full, line=e.line)
     plan.content = [DiffOut(str(e.full), e.new, e.old)]
     plan.confirm = True
-    plan.scope = str(e.full.parent)
+    plan.scope = f"edit {e.full}"  # "always": edits of this file, never of its folder
+    plan.grant_label = f"editing {display(ctx, e.full)}"
     plan.writes = [str(e.full)]
     return plan
 

@@ -186,7 +186,11 @@ async def _plan_write(ctx: Capabilities, args: WriteFileArgs, mode: str) -> Call
     # Writing what is already there changes nothing: nobody needs to be asked.
     plan.confirm = not unchanged and (old is not None or mode != "code")
     plan.waived_by_mode = not unchanged and old is None and mode == "code"
-    plan.scope = str(full.parent)
+    # "Always" covers this operation on this file, as the option says: never the folder, and
+    # creating a file is not replacing one.
+    replacing = old is not None
+    plan.scope = f"{'replace' if replacing else 'create'} {full}"
+    plan.grant_label = f"{'replacing' if replacing else 'creating'} {display(ctx, full)}"
     plan.writes = [str(full)]
     return plan
 

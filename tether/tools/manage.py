@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from tether.engine.events import Location, TextOut
@@ -33,15 +32,15 @@ async def _pair(
     return s, d, st
 
 
-def _common_dir(a: Path, b: Path) -> str:
-    return os.path.commonpath([a.parent, b.parent])
-
-
-def _pair_card(ctx: Capabilities, verb: str, kind: str, s: Path, d: Path) -> CallPlan:
-    """The card of a copy or a move: `{verb} a to b`, located at both paths."""
+def _pair_card(ctx: Capabilities, verb: str, doing: str, kind: str, s: Path, d: Path) -> CallPlan:
+    """The card of a copy or a move: `{verb} a to b`, located at both paths; "always" covers
+    that operation from that path to that path, as its option says."""
     both = f"{display(ctx, s)} to {display(ctx, d)}"
     locations = [Location(str(s)), Location(str(d))]
-    return CallPlan(title=f"{verb} {both}", kind=kind, locations=locations, target=both)
+    plan = CallPlan(title=f"{verb} {both}", kind=kind, locations=locations, target=both)
+    plan.scope = f"{verb.lower()} {s} to {d}"
+    plan.grant_label = f"{doing} {both}"
+    return plan
 
 
 @tool(kind="edit")
@@ -63,9 +62,9 @@ async def copy_path(ctx: Capabilities, args: PathPairArgs) -> ToolOutput:
 @copy_path.planned_by
 async def _plan_copy(ctx: Capabilities, args: PathPairArgs, mode: str) -> CallPlan:
     s, d, _ = await _pair(ctx, args, move=False)
-    plan = _pair_card(ctx, "Copy", "edit", s, d)
+    plan = _pair_card(ctx, "Copy", "copying", "edit", s, d)
     plan.confirm, plan.waived_by_mode = mode != "code", mode == "code"
-    plan.scope, plan.writes, plan.target = str(d.parent), [str(d)], display(ctx, d)
+    plan.writes, plan.target = [str(d)], display(ctx, d)
     return plan
 
 
@@ -94,9 +93,9 @@ async def move_path(ctx: Capabilities, args: PathPairArgs) -> ToolOutput:
 @move_path.planned_by
 async def _plan_move(ctx: Capabilities, args: PathPairArgs, mode: str) -> CallPlan:
     s, d, _ = await _pair(ctx, args, move=True)
-    plan = _pair_card(ctx, "Move", "move", s, d)
+    plan = _pair_card(ctx, "Move", "moving", "move", s, d)
     plan.confirm = True
-    plan.scope, plan.writes = _common_dir(s, d), [str(s), str(d)]
+    plan.writes = [str(s), str(d)]
     return plan
 
 
@@ -139,14 +138,16 @@ async def _victim(ctx: Capabilities, path: str) -> tuple[Path, FileStat]:
 async def _plan_delete(ctx: Capabilities, args: DeletePathArgs, mode: str) -> CallPlan:
     full, st = await _victim(ctx, args.path)
     shown = display(ctx, full) + ("/" if st.kind == "dir" else "")
+    what = f"{shown} permanently" if args.permanent else f"{shown} to the system trash"
     return CallPlan(
-        title=f"Delete {shown} permanently"
-        if args.permanent
-        else f"Move {shown} to the system trash",
+        title=f"Delete {what}" if args.permanent else f"Move {what}",
         kind="delete",
         locations=[Location(str(full))],
         confirm=True,
-        scope=str(full.parent),
+        # "Always" covers this operation (trashing is not deleting for good) on this path,
+        # never the folder it is in, and the option says so.
+        scope=f"{'delete' if args.permanent else 'trash'} {full}",
+        grant_label=f"deleting {what}" if args.permanent else f"moving {what}",
         writes=[str(full)],
         target=shown,
     )

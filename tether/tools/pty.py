@@ -286,7 +286,10 @@ async def ask_into_pty(ctx: Capabilities, args: AskIntoPtyArgs) -> ToolOutput:
     if not isinstance(typed, str):
         raise ToolError("ASK_FAILED", "the editor returned no text; nothing was typed")
     _refuse_echo(host, pty_id, args.secret)  # the program may have moved on meanwhile
-    await host.write(pty_id, typed.rstrip("\r\n").encode("utf-8") + b"\r")
+    answer_text = typed.rstrip("\r\n")
+    if args.secret:  # the program may print it back itself: hidden from all it prints next
+        host.hide(pty_id, answer_text)
+    await host.write(pty_id, answer_text.encode("utf-8") + b"\r")
     text = (
         f"The user typed their answer into pty {pty_id} (not shown to you) and Enter was "
         f"pressed; read_pty(pty_id={pty_id}) shows what the program did next."

@@ -13,6 +13,8 @@ import anyio
 from tether.engine import events as ev
 from tether.engine.commands.slash_command import CommandContext, prompt_turn
 from tether.engine.history import TextPart, UserPart
+from tether.engine.local.nofollow import create_new
+from tether.engine.seam import SeamError
 from tether.engine.sessions.export import to_markdown
 
 BTW_PREAMBLE = (
@@ -57,10 +59,15 @@ async def export(ctx: CommandContext, arg: str) -> str:
     await ctx.manager.persist(s)  # the events so far, this command's prompt included
     events = await ctx.manager.deps.store.events(s.id, s)
     path = _export_path(s.cwd, arg or f"tether-{time.strftime('%Y%m%d-%H%M%S')}.md")
-    if await anyio.Path(path).exists():
-        return f"Not exported: `{path}` exists. Give another path: `/export PATH`."
+    # A new file, never through a link: a command may have planted one under the default
+    # name (guessable to the second), a repository may commit `notes.md -> ../elsewhere`.
+    data = to_markdown(s, events).encode("utf-8")
     try:
-        await anyio.Path(path).write_text(to_markdown(s, events), encoding="utf-8")
+        await anyio.to_thread.run_sync(create_new, path, data)
+    except FileExistsError:
+        return f"Not exported: `{path}` exists. Give another path: `/export PATH`."
+    except SeamError as exc:
+        return f"Not exported: {exc.message}. Give another path: `/export PATH`."
     except OSError as exc:
         return f"Not exported: {exc.strerror or exc} (`{path}`)."
     return f"Exported the transcript to `{path}`."

@@ -18,7 +18,8 @@ from typing import TypeVar
 
 import anyio
 
-from tether.engine.local.nofollow import PROC_FD, fd_path, parent_dir, still_at
+from tether.engine.local.nofollow import PROC_FD, fd_path, parent_dir
+from tether.engine.local.trash import trash_entry
 from tether.engine.seam import TEXT_MAX_BYTES, DirEntry, FileKind, FileStat, SeamError
 from tether.errors import ErrorCode
 
@@ -269,9 +270,7 @@ class LocalFileSystem:
         with parent_dir(path) as (parent, name):
             st = os.stat(name, dir_fd=parent, follow_symlinks=False)
             if not permanent:
-                if not still_at(parent, path.parent):
-                    raise SeamError("SYMLINK_IN_PATH", f"{path.parent} moved; nothing was done")
-                _trash(path)
+                trash_entry(parent, name, path)
             elif stat.S_ISDIR(st.st_mode):
                 shutil.rmtree(name, dir_fd=parent)
             else:
@@ -369,19 +368,6 @@ def _copy_file(src: str, dst: str) -> str:
     finally:
         os.close(fd)
     return dst
-
-
-def _trash(path: Path) -> None:
-    from send2trash import send2trash  # imported when first needed: it is not small
-
-    try:
-        send2trash(path)
-    except Exception as exc:  # send2trash raises OSError subclasses and its own errors
-        raise SeamError(
-            "TRASH_FAILED",
-            f"could not move {path} to the system trash ({exc}); it was left in place. "
-            "Pass permanent=true to delete it for good.",
-        ) from None
 
 
 async def _run(fn: Callable[..., _T], *args: object) -> _T:

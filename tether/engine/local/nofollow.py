@@ -6,7 +6,8 @@ somewhere else. So writes, deletes, moves and `/undo` open the parent directory 
 at a time from `/`, never following a link (`O_NOFOLLOW`), and act on the last name relative to
 that directory: a swap then makes the operation fail (SYMLINK_IN_PATH) instead of landing
 outside. Tree operations (copying or removing a directory) go through `/proc/self/fd`, so the
-tree they work in stays the one that was opened.
+tree they work in stays the one that was opened. A file made for the user (an export) is
+created new, never through a link: a link planted under its name, dangling or not, is "exists".
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from tether.engine.seam import SeamError
 
 _DIR = os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_PATH", os.O_RDONLY)
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 PROC_FD = Path("/proc/self/fd")
 
 
@@ -92,3 +94,25 @@ def still_at(fd: int, expected: Path) -> bool:
         return os.readlink(link) == str(expected)
     except OSError:
         return False
+
+
+def create_new(path: Path, data: bytes) -> None:
+    """Write `data` to a file that does not exist yet: no link followed on the way, and
+    anything at the name (a file, a link, dangling or not) is FileExistsError. A link on the
+    way is SYMLINK_IN_PATH."""
+    try:
+        with parent_dir(path) as (parent, name):
+            fd = os.open(name, _NEW, 0o666, dir_fd=parent)
+    except SeamError as exc:
+        if exc.code != "SYMLINK_IN_PATH":
+            raise
+        raise SeamError(
+            "SYMLINK_IN_PATH",
+            f"{path}: a directory on the way to it is a symlink; nothing is written through one",
+        ) from None
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)

@@ -21,6 +21,7 @@ from tether.engine.local.processes import (
     command_environment,
     omitted_marker,
 )
+from tether.engine.local.secret_filter import SecretFilter
 from tether.engine.local.terminal_text import sanitize
 from tether.engine.seam import PtyRead, SeamError
 
@@ -74,6 +75,7 @@ class _Pty:
     )
     produced: int = 0
     confined: bool = False  # runs in the sandbox
+    hidden: SecretFilter = field(default_factory=SecretFilter)  # answers typed by the user
     timer: asyncio.TimerHandle | None = None
     ended: PtyRead | None = None  # set once the program is gone and its terminal released
 
@@ -159,6 +161,9 @@ class PtyHost:
                 "PTY_WRITE_BLOCKED", f"pty {pty_id} is not reading its input (10 s waited)"
             )
 
+    def hide(self, pty_id: int, secret: str) -> None:
+        self._get(pty_id).hidden.add(secret)
+
     def echoes(self, pty_id: int) -> bool | None:
         pty = self._get(pty_id)
         if pty.ended is not None:
@@ -210,15 +215,18 @@ class PtyHost:
                     break
                 continue
             pty.produced += len(data)
-            text = pty.decoder.decode(data)
+            text = pty.hidden.feed(pty.decoder.decode(data))  # a secret never gets further
             parts.append(text)
-            if until is not None and until in _recent(parts, len(text) + 4 * len(until) + 256):
+            recent = _recent(parts, len(text) + 4 * len(until or "") + 256)
+            if until is not None and until in pty.hidden.scrub(recent):
                 matched = True
                 break
             if pty.produced > self.output_budget:
                 over_budget = True
                 break
-        text, omitted = _bounded(sanitize("".join(parts)), limit)
+        if eof or over_budget:
+            parts.append(pty.hidden.flush())
+        text, omitted = _bounded(pty.hidden.scrub(sanitize("".join(parts))), limit)
         if over_budget:
             await pty.backend.stop()
             reason = f"it printed more than its output budget ({self.output_budget:,} bytes)"
@@ -230,8 +238,9 @@ class PtyHost:
     async def _drain(self, pty: _Pty) -> str:
         parts: list[str] = []
         while (data := await pty.backend.read(0.05)) and sum(map(len, parts)) < _CHUNK * 4:
-            parts.append(pty.decoder.decode(data))
-        return sanitize("".join(parts))
+            parts.append(pty.hidden.feed(pty.decoder.decode(data)))
+        parts.append(pty.hidden.flush())
+        return pty.hidden.scrub(sanitize("".join(parts)))
 
     async def _end(
         self,

@@ -334,13 +334,18 @@ class McpHost:
         spec = server.spec
         label = remote.title or remote.name
         description = remote.description or f"{label} (a tool of the MCP server {spec.name})"
+        # Only the user's word (the server's `read_only`) lets a call run unasked; a server can
+        # claim anything, so its `readOnlyHint` only shapes the card's words.
+        claim = (
+            " (read-only, says the server)" if remote.read_only_hint and not spec.read_only else ""
+        )
         return schema_tool(
             name,
             description,
             remote.input_schema,
             call,
-            title=f"MCP {spec.name}: {label}",
-            read_only=spec.read_only or remote.read_only_hint,
+            title=f"MCP {spec.name}: {label}{claim}",
+            read_only=spec.read_only,
             timeout=spec.request_timeout + TIMEOUT_MARGIN,
         )
 

@@ -29,7 +29,7 @@ def _replace(path: Path, text: str) -> None:
     private_dir(path.parent.parent)  # the spill root: other sessions' files are there
     private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
     os.replace(tmp, path)  # an editor reloading it never sees half a file
