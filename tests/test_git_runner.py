@@ -614,3 +614,21 @@ def test_a_submodule_is_protected_whole(tmp_path: Path) -> None:
     assert rig.repo / "sub" in work.paths and work.problem is None
     assert protect.uncommitted_work(rig.repo / "sub", repo).paths == (rig.repo / "sub",)
     assert not rig.mark.exists()
+
+
+async def test_git_is_never_taken_from_a_session_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tether's PATH leads into another of the session's roots, where a `git` is planted."""
+    rig = _rig(tmp_path)
+    other = tmp_path / "other"
+    (other / "bin").mkdir(parents=True)
+    shutil.copy(rig.program, other / "bin" / "git")
+    monkeypatch.setenv("PATH", f"{other / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    repositories = Repositories()
+    assert repositories.find(other) is None
+    repo = repositories.find(rig.repo)
+    assert repo is not None
+    assert " M changed.txt" in repo.git("status", "--short", timeout=30).text()
+    assert "## main" in (await repo.agit("status", "--short", "--branch", timeout=30)).text()
+    assert not rig.mark.exists()

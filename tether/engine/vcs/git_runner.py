@@ -4,7 +4,7 @@ environment config can make it run a program.
 
 What it takes away, and how (checked against real git in tests/test_git_runner.py):
 - tether's own environment: git gets an environment built from an allowlist (`PATH` without
-  relative entries or entries inside the repository, `HOME`, `XDG_CONFIG_HOME`, `TZ`, ...), so
+  relative entries or entries inside the session's trees, `HOME`, `XDG_CONFIG_HOME`, `TZ`, ...), so
   no `GIT_*` variable of tether's (`GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_COUNT`, `GIT_DIR`,
   `GIT_EXTERNAL_DIFF`, `GIT_SSH_COMMAND`, `GIT_ASKPASS`, `GIT_PAGER`, ...) reaches it;
 - system config and attributes (`GIT_CONFIG_NOSYSTEM`, `GIT_ATTR_NOSYSTEM`); the user's global
@@ -33,7 +33,7 @@ import os
 import shlex
 import shutil
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
@@ -115,11 +115,13 @@ class GitRefused(TetherError):
         super().__init__("VCS_FAILED", message)
 
 
-def locate(root: Path, timeout: float) -> tuple[Path, Path] | None:
+def locate(root: Path, timeout: float, avoid: Sequence[Path] = ()) -> tuple[Path, Path] | None:
     """The work tree and absolute git dir of the repository `root` lies in (git's own
-    discovery, hardened like every run); None outside one, or when git cannot say."""
-    argv = [_program(root), *_GLOBAL, "rev-parse", "--show-toplevel", "--absolute-git-dir"]
-    done = _run_sync(argv, root, _environment((root,), ()), timeout, "rev-parse")
+    discovery, hardened like every run); None outside one, or when git cannot say. `avoid`:
+    trees git must not be taken from (`root` too: see `_search_path`)."""
+    trees = (root, *avoid)
+    argv = [_program(trees), *_GLOBAL, "rev-parse", "--show-toplevel", "--absolute-git-dir"]
+    done = _run_sync(argv, root, _environment(trees, ()), timeout, "rev-parse")
     lines = done.stdout.decode("utf-8", "surrogateescape").splitlines()
     if done.code != 0 or len(lines) < 2:
         return None
@@ -127,16 +129,22 @@ def locate(root: Path, timeout: float) -> tuple[Path, Path] | None:
 
 
 def run(
-    git_dir: Path, work_tree: Path, args: Sequence[str], *, cwd: Path, timeout: float
+    git_dir: Path,
+    work_tree: Path,
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    timeout: float,
+    avoid: Sequence[Path] = (),
 ) -> GitOutput:
     """`git <args>` on this repository, hardened (from a worker thread: it blocks)."""
-    head = _head(git_dir, work_tree)
-    env = _environment((work_tree, cwd), ())
+    trees = (work_tree, cwd, *avoid)
+    head = _head(git_dir, work_tree, trees)
     argv = [*head, *_subcommand(args)]
-    listing = _run_sync([*head, "config", "-z", "--list"], cwd, env, timeout, "config")
+    listing = _run_sync([*head, *_LIST], cwd, _environment(trees, ()), timeout, "config")
     if listing.code != 0:
         return listing
-    env = _environment((work_tree, cwd), _driver_overrides(listing.stdout))
+    env = _environment(trees, _driver_overrides(listing.stdout))
     return _run_sync(argv, cwd, env, timeout, args[0])
 
 
@@ -148,32 +156,29 @@ async def arun(
     cwd: Path,
     timeout: float,
     limit: int | None = None,
+    avoid: Sequence[Path] = (),
 ) -> GitOutput:
     """`git <args>` on this repository, hardened; `limit`: stdout bytes kept (the process is
     stopped past it)."""
-    head = _head(git_dir, work_tree)
+    trees = (work_tree, cwd, *avoid)
+    head = _head(git_dir, work_tree, trees)
     argv = [*head, *_subcommand(args)]
     with anyio.fail_after(timeout):
-        env = _environment((work_tree, cwd), ())
-        listing = await _run_async([*head, "config", "-z", "--list"], cwd, env, None)
+        listing = await _run_async([*head, *_LIST], cwd, _environment(trees, ()), None)
         if listing.code != 0:
             return listing
-        env = _environment((work_tree, cwd), _driver_overrides(listing.stdout))
+        env = _environment(trees, _driver_overrides(listing.stdout))
         return await _run_async(argv, cwd, env, limit)
 
 
 # --- the command line and the environment --------------------------------------------------
 
 _GLOBAL = ("--no-pager", "--no-optional-locks")
+_LIST = ("config", "-z", "--list")
 
 
-def _head(git_dir: Path, work_tree: Path) -> list[str]:
-    return [
-        _program(work_tree),
-        *_GLOBAL,
-        f"--git-dir={git_dir}",
-        f"--work-tree={work_tree}",
-    ]
+def _head(git_dir: Path, work_tree: Path, trees: Sequence[Path]) -> list[str]:
+    return [_program(trees), *_GLOBAL, f"--git-dir={git_dir}", f"--work-tree={work_tree}"]
 
 
 def _subcommand(args: Sequence[str]) -> list[str]:
@@ -197,16 +202,16 @@ def _only_reads(name: str, rest: list[str]) -> bool:
     return True
 
 
-def _program(inside: Path) -> str:
-    """git, found on a PATH that cannot lead into the project (a `git` planted in its
-    `.venv/bin` must not be what runs)."""
-    found = shutil.which("git", path=os.pathsep.join(_search_path((inside,))))
+def _program(trees: Sequence[Path]) -> str:
+    """git, found on a PATH that cannot lead into the session's trees (a `git` planted in the
+    project's `.venv/bin` must not be what runs)."""
+    found = shutil.which("git", path=os.pathsep.join(_search_path(trees)))
     if found is None:
         raise FileNotFoundError("git")
     return found
 
 
-def _search_path(trees: Iterable[Path]) -> list[str]:
+def _search_path(trees: Sequence[Path]) -> list[str]:
     """tether's PATH without relative entries and entries inside `trees`."""
     kept: list[str] = []
     resolved = [t.resolve() for t in trees]
@@ -219,7 +224,7 @@ def _search_path(trees: Iterable[Path]) -> list[str]:
     return kept
 
 
-def _environment(trees: Iterable[Path], overrides: Sequence[tuple[str, str]]) -> dict[str, str]:
+def _environment(trees: Sequence[Path], overrides: Sequence[tuple[str, str]]) -> dict[str, str]:
     env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
     env.update(
         PATH=os.pathsep.join(_search_path(trees)),

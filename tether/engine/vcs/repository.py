@@ -33,13 +33,15 @@ class RepositoryChanged(TetherError):
 
 
 class Repository:
-    """A work tree and its git dir, as found when the session started."""
+    """A work tree and its git dir, as found when the session started; `avoid`: the trees
+    no program of tether's git may come from (the session's roots, kept up to date)."""
 
-    __slots__ = ("_gitlinks", "_identity", "git_dir", "top")
+    __slots__ = ("_gitlinks", "_identity", "avoid", "git_dir", "top")
 
-    def __init__(self, top: Path, git_dir: Path) -> None:
+    def __init__(self, top: Path, git_dir: Path, avoid: Sequence[Path] = ()) -> None:
         self.top = top
         self.git_dir = git_dir
+        self.avoid = avoid
         self._identity = _identity(top, git_dir)
         self._gitlinks: tuple[object, tuple[Path, ...]] | None = None
 
@@ -56,7 +58,9 @@ class Repository:
         """`git <args>`, hardened, on this repository (blocks: call it from a worker thread)."""
         self.check()
         where = cwd or self.top
-        return git_runner.run(self.git_dir, self.top, args, cwd=where, timeout=timeout)
+        return git_runner.run(
+            self.git_dir, self.top, args, cwd=where, timeout=timeout, avoid=self.avoid
+        )
 
     async def agit(
         self, *args: str, cwd: Path | None = None, timeout: float, limit: int | None = None
@@ -65,7 +69,7 @@ class Repository:
         self.check()
         where = cwd or self.top
         return await git_runner.arun(
-            self.git_dir, self.top, args, cwd=where, timeout=timeout, limit=limit
+            self.git_dir, self.top, args, cwd=where, timeout=timeout, limit=limit, avoid=self.avoid
         )
 
     def submodules(self, timeout: float) -> tuple[Path, ...]:
@@ -76,19 +80,19 @@ class Repository:
             return self._gitlinks[1]
         out = self.git("ls-files", "-z", "--stage", timeout=timeout)
         if out.code != 0:
-            raise RepositoryChanged(f"git ls-files failed in {self.top}: {out.error()}")
+            raise TetherError("VCS_FAILED", f"git ls-files failed in {self.top}: {out.error()}")
         found = tuple(_gitlinks(self.top, out.stdout))
         self._gitlinks = (key, found)
         return found
 
 
-def find_repository(root: Path) -> Repository | None:
+def find_repository(root: Path, avoid: Sequence[Path] = ()) -> Repository | None:
     """The repository `root` lies in now (git's discovery, hardened); None outside one."""
     try:
-        found = git_runner.locate(root, LOCATE_TIMEOUT)
+        found = git_runner.locate(root, LOCATE_TIMEOUT, avoid)
     except (OSError, TimeoutError):
         return None
-    return Repository(*found) if found is not None else None
+    return Repository(*found, avoid) if found is not None else None
 
 
 class Repositories:
@@ -97,6 +101,7 @@ class Repositories:
     def __init__(self) -> None:
         self._found: dict[Path, Repository | None] = {}
         self._lock = threading.Lock()
+        self._roots: list[Path] = []  # every root looked up: no git of tether's from there
 
     def find(self, root: Path) -> Repository | None:
         """The repository `root` was in when the session first looked (blocks the first time;
@@ -104,7 +109,8 @@ class Repositories:
         key = Path(os.path.realpath(root))
         with self._lock:
             if key not in self._found:
-                self._found[key] = find_repository(key)
+                self._roots.append(key)
+                self._found[key] = find_repository(key, self._roots)
             return self._found[key]
 
     async def afind(self, root: Path) -> Repository | None:
