@@ -367,6 +367,17 @@ def pack_objects_hook(rig: Rig) -> Control:
     return ["git", "diff"]
 
 
+def alternate_refs(rig: Rig) -> Control:
+    """Fetching into a repository that borrows objects lists the lender's refs: by a command."""
+    source, lender = rig.outside / "source.git", rig.outside / "lender.git"
+    rig.git("clone", "-q", "--bare", str(rig.repo), str(source))
+    rig.git("init", "-q", "--bare", str(lender))
+    (rig.repo / ".git" / "objects" / "info" / "alternates").write_text(f"{lender}/objects\n")
+    _promisor(rig, f"file://{source}")
+    rig.config("core.alternateRefsCommand", rig.program)
+    return ["git", "diff"]
+
+
 def credential_helper(rig: Rig) -> Control:
     _promisor(rig, f"{rig.url}/x.git")
     rig.config("credential.helper", f"!{rig.program}")
@@ -437,6 +448,7 @@ VECTORS: list[Callable[[Rig], Control]] = [
     git_proxy,
     remote_helper,
     pack_objects_hook,
+    alternate_refs,
     credential_helper,
     askpass,
 ]

@@ -26,7 +26,7 @@ from tests.harness import script, spawn_agent
 from tests.sandbox_world import GIT_ENV, World, git, world
 from tests.stored import tool_results
 
-pytestmark = [pytest.mark.anyio]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 LAYOUTS = ("repository", "plain", "subfolder")
 
