@@ -18,6 +18,7 @@ from tether.engine.sandbox.confinement import Confinement
 from tether.engine.sandbox.detect import LAUNCHER, detect
 from tether.engine.sandbox.landlock_exec import FILE_RIGHTS, READ_DIR, grant_around
 from tether.engine.sandbox.session_sandbox import Sandbox, Scope
+from tether.engine.vcs.repository import find_repository
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux mechanisms")
 
@@ -42,7 +43,7 @@ def _repo(tmp_path: Path) -> Path:
 
 def test_uncommitted_work_is_what_git_cannot_give_back(tmp_path: Path) -> None:
     p = _repo(tmp_path)
-    work = protect.uncommitted_work(p)
+    work = protect.uncommitted_work(p, find_repository(p))
     assert work.problem is None
     assert sorted(str(x.relative_to(p)) for x in work.paths) == [
         ".git",
@@ -51,7 +52,9 @@ def test_uncommitted_work_is_what_git_cannot_give_back(tmp_path: Path) -> None:
         "newdir",
     ]  # clean.txt and the ignored build/ stay writable
     # A root inside the repository: only what lies in it (an untracked directory, whole).
-    assert protect.uncommitted_work(p / "newdir").paths == (p / "newdir",)
+    assert protect.uncommitted_work(p / "newdir", find_repository(p / "newdir")).paths == (
+        p / "newdir",
+    )
 
 
 def test_outside_git_every_file_is_work_and_too_many_cannot_be_protected(
@@ -62,10 +65,12 @@ def test_outside_git_every_file_is_work_and_too_many_cannot_be_protected(
     for name in ("a", "b"):
         (plain / name).write_text(name)
     (plain / "node_modules" / "x.js").write_text("x")
-    assert sorted(p.name for p in protect.uncommitted_work(plain).paths) == ["a", "b"]
+    assert sorted(
+        p.name for p in protect.uncommitted_work(plain, find_repository(plain)).paths
+    ) == ["a", "b"]
     monkeypatch.setattr(protect, "MAX_PROTECTED", 1)
     assert "no git repository and has over 1 files" in (
-        protect.uncommitted_work(plain).problem or ""
+        protect.uncommitted_work(plain, find_repository(plain)).problem or ""
     )
 
 

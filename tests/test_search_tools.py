@@ -220,5 +220,5 @@ async def test_vcs_outside_a_repository(ctx: Capabilities, project: Path) -> Non
         await run(ctx, vcs_status)
     assert (e.value.code, e.value.message) == (
         "NOT_A_REPOSITORY",
-        f"{project} is not inside a git repository",
+        f"{project} is not inside a git repository (as found when this session started)",
     )

@@ -78,11 +78,15 @@ async def test_the_git_summary_names_the_branch_in_every_state(tmp_path: Path) -
     """One `git status --branch` gives the branch: a repository without commits, one tracking
     a remote branch it is ahead of, a detached HEAD; and the changed paths."""
     from tether.engine.system_prompt import _git_summary
+    from tether.engine.vcs.repository import find_repository
+
+    async def summary(where: Path) -> str:
+        return await _git_summary(find_repository(where), where)
 
     origin = tmp_path / "origin"
     origin.mkdir()
     _git(origin, "init", "-q", "-b", "trunk")
-    assert await _git_summary(origin) == "branch trunk, clean"
+    assert await summary(origin) == "branch trunk, clean"
     who = ("-c", "user.email=t@example.com", "-c", "user.name=t")
     (origin / "a.txt").write_text("a\n")
     _git(origin, "add", "a.txt")
@@ -93,9 +97,9 @@ async def test_the_git_summary_names_the_branch_in_every_state(tmp_path: Path) -
     _git(clone, "add", "b.txt")
     _git(clone, *who, "commit", "-q", "-m", "b")
     (clone / "c.txt").write_text("c\n")
-    assert await _git_summary(clone) == "branch trunk, 1 changed paths:\n  ?? c.txt"
+    assert await summary(clone) == "branch trunk, 1 changed paths:\n  ?? c.txt"
     _git(clone, "checkout", "-q", "--detach")
     done = await anyio.run_process(["git", "rev-parse", "--short", "HEAD"], cwd=clone)
     head = done.stdout.decode().strip()
-    assert (await _git_summary(clone)).startswith(f"branch (detached at {head}), 1 changed")
-    assert await _git_summary(tmp_path) == "not a git repository"
+    assert (await summary(clone)).startswith(f"branch (detached at {head}), 1 changed")
+    assert await summary(tmp_path) == "not a git repository"

@@ -19,6 +19,7 @@ from tether.engine.providers.base import LLM
 from tether.engine.read_ledger import ReadLedger
 from tether.engine.sandbox.session_sandbox import Sandbox
 from tether.engine.skills.skill_roots import SkillRoot
+from tether.engine.vcs.repository import Repositories
 from tether.engine.web.types import (
     FetchResult,
     HttpRequest,
@@ -395,6 +396,9 @@ class Capabilities:
     skills: tuple[SkillRoot, ...] = ()
     # Lists and searches trees (engine/file_search.py); this machine's unless given.
     search: FileSearch | None = None
+    # The session's repositories as found when it opened (engine/vcs/): the vcs tools' git runs
+    # on those, hardened. Fronts pass the session's; a context made without gets its own.
+    repositories: Repositories = field(default_factory=Repositories)
 
     def __post_init__(self) -> None:
         if self.workspace is None:

@@ -10,12 +10,14 @@ fixed for the process, so they do not move the prefix either.
 
 from __future__ import annotations
 
-import os
 import platform
 from datetime import date
 from pathlib import Path
 
 import anyio
+
+from tether.engine.vcs.repository import Repository
+from tether.errors import TetherError
 
 PERSONA = (
     "You are tether, a coding agent working in the user's project through tools. Read before "
@@ -50,15 +52,16 @@ GIT_TIMEOUT = 3.0  # seconds; a huge repository must not hold up the first promp
 GIT_STATUS_LINES = 20
 
 
-async def project_context(cwd: Path, extra: tuple[str, ...] = ()) -> str:
-    """The session's snapshot of its project, as the system prompt's middle part; `extra`:
-    the instruction files `[agent] instructions` adds (relative ones in the project). The git
-    summary and the instruction files are read at once: a first prompt sent with `session/new`
-    waits on them."""
+async def project_context(cwd: Path, repo: Repository | None, extra: tuple[str, ...] = ()) -> str:
+    """The session's snapshot of its project, as the system prompt's middle part; `repo`: the
+    repository the session found `cwd` in (engine/vcs/: git runs hardened, on that one only);
+    `extra`: the instruction files `[agent] instructions` adds (relative ones in the project).
+    The git summary and the instruction files are read at once: a first prompt sent with
+    `session/new` waits on them."""
     found: dict[str, str] = {}
 
     async def git() -> None:
-        found["git"] = await _git_summary(cwd)
+        found["git"] = await _git_summary(repo, cwd)
 
     async def instructions() -> None:
         found["instructions"] = await anyio.to_thread.run_sync(_instructions, cwd, extra)
@@ -96,29 +99,31 @@ def system_prompt(
     return "\n\n".join(p for p in parts if p)
 
 
-async def _git(cwd: Path, *args: str) -> str | None:
+async def _git(repo: Repository, cwd: Path, *args: str) -> str | None:
     try:
-        with anyio.fail_after(GIT_TIMEOUT):
-            done = await anyio.run_process(
-                ["git", *args], cwd=cwd, check=False, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
-            )
-    except (OSError, TimeoutError):
+        done = await repo.agit(*args, cwd=cwd, timeout=GIT_TIMEOUT)
+    except (OSError, TimeoutError, TetherError):
         return None
-    if done.returncode != 0:
+    if done.code != 0:
         return None
-    return done.stdout.decode("utf-8", "replace").rstrip()
+    return done.text().rstrip()
 
 
-async def _git_summary(cwd: Path) -> str:
+async def _git_summary(repo: Repository | None, cwd: Path) -> str:
     """The branch and the changed paths, from one `git status` (a git process costs a few
     milliseconds; a detached HEAD takes a second one, for its commit)."""
-    status = await _git(cwd, "status", "--porcelain=v1", "--branch", "--untracked-files=normal")
+    if repo is None:
+        return "not a git repository"
+    status = await _git(
+        repo, cwd, "status", "--porcelain=v1", "--branch", "--untracked-files=normal"
+    )
     if status is None:
         return "not a git repository"
     head, *entries = status.splitlines() or [""]
     branch = _branch(head)
     if branch is None:
-        branch = f"(detached at {await _git(cwd, 'rev-parse', '--short', 'HEAD') or 'nothing'})"
+        commit = await _git(repo, cwd, "rev-parse", "--short", "HEAD")
+        branch = f"(detached at {commit or 'nothing'})"
     if not entries:
         return f"branch {branch}, clean"
     shown = "\n".join(f"  {e}" for e in entries[:GIT_STATUS_LINES])

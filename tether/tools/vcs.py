@@ -1,64 +1,43 @@
 """Read-only version-control tools (git): vcs_status, vcs_diff, vcs_log, vcs_branch.
 
-git runs through the terminal seam with everything that could run a repository's own programs
-turned off (external diff drivers, textconv filters, fsmonitor hooks, signature checks), no pager,
-no prompts and no optional index writes, so looking at a cloned repository is safe.
+git runs as a local process through tether's hardened runner (engine/vcs/), on the repository
+the session found when it started: no config of the repository's, the user's or the
+environment's can make it run a program (fsmonitor, hooks, filters, diff drivers, pagers,
+signatures, transports), and a `.git` that appeared since is never the one it reads.
 """
 
 from __future__ import annotations
 
 from tether.engine.events import Location, TextOut
 from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
-from tether.engine.seam import Capabilities, SeamError
+from tether.engine.seam import Capabilities
+from tether.errors import TetherError
 from tether.tools.tool_paths import display, resolve
 
 VCS_MAX_CHARS = 30_000
 VCS_TIMEOUT = 30.0
 LOG_DEFAULT = 20
 LOG_MAX = 200
-_SAFE = [
-    "git",
-    "--no-pager",
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "diff.external=",
-    "-c",
-    "log.showSignature=false",
-    "-c",
-    "color.ui=false",
-]
-_ENV = {
-    "GIT_PAGER": "cat",
-    "PAGER": "cat",
-    "GIT_TERMINAL_PROMPT": "0",
-    "GIT_OPTIONAL_LOCKS": "0",
-    "GIT_EXTERNAL_DIFF": "",
-    "LC_ALL": "C",
-}
 
 
 async def _git(ctx: Capabilities, *args: str) -> str:
-    try:
-        result = await ctx.terminal.run(
-            [*_SAFE, *args],
-            cwd=ctx.cwd,
-            env=_ENV,
-            timeout=VCS_TIMEOUT,
-            output_limit=4 * VCS_MAX_CHARS,
+    repo = await ctx.repositories.afind(ctx.cwd)
+    if repo is None:
+        raise ToolError(
+            "NOT_A_REPOSITORY",
+            f"{ctx.cwd} is not inside a git repository (as found when this session started)",
         )
+    try:
+        done = await repo.agit(*args, cwd=ctx.cwd, timeout=VCS_TIMEOUT, limit=4 * VCS_MAX_CHARS)
     except FileNotFoundError:
         raise ToolError("VCS_UNAVAILABLE", "git is not installed on this machine") from None
-    except SeamError as exc:
+    except TimeoutError:
+        raise ToolError("VCS_FAILED", f"git {args[0]} took over {VCS_TIMEOUT:g} s") from None
+    except TetherError as exc:
         raise ToolError(exc.code, exc.message) from None
-    out = result.output
-    if result.exit_code != 0:
-        if "not a git repository" in out:
-            raise ToolError("NOT_A_REPOSITORY", f"{ctx.cwd} is not inside a git repository")
-        raise ToolError("VCS_FAILED", f"git {args[0]} failed ({result.exit_code}): {out.strip()}")
-    return _bounded(out, result.truncated)
+    if done.code != 0:
+        raise ToolError("VCS_FAILED", f"git {args[0]} failed ({done.code}): {done.error()}")
+    return _bounded(done.text(), done.truncated)
 
 
 def _bounded(text: str, truncated: bool) -> str:

@@ -1,8 +1,9 @@
 """What a confined command must not change inside the writable trees, and what it must not read.
 
 Uncommitted work is what git cannot give back: files changed since the last commit and
-untracked files not ignored (`git status`), plus the repository itself (`.git`, so history,
-the index and stashes stay as they are). Outside a repository every file is uncommitted. What
+untracked files not ignored (`git status`, through tether's hardened git on the repository the
+session found at start), plus the repository itself (`.git`, so history, the index and stashes
+stay as they are) and every submodule whole. Outside a repository every file is uncommitted. What
 git can restore (committed files, ignored build output and caches) stays writable, so builds
 and test runs work. Secrets are the path denylist's matches below the roots (bounded walk) and
 the usual credential stores in the home directory.
@@ -12,12 +13,13 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tether.engine.vcs.repository import Repository
 from tether.engine.workspace import comparable
+from tether.errors import TetherError
 
 MAX_PROTECTED = 2_000  # paths made read-only per command; more cannot be protected one by one
 MAX_SECRET_SCAN = 20_000  # entries looked at per root for secrets
@@ -30,8 +32,6 @@ HOME_SECRETS = (
     ".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".git-credentials",
     ".npmrc", ".pypirc", ".config/gcloud", ".config/gh", ".password-store", ".local/share/keyrings",
 )  # fmt: skip
-# git reads these from the repository's config; none may run a program of the repository's.
-_GIT = ("git", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false")
 
 
 @dataclass(frozen=True)
@@ -43,56 +43,44 @@ class Work:
     problem: str | None = None
 
 
-def uncommitted_work(tree: Path) -> Work:
-    repo = _repository(tree)
+def uncommitted_work(tree: Path, repo: Repository | None) -> Work:
+    """`repo`: the repository the session found `tree` in when it started (engine/vcs/); None
+    when there was none, and then every file is work, whatever `.git` appeared since."""
     if repo is None:
         return _every_file(tree)
-    top, git_dir = repo
+    top, git_dir = repo.top, repo.git_dir
     found = [git_dir] if _inside(git_dir, tree) else []
     dot_git = top / ".git"
     if dot_git != git_dir and _inside(dot_git, tree) and os.path.lexists(dot_git):
         found.append(dot_git)
     repository = tuple(found)
-    for rel in _dirty(top):
-        path = top / rel
+    try:
+        dirty = _dirty(repo)
+    except (TetherError, OSError, TimeoutError) as exc:  # unknown work: ask before commands
+        return Work(repository, f"git cannot tell what is uncommitted in {top}: {exc}")
+    for path in dirty:
         if _inside(path, tree) and os.path.lexists(path):
             found.append(path)
         if len(found) > MAX_PROTECTED:
             problem = f"more than {MAX_PROTECTED:,} changed or untracked paths in {top}"
             return Work(repository, problem)  # the repository itself is still protected
-    return Work(tuple(found))
+    return Work(tuple(dict.fromkeys(found)))
 
 
-def _repository(tree: Path) -> tuple[Path, Path] | None:
-    out = _git(tree, "rev-parse", "--show-toplevel", "--absolute-git-dir")
-    if out is None:
-        return None
-    lines = out.decode("utf-8", "surrogateescape").splitlines()
-    if len(lines) < 2:
-        return None
-    return Path(lines[0]).resolve(), Path(lines[1]).resolve()
-
-
-def _dirty(top: Path) -> list[str]:
-    out = _git(top, "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--no-renames")
-    if out is None:
-        return []
-    paths: list[str] = []
-    for entry in out.decode("utf-8", "surrogateescape").split("\0"):
+def _dirty(repo: Repository) -> list[Path]:
+    """Changed and untracked paths, and every submodule whole: tether's git does not look
+    inside one (its config is its own, and could run a program), so none of it is changed."""
+    out = repo.git(
+        "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--no-renames",
+        timeout=GIT_TIMEOUT,
+    )  # fmt: skip
+    if out.code != 0:
+        raise TetherError("VCS_FAILED", out.error() or f"git status failed ({out.code})")
+    paths: list[Path] = []
+    for entry in out.stdout.decode("utf-8", "surrogateescape").split("\0"):
         if len(entry) > 3 and entry[0] != "D" and entry[1] != "D":
-            paths.append(entry[3:].rstrip("/"))
-    return paths
-
-
-def _git(cwd: Path, *args: str) -> bytes | None:
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
-    try:
-        done = subprocess.run(
-            [*_GIT, *args], cwd=cwd, capture_output=True, timeout=GIT_TIMEOUT, env=env, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout if done.returncode == 0 else None
+            paths.append(repo.top / entry[3:].rstrip("/"))
+    return paths + list(repo.submodules(GIT_TIMEOUT))
 
 
 def _every_file(tree: Path) -> Work:

@@ -24,6 +24,7 @@ from tether.engine.sandbox.confinement import PROVIDER_KEYS, Confinement
 from tether.engine.sandbox.detect import LAUNCHER, SandboxInfo
 from tether.engine.sandbox.programs import program_files
 from tether.engine.sandbox.seatbelt import seatbelt_argv
+from tether.engine.vcs.repository import Repositories
 from tether.errors import TetherError
 
 SECRETS_FRESH = 10.0  # seconds a secrets scan is reused
@@ -52,10 +53,14 @@ class Sandbox:
         hidden: Sequence[Path] = (),
         network: bool = False,
         base: Path | None = None,
+        repositories: Repositories | None = None,
     ) -> None:
         """`hidden`: paths no command may read (tether's home and config); `base`: where the
-        private directory is made (default: the system's temporary directory)."""
+        private directory is made (default: the system's temporary directory);
+        `repositories`: the session's, as found when it started (uncommitted work is what
+        tether's git says about those, never about a `.git` that appeared since)."""
         self.info = info
+        self.repositories = repositories if repositories is not None else Repositories()
         self._base = base
         self.network = network  # the session allows commands to use the network
         self._hidden = tuple(hidden)
@@ -151,7 +156,7 @@ class Sandbox:
         cached = self._works.get(tree)
         if cached is not None and now - cached[0] < WORK_FRESH:
             return cached[1]
-        work = protect.uncommitted_work(tree)
+        work = protect.uncommitted_work(tree, self.repositories.find(tree))
         self._works[tree] = (now, work)
         return work
 

@@ -19,6 +19,7 @@ from tether.engine.registry import Registry, ToolDef, ToolError
 from tether.engine.sandbox.detect import detect
 from tether.engine.sandbox.session_sandbox import Sandbox
 from tether.engine.sessions.state import Session
+from tether.engine.vcs.repository import Repositories
 
 if TYPE_CHECKING:
     from tether.engine.mcp.host import Listener, McpHost
@@ -37,6 +38,9 @@ class SessionRuntime:
         self.llm: LLM | None = None  # opened at the first request; dropped when the model changes
         self.mcp: McpHost | None = None
         self.snapshot = anyio.Lock()  # the project snapshot is taken once, whoever asks first
+        # The repository of each root as found when the session opened: all tether's own git
+        # (snapshot, the look before a confined command, the vcs tools) runs on those.
+        self.repositories = Repositories()
         self._registry_factory = registry_factory
         self._registry: Registry | None = None
         self._ptys: PtyHost | None = None
@@ -84,7 +88,7 @@ class SessionRuntime:
     def sandbox(self, mechanism: str, hidden: list[Path], network: bool) -> Sandbox:
         """What confines the session's commands; its private temp directory goes with it."""
         if self._sandbox is None:
-            sandbox = Sandbox(detect(mechanism), hidden=hidden)
+            sandbox = Sandbox(detect(mechanism), hidden=hidden, repositories=self.repositories)
             self._sandbox = sandbox
 
             async def close() -> None:

@@ -278,10 +278,16 @@ class TurnRunner:
             log.exception("warming up session %s", runtime.session.id)
 
     async def _snapshot(self, runtime: SessionRuntime) -> str:
+        """The project snapshot. The repositories of the session's roots are found first, as
+        it opens (a stored session too), and kept: tether's own git runs on those only."""
         s = runtime.session
         async with runtime.snapshot:
+            for root in s.state.roots:
+                await runtime.repositories.afind(Path(root))
+            repo = await runtime.repositories.afind(Path(s.cwd))
             if s.state.context is None:
-                s.state.context = await project_context(Path(s.cwd), self.deps.turn.instructions)
+                extra = self.deps.turn.instructions
+                s.state.context = await project_context(Path(s.cwd), repo, extra)
             return s.state.context
 
     async def _skills(self, s: Session) -> tuple[list[SkillRoot], Discovery]:

@@ -58,6 +58,7 @@ class AcpFront:
             self.manager.runtime(session.id).pty_host(),
             self.deps.command_denylist,
             self.manager.sandbox(session),
+            self.manager.runtime(session.id).repositories,
         )
 
     async def send(self, session_id: str, update: acp.SessionUpdate) -> None:

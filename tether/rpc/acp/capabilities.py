@@ -13,6 +13,7 @@ from tether.engine.read_ledger import ReadLedger
 from tether.engine.sandbox.session_sandbox import Sandbox
 from tether.engine.seam import BUILTIN_COMMAND_DENYLIST, Capabilities, CommandDenylist, Ptys, Web
 from tether.engine.sessions.state import AccessGrant, Session
+from tether.engine.vcs.repository import Repositories
 from tether.engine.workspace import DirGrant, Workspace
 from tether.rpc.acp.acp_handshake import Handshake
 from tether.rpc.acp.client_fs import ClientFileSystem
@@ -34,6 +35,7 @@ def acp_capabilities(
     pty: Ptys | None = None,
     commands: CommandDenylist = BUILTIN_COMMAND_DENYLIST,
     sandbox: Sandbox | None = None,
+    repositories: Repositories | None = None,
 ) -> Capabilities:
     """Built per turn: the read ledger (what `edit_lineno` may change) is this turn's."""
     caps = handshake.client or acp.ClientCapabilities()
@@ -69,6 +71,7 @@ def acp_capabilities(
         pty=pty,
         command_denylist=commands,
         sandbox=sandbox,
+        repositories=repositories if repositories is not None else Repositories(),
     )
 
 

@@ -194,6 +194,7 @@ class LspFront:
             pty=self.manager.runtime(session.id).pty_host(),
             command_denylist=self.deps.command_denylist,
             sandbox=self.manager.sandbox(session),
+            repositories=self.manager.runtime(session.id).repositories,
         )
 
     def _report(self, message: str) -> None:
