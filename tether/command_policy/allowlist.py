@@ -4,12 +4,15 @@ sandbox confines them (and, in `ask` mode, even where one does).
 An allowlist, not a denylist: a command is read-only only when every word of it is understood
 and none of them can write a file, run another program or reach the network. An option this
 module does not know makes the whole command "not known to be read-only", and the user is asked.
-Operands that name files must not match the path denylist (`cat .env` asks). Wrappers
-(`env`, `timeout`, `xargs`) are not followed: the bare program must be read-only by itself.
+Operands that name files must lie inside the session's directories and not match the path
+denylist (`cat .env` and `cat ~/.pgpass` ask), and so must the values given to options with
+`=` (`--file=PATH`); a short option carrying a path (`-f/etc/x`) asks. Wrappers (`env`,
+`timeout`, `xargs`) are not followed: the bare program must be read-only by itself.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -58,7 +61,7 @@ READERS: dict[str, Reader] = {
         refused=_set("-exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls"),
     ),
     "file": Reader(refused=_set("-C --compile")),
-    "tree": Reader(refused=_set("-o")),
+    "tree": Reader(refused=_set("-o -R")),  # -R writes an 00Tree.html in every directory
     "sort": Reader(
         refused=_set("-o --output -T --temporary-directory --compress-program"),
         refused_prefixes=("--output=", "--temporary-directory=", "--compress-program=", "-o"),
@@ -70,7 +73,15 @@ READERS: dict[str, Reader] = {
     **dict.fromkeys(_set("printenv"), _WORDS),
     "which": _WORDS,
     "date": Reader(refused=_set("-s --set"), refused_prefixes=("--set=",), operands="date"),
-    "hostname": Reader(operands="none"),
+    # Only the listing options: `-F FILE`, `-b` and the NIS forms set the name.
+    "hostname": Reader(
+        any_option=False,
+        flags=_set(
+            "-s --short -f --fqdn --long -d --domain -i --ip-address -I --all-ip-addresses "
+            "-A --all-fqdns -a --alias"
+        ),
+        operands="none",
+    ),
     "env": _NOTHING,  # prints the environment; with a program it is a wrapper (not read-only)
 }
 
@@ -184,13 +195,23 @@ def _reads(reader: Reader, args: list[str], readable: PathCheck) -> bool:
                 return False
             if not reader.any_option and name not in reader.flags | reader.values:
                 return False
-            if _clustered_refusal(a, reader.refused):
+            if _clustered_refusal(a, reader.refused) or not _option_value_ok(a, readable):
                 return False
             i += 2 if name in reader.values and "=" not in a else 1
             continue
         operands.append(a)
         i += 1
     return _operands_ok(reader, operands, readable)
+
+
+def _option_value_ok(arg: str, readable: PathCheck) -> bool:
+    """An option's own value may name a file to read (`--file=PATH`, `--ignore-file=PATH`,
+    `--files0-from=PATH`, `-fPATH`): a `=` value must be readable like an operand, and a
+    short cluster that carries a path (`/` or `~` in it) is not known to be read-only."""
+    if arg.startswith("--"):
+        _, eq, value = arg.partition("=")
+        return not eq or readable(value)
+    return "/" not in arg and "~" not in arg
 
 
 def _clustered_refusal(arg: str, refused: frozenset[str]) -> bool:
@@ -223,6 +244,8 @@ def _git(args: list[str], readable: PathCheck) -> bool:
             value = a.split("=", 1)[1] if "=" in a else (args[i + 1] if i + 1 < len(args) else None)
             if value is None or (name != "--namespace" and not readable(value)):
                 return False
+            if name == "-C":  # what follows is read from there
+                readable = _from(value, readable)
             i += 1 if "=" in a else 2
         elif a.startswith("-"):
             return False  # -c, --config-env, --exec-path, ...: config can run programs
@@ -235,3 +258,8 @@ def _git(args: list[str], readable: PathCheck) -> bool:
         return _reads(_GIT_READERS[sub], rest, readable)
     listing = _GIT_LISTINGS.get(sub)
     return listing is not None and listing(rest)  # else an alias, or a subcommand that writes
+
+
+def _from(directory: str, readable: PathCheck) -> PathCheck:
+    """`readable` for words relative to `directory` (`git -C DIR`); an absolute word stays."""
+    return lambda word: readable(os.path.join(directory, word) if word else word)
