@@ -352,8 +352,8 @@ class _BatchRun:
         )
 
     async def _confined(self, step: Stage) -> Stage:
-        argv = await confine(self.ctx, step.argv, step.cwd, step.env, unconfined=self.unconfined)
-        return Stage(argv, step.cwd, step.env, step.mix_stderr)
+        started = await confine(self.ctx, step.argv, step.cwd, step.env, unconfined=self.unconfined)
+        return Stage(started.argv, step.cwd, started.env, step.mix_stderr)
 
     def text(self) -> str:
         ran = len(self.blocks)

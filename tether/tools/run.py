@@ -97,9 +97,9 @@ async def run_argv(ctx: Capabilities, args: RunArgvArgs) -> ToolOutput:
     progress = CardProgress(ctx.report)
     result = await progress.around(
         lambda: ctx.terminal.run(
-            started,
+            started.argv,
             cwd=cmd.cwd,
-            env=cmd.env,
+            env=started.env,
             timeout=cmd.timeout,
             output_limit=OUTPUT_LIMIT,
             stdin=cmd.stdin,
