@@ -271,6 +271,42 @@ def test_a_reader_inside_the_session_runs_unasked(
     assert _ro(project, [a.format(project=project) for a in argv]), argv
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["grep", "-R", "secret", "."],  # follows the link `out` to outside
+        ["grep", "-rnR", "secret"],
+        ["grep", "--dereference-recursive", "secret", "."],
+        ["rg", "-L", "secret"],
+        ["rg", "--follow", "secret"],
+        ["find", "-L", ".", "-name", "*.txt"],
+        ["find", ".", "-follow"],
+        ["ls", "-RL"],
+        ["du", "-L", "."],
+        ["tree", "-l"],
+        ["diff", "mine", "theirs"],  # two directories: their files compared, links followed
+        ["diff", "-r", "mine", "theirs"],
+        ["sort", "--files0-from=list"],  # the names in the list are not checked
+        ["wc", "--files0-from=list"],
+        ["find", "-files0-from", "list"],
+    ],
+)
+def test_a_reader_that_would_follow_links_or_lists_out_asks(
+    places: tuple[Path, Path, Path], argv: list[str]
+) -> None:
+    project, home, _ = places
+    for side in ("mine", "theirs"):
+        (project / side).mkdir()
+    (project / "mine" / "x").symlink_to(home / ".pgpass")
+    (project / "theirs" / "x").write_text("x\n")
+    (project / "list").write_text(f"{home / '.pgpass'}\0")
+    assert not _ro(project, argv), argv
+    # Without the option, or on files, the same readers run unasked.
+    assert _ro(project, ["grep", "-rn", "secret", "."])
+    assert _ro(project, ["diff", "a.txt", "theirs/x"])
+    assert _ro(project, ["ls", "-la", "mine"])
+
+
 def test_a_directory_granted_for_reading_is_inside(places: tuple[Path, Path, Path]) -> None:
     project, _, outside = places
     argv = ["cat", str(outside / "x.txt")]

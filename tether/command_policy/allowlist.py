@@ -22,6 +22,10 @@ from tether.command_policy.words import program_name
 PathCheck = Callable[[str], bool]  # True when the operand may be read by a command
 
 
+def _no_directory(word: str) -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class Reader:
     """A read-only program: the options it may take (any, or those listed), the options that
@@ -34,37 +38,56 @@ class Reader:
     refused_prefixes: tuple[str, ...] = ()  # `--output=...`, `-o...`
     operands: str = "paths"  # "paths" (checked), "words" (not files), "none"
     max_operands: int | None = None
+    directories: bool = True  # False: a directory operand is not known to be read-only
 
 
 def _set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_PATHS = Reader()
+# Reading the files a list names (`--files0-from=LIST`): the names are not checked, so asked.
+_LISTED = _set("--files0-from")
+_PATHS = Reader(refused=_LISTED, refused_prefixes=("--files0-from=",))
 _WORDS = Reader(operands="words")
 _NOTHING = Reader(any_option=False, operands="none")
+# Options that follow links met inside a directory (to anywhere) are not read-only; a link
+# given as an operand is checked where it leads.
+_FOLLOWS = _set("-L --dereference")
 READERS: dict[str, Reader] = {
     **dict.fromkeys(
         _set(
-            "ls dir vdir cat head tail wc nl tac od hexdump stat du readlink realpath "
+            "cat head tail wc nl tac od hexdump stat readlink realpath "
             "md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum cmp comm "
-            "cut paste fold fmt expand unexpand diff diff3 strings column"
+            "cut paste fold fmt expand unexpand strings column"
         ),
         _PATHS,
     ),
-    **dict.fromkeys(_set("grep egrep fgrep"), _PATHS),
+    **dict.fromkeys(_set("ls dir vdir du"), Reader(refused=_LISTED | _FOLLOWS)),
+    # Two directories compare the files in them, links followed: files only.
+    **dict.fromkeys(_set("diff diff3"), Reader(directories=False)),
+    **dict.fromkeys(_set("grep egrep fgrep"), Reader(refused=_set("-R --dereference-recursive"))),
     "rg": Reader(
-        refused=_set("--pre --pre-glob -z --search-zip --hostname-bin"),
+        refused=_set("--pre --pre-glob -z --search-zip --hostname-bin -L --follow"),
         refused_prefixes=("--pre=", "--pre-glob=", "--hostname-bin="),
     ),
     "find": Reader(
-        refused=_set("-exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls"),
+        refused=_set(
+            "-exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls -L -follow "
+            "-files0-from"
+        ),
     ),
     "file": Reader(refused=_set("-C --compile")),
-    "tree": Reader(refused=_set("-o -R")),  # -R writes an 00Tree.html in every directory
+    # -R writes an 00Tree.html in every directory; -l follows links.
+    "tree": Reader(refused=_set("-o -R -l")),
     "sort": Reader(
-        refused=_set("-o --output -T --temporary-directory --compress-program"),
-        refused_prefixes=("--output=", "--temporary-directory=", "--compress-program=", "-o"),
+        refused=_set("-o --output -T --temporary-directory --compress-program") | _LISTED,
+        refused_prefixes=(
+            "--output=",
+            "--temporary-directory=",
+            "--compress-program=",
+            "--files0-from=",
+            "-o",
+        ),
     ),
     "uniq": Reader(max_operands=1),  # a second operand is the output file
     "df": _PATHS,
@@ -163,9 +186,11 @@ _VERSION_SUBCOMMAND = _set("go docker kubectl gh")  # `go version`
 _DATE_OPERAND = re.compile(r"^\+")  # `date +%F`; any other operand sets the clock
 
 
-def read_only(argv: Sequence[str], readable: PathCheck) -> bool:
+def read_only(
+    argv: Sequence[str], readable: PathCheck, directory: PathCheck = _no_directory
+) -> bool:
     """Whether `argv` (one program, no wrapper) is a known read-only invocation whose file
-    operands `readable` allows."""
+    operands `readable` allows (`directory`: whether an operand names a directory)."""
     if not argv or not argv[0] or "/" in argv[0] or "\\" in argv[0]:
         return False  # a path runs whatever file is there
     prog, args = program_name(argv[0]), list(argv[1:])
@@ -178,7 +203,13 @@ def read_only(argv: Sequence[str], readable: PathCheck) -> bool:
     if prog == "git":
         return _git(args, readable)
     reader = READERS.get(prog)
+    if reader is not None and not reader.directories:
+        readable = _files_only(readable, directory)
     return reader is not None and _reads(reader, args, readable)
+
+
+def _files_only(readable: PathCheck, directory: PathCheck) -> PathCheck:
+    return lambda word: readable(word) and not directory(word)
 
 
 def _reads(reader: Reader, args: list[str], readable: PathCheck) -> bool:

@@ -109,7 +109,11 @@ def is_read_only(policy: Workspace, c: Command) -> bool:
     program = resolve_program(c.argv[0], c.cwd, c.env) if c.argv else None
     if program is None or _writable_place(policy, program):
         return False
-    return read_only(c.argv, lambda word: inside_session(policy, c.cwd, word))
+    return read_only(
+        c.argv,
+        lambda word: inside_session(policy, c.cwd, word),
+        lambda word: os.path.isdir(c.cwd / os.path.expanduser(word)),
+    )
 
 
 def _dangers(c: Command) -> list[tuple[str, str]]:
