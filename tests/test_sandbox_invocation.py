@@ -10,6 +10,8 @@
   neither the model nor the store;
 - the provider key the config names (`api_key_env`), and credentials inside
   `TETHER_SEARXNG_URL`, reach no command: run, piped, on a PTY, confined or not;
+- a confined call's own variables act inside the sandbox only: `PATH` does not choose the
+  programs of its unconfined launcher, nor `LD_PRELOAD` load a library into it;
 - a project's tests still run unasked in `code` mode and find their virtualenv.
 
 Each runs in `ask` mode, in `code` mode and with `TETHER_SANDBOX=none`, under both
@@ -104,6 +106,48 @@ def _stored(w: World) -> bytes:
     return b"".join(p.read_bytes() for p in w.tether_home.glob("tether.db*") if p.is_file())
 
 
+# --- readers naming credential files ----------------------------------------------------------
+
+CREDENTIALS = {
+    ".codex/auth.json": '{"OPENAI_API_KEY": "cred-codex-1f"}',
+    ".claude/.credentials.json": '{"accessToken": "cred-claude-2e"}',
+    ".cargo/credentials.toml": '[registry]\ntoken = "cred-cargo-3d"',
+    ".config/rclone/rclone.conf": "[s3]\nsecret_access_key = cred-rclone-4c",
+    ".pgpass": "db:5432:*:me:cred-pgpass-5b",
+    ".bash_history": "export TOKEN=cred-history-6a",
+}
+MARKS = [text.rsplit("cred-", 1)[1].strip('"}') for text in CREDENTIALS.values()]
+
+
+def _plant_credentials(w: World) -> None:
+    for rel, text in CREDENTIALS.items():
+        path = w.home / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text + "\n")
+    (w.project / "docs").mkdir()
+    (w.project / "docs" / "home").symlink_to(w.home)  # a link in the project pointing out
+
+
+def _read_rounds(w: World) -> list[list[Call]]:
+    absolute = [str(w.home / rel) for rel in CREDENTIALS]
+    relative = os.path.relpath(w.home / ".pgpass", w.project)
+    piped = {"nodes": [{"argv": ["cat", absolute[3]], "pipe": {"argv": ["wc"]}}]}
+    return [
+        [("run_argv", {"argv": ["cat", *absolute]})],
+        [("run_argv", {"argv": ["head", "-n", "5", relative]})],
+        [("run_argv", {"argv": ["cat", "docs/home/.cargo/credentials.toml"]})],
+        [("run_argv", {"argv": ["grep", "-r", "cred-", str(w.home)]})],
+        [("run_argv", {"argv": ["tail", "src/../docs/home/.bash_history"]})],
+        [("run_argv_batch", piped)],
+    ]
+
+
+def _shown(w: World, sid: str, agent: AgentProcess) -> list[str]:
+    seen = json.dumps(agent.frames) + "\n".join(tool_results(w.tether_home, sid))
+    stored = _stored(w).decode("utf-8", "replace")
+    return [m for m in MARKS if f"cred-{m}" in seen or f"cred-{m}" in stored]
+
+
 # --- an environment that runs a program -------------------------------------------------------
 
 VARIABLES = ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF")
@@ -170,24 +214,39 @@ def _markers(w: World) -> list[str]:
         ("landlock", "code"),
     ],
 )
-async def test_an_environment_that_runs_a_program_asks(w: World, mechanism: str, mode: str) -> None:
-    _, agent = await _session(w, _env_rounds(w), mechanism=mechanism, mode=mode)
+async def test_an_environment_that_runs_a_program_or_a_read_outside_asks(
+    w: World, mechanism: str, mode: str
+) -> None:
+    """Where the allowlist decides (`ask` mode, no sandbox), each attack asks, the card naming
+    its variable; refused, nothing ran and no credential was shown. Confined in `code` mode,
+    the environment attacks run unasked and write nothing outside (the reads there are the
+    sandbox's hidden list's to stop)."""
+    asks = not (mode == "code" and mechanism != "none")
+    _plant_credentials(w)
+    rounds = _env_rounds(w) + (_read_rounds(w) if asks else [])
+    sid, agent = await _session(w, rounds, mechanism=mechanism, mode=mode)
     assert _markers(w) == []
     asked = _asked(agent)
-    if mode == "code" and mechanism != "none":
-        assert asked == []  # confined, code mode: nothing to ask
+    if not asks:
+        assert asked == []
         return
-    # Every attack asked (the read_pty after them asks nothing), each card naming its variable.
-    assert len(asked) == len(_env_attacks(w)), asked
-    for card in asked:
+    assert _shown(w, sid, agent) == []
+    # Every attack asked (a read_pty asks nothing), each environment card naming its variable.
+    assert len(asked) == len(_env_attacks(w)) + len(_read_rounds(w)), asked
+    for card in asked[: len(_env_attacks(w))]:
         assert any(v in card for v in VARIABLES), card
     assert "core.fsmonitor" in asked[0] and "touch" in asked[0]
 
 
-async def test_without_a_sandbox_the_environment_attacks_are_real(w: World) -> None:
-    """The control: unconfined and allowed, every attack writes its marker."""
-    await _session(w, _env_rounds(w), mechanism="none", mode="ask", choice="allow_once")
-    assert _markers(w) == sorted(m for m, _ in _env_attacks(w))
+async def test_without_a_sandbox_the_attacks_are_real(w: World) -> None:
+    """The control: unconfined and allowed, every attack writes its marker or shows its
+    credential, and the preloaded library of the launcher test below writes its file."""
+    _plant_credentials(w)
+    preload = {"LD_PRELOAD": _preload_library(), "PCPROFILE_OUTPUT": str(w.outside / "m_preload")}
+    rounds = [*_env_rounds(w), *_read_rounds(w), [("run_argv", {"argv": ["true"], "env": preload})]]
+    sid, agent = await _session(w, rounds, mechanism="none", mode="ask", choice="allow_once")
+    assert _markers(w) == sorted([*(m for m, _ in _env_attacks(w)), "m_preload"])
+    assert _shown(w, sid, agent) == MARKS
 
 
 async def test_always_covers_the_environment_and_the_input_it_was_given(w: World) -> None:
@@ -218,70 +277,6 @@ async def test_always_covers_the_environment_and_the_input_it_was_given(w: World
     assert _markers(w) == []
     results = tool_results(w.tether_home, sid)
     assert "exit code 0" in results[0] and "REJECTED" in results[1], results
-
-
-# --- readers naming credential files ----------------------------------------------------------
-
-CREDENTIALS = {
-    ".codex/auth.json": '{"OPENAI_API_KEY": "cred-codex-1f"}',
-    ".claude/.credentials.json": '{"accessToken": "cred-claude-2e"}',
-    ".cargo/credentials.toml": '[registry]\ntoken = "cred-cargo-3d"',
-    ".config/rclone/rclone.conf": "[s3]\nsecret_access_key = cred-rclone-4c",
-    ".pgpass": "db:5432:*:me:cred-pgpass-5b",
-    ".bash_history": "export TOKEN=cred-history-6a",
-}
-MARKS = [text.rsplit("cred-", 1)[1].strip('"}') for text in CREDENTIALS.values()]
-
-
-def _plant_credentials(w: World) -> None:
-    for rel, text in CREDENTIALS.items():
-        path = w.home / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text + "\n")
-    (w.project / "docs").mkdir()
-    (w.project / "docs" / "home").symlink_to(w.home)  # a link in the project pointing out
-
-
-def _read_rounds(w: World) -> list[list[Call]]:
-    absolute = [str(w.home / rel) for rel in CREDENTIALS]
-    relative = os.path.relpath(w.home / ".pgpass", w.project)
-    piped = {"nodes": [{"argv": ["cat", absolute[3]], "pipe": {"argv": ["wc"]}}]}
-    return [
-        [("run_argv", {"argv": ["cat", *absolute]})],
-        [("run_argv", {"argv": ["head", "-n", "5", relative]})],
-        [("run_argv", {"argv": ["cat", "docs/home/.cargo/credentials.toml"]})],
-        [("run_argv", {"argv": ["grep", "-r", "cred-", str(w.home)]})],
-        [("run_argv", {"argv": ["tail", "src/../docs/home/.bash_history"]})],
-        [("run_argv_batch", piped)],
-    ]
-
-
-def _shown(w: World, sid: str, agent: AgentProcess) -> list[str]:
-    seen = json.dumps(agent.frames) + "\n".join(tool_results(w.tether_home, sid))
-    stored = _stored(w).decode("utf-8", "replace")
-    return [m for m in MARKS if f"cred-{m}" in seen or f"cred-{m}" in stored]
-
-
-@pytest.mark.parametrize(
-    ("mechanism", "mode"),
-    [("bubblewrap", "ask"), ("landlock", "ask"), ("none", "code"), ("none", "ask")],
-)
-async def test_a_reader_of_a_credential_file_outside_asks(
-    w: World, mechanism: str, mode: str
-) -> None:
-    _plant_credentials(w)
-    rounds = _read_rounds(w)
-    sid, agent = await _session(w, rounds, mechanism=mechanism, mode=mode)
-    assert _shown(w, sid, agent) == []
-    assert len(_asked(agent)) == len(rounds)
-
-
-async def test_without_asking_the_credential_reads_are_real(w: World) -> None:
-    _plant_credentials(w)
-    sid, agent = await _session(
-        w, _read_rounds(w), mechanism="none", mode="ask", choice="allow_once"
-    )
-    assert _shown(w, sid, agent) == MARKS
 
 
 # --- provider keys in the environment ---------------------------------------------------------
@@ -422,12 +417,3 @@ async def test_the_calls_variables_never_reach_the_unconfined_launcher(
     assert _asked(agent) == []
     assert _markers(w) == []
     assert tool_results(w.tether_home, sid)[2].endswith("exit code 0\nx")  # set inside
-
-
-async def test_without_a_sandbox_the_launcher_variables_are_real(w: World) -> None:
-    """The control: the same library, loaded by an unconfined program, writes its file."""
-    target = w.outside / "m_launcher_preload"
-    env = {"LD_PRELOAD": _preload_library(), "PCPROFILE_OUTPUT": str(target)}
-    rounds: list[list[Call]] = [[("run_argv", {"argv": ["true"], "env": env})]]
-    await _session(w, rounds, mechanism="none", mode="ask", choice="allow_once")
-    assert target.exists()
