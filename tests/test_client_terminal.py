@@ -196,3 +196,30 @@ async def test_a_client_that_fails_to_start_the_command_unconfined(
         assert await client.prompt(sid, "go") == "end_turn"
     [result] = tool_results(home, sid)
     assert result.startswith("error [CLIENT_TERMINAL_ERROR]: the editor could not run no-such")
+
+
+@pytest.mark.parametrize("mechanism", ["bubblewrap", "landlock", "none"])
+async def test_a_key_in_the_editors_environment_reaches_no_command(
+    home: Path, project: Path, monkeypatch: pytest.MonkeyPatch, mechanism: str
+) -> None:
+    """The editor's terminal runs with the editor's environment (here: this process's, as
+    tether's own is); a provider key in it reaches neither a confined nor an unconfined
+    command, and the request that creates the terminal does not carry it."""
+    key = "sk-ant-in-the-editor-7a7a"
+    monkeypatch.setenv("WORK_ANTHROPIC_KEY", key)
+    monkeypatch.setenv("TETHER_SANDBOX", mechanism)
+    rounds = [
+        [call("run_argv", "c1", argv=["printenv", "WORK_ANTHROPIC_KEY"])],
+        [call("run_argv", "c2", argv=["env"])],
+        [{"text": "ok"}],
+    ]
+    async with client_with_terminal(home, rounds) as (client, server, _):
+        sid = await client.start(project, CAPS)
+        assert await client.prompt(sid, "go") == "end_turn"
+    creates = [p for m, p in server.calls if m == "terminal/create"]
+    assert len(creates) == 2 and key not in str(creates)
+    printed, listed = tool_results(home, sid)
+    # Confined, the launcher dropped it; unconfined, the editor was told to empty it (an
+    # ACP client cannot be told to unset a variable).
+    assert printed in ("exit code 1\n(no output)", "exit code 0\n(no output)"), printed
+    assert "PATH=" in listed and key not in listed, listed

@@ -211,6 +211,24 @@ def test_each_kind_maps_to_its_adapter(
             ':4: models."a:m".max_output_tokens: exceeds context_window (8000)',
         ),
         # syntax: tomllib's own line
+        (
+            "[workspace]\ncommand_env = [\n  'JAVA_TOOL_OPTIONS',\n]\nspill_days = 1\n"
+            "command_env_extra = 1\n",
+            ":6: workspace.command_env_extra: unknown key",
+        ),
+        (
+            "[workspace]\ncommand_env = ['MY TOOL']\n",
+            ":2: workspace.command_env: 'MY TOOL' is not a variable name",
+        ),
+        (
+            "[providers.w]\nkind = 'anthropic'\napi_key_env = 'WORK_KEY'\n\n[workspace]\n"
+            "command_env = ['LANG', 'WORK_KEY']\n",
+            ":6: workspace.command_env: 'WORK_KEY' holds the key of provider 'w'",
+        ),
+        (
+            "[web.deepseek]\napi_key_env = 'SEARCH_KEY'\n[workspace]\ncommand_env = ['SEARCH_KEY']\n",
+            ":4: workspace.command_env: 'SEARCH_KEY' holds the key of the web provider deepseek",
+        ),
         ("a = 1\nb = = 2\n", ":2: TOML syntax error: Invalid value (column 5)"),
         ("a = [\n  1,\n", ":2: TOML syntax error:"),
     ],
@@ -234,6 +252,17 @@ def test_a_key_pasted_into_api_key_env_is_not_echoed() -> None:
     lines = errors_of("[providers.a]\nkind = 'openai'\napi_key_env = 'sk-secret-123'\n")
     assert "expected the name of an environment variable" in lines[0]
     assert "sk-secret" not in "\n".join(lines)
+
+
+def test_command_env_names_more_variables_for_commands() -> None:
+    config = parse_config("[workspace]\ncommand_env = ['JAVA_TOOL_OPTIONS', 'MYCO_*']\n")
+    setup = resolve(config, env={})
+    assert setup.command_env == ("JAVA_TOOL_OPTIONS", "MYCO_*")
+    # What commands never see: every provider's and web provider's key variable, the
+    # SearXNG URL (it may carry credentials), and the built-in kinds' variables.
+    text = "[providers.w]\nkind = 'anthropic'\napi_key_env = 'WORK_KEY'\n"
+    secret = resolve(parse_config(text), env={}).secret_env
+    assert {"WORK_KEY", "TETHER_SEARXNG_URL", "OPENAI_API_KEY", "DEEPSEEK_API_KEY"} <= secret
 
 
 def test_key_lines_skip_multiline_values() -> None:

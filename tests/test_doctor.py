@@ -226,3 +226,16 @@ def test_doctor_says_which_search_engine_runs(tmp_path: Path) -> None:
     off = doctor("--json", env={**path, "TETHER_RG": "0"})
     engine = json.loads(off.stdout)["search"]["engine"]
     assert engine == "python (single pass; ripgrep not found or TETHER_RG=0)"
+
+
+def test_command_env_is_checked_with_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    env = {"TETHER_CONFIG": str(path), "TETHER_HOME": str(tmp_path / "home")}
+    path.write_text('[workspace]\ncommand_env = ["JAVA_TOOL_OPTIONS", "MYCO_*"]\n')
+    assert doctor(env=env).returncode == 0
+    path.write_text('[workspace]\n\ncommand_env = ["JAVA_TOOL_OPTIONS", "=oops"]\n')
+    done = doctor(env=env)
+    assert done.returncode == 1
+    assert f"  error: {path}:3: workspace.command_env: '=oops' is not a variable name" in (
+        done.stdout
+    )

@@ -266,10 +266,12 @@ def check_command_in_a_zed_terminal(
     [create] = [dict(f["params"]) for f in agent.frames if f.get("method") == "terminal/create"]
     assert create.pop("outputByteLimit") > 0
     # Zed joins command and args through a shell: tether sends the argv as one quoted line,
-    # the sandbox's one-use launcher first; the environment carries tether's process marker.
+    # the sandbox's one-use launcher first; the environment is the command environment (with
+    # tether's process marker), every other variable of tether's own emptied.
     launcher, rest = create.pop("command").split(" ", 1)
     assert re.fullmatch(r"/\S+/run/sandboxed-\d+", launcher) and rest == "python3 check.py"
-    assert [e["name"] for e in create.pop("env")] == ["TETHER_OWNER"]
+    sent = {e["name"]: e["value"] for e in create.pop("env")}
+    assert sent["TETHER_OWNER"] and sent["PATH"] and sent["TETHER_HOME"] == ""
     assert create == {"sessionId": sid, "args": [], "cwd": str(project)}
     [(tid, terminal)] = zed.released.items()
     assert zed.terminals == {}  # every terminal the agent created was released

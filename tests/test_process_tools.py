@@ -117,12 +117,14 @@ async def test_run_argv_streams_to_the_card(project: Path, tmp_path: Path) -> No
 async def test_plans_show_the_real_command(project: Path, tmp_path: Path) -> None:
     ctx = make_ctx(project, tmp_path)
     (project / "sub").mkdir()
-    args = {"argv": ["git", "log", "--format=%an <%ae>"], "cwd": "sub", "env": {"A": "1 2"}}
+    args = {"argv": ["git", "log", "--format=%an <%ae>"], "cwd": "sub", "env": {"LC_ALL": "C 1"}}
     p = await plan(run_argv, ctx, args, "ask")
     assert p.title == "git log '--format=%an <%ae>'"
     # A known read-only invocation runs unasked in every mode; its grant names it exactly.
     assert p.kind == "execute" and not p.confirm and p.scope == "git log [read-only]"
-    assert note(p).startswith("in sub\nwith 'A=1 2'\nruns in the sandbox")
+    assert note(p).startswith("in sub\nwith 'LC_ALL=C 1'\nruns in the sandbox")
+    # A variable not known to be harmless makes it ask (see test_command_judgement.py).
+    assert (await plan(run_argv, ctx, {**args, "env": {"A": "1 2"}}, "ask")).confirm
     assert not (await plan(run_argv, ctx, {"argv": ["git", "status"]}, "code")).confirm
     # Mode `code` runs everything else confined, unasked, saying what it does; `ask` asks.
     free = await plan(run_argv, ctx, {"argv": ["pytest", "-q"]}, "code")

@@ -177,7 +177,7 @@ async def test_a_sandbox_reports_what_it_cannot_protect(
     assert problem is not None and problem.startswith("uncommitted work cannot be protected")
     empty = tmp_path / "empty"
     empty.mkdir()
-    argv = await box.wrap(["true"], cwd=empty, scope=Scope((empty,), ()))
+    argv = await box.wrap(["true"], cwd=empty, scope=Scope((empty,), ()), base={}, env={})
     assert Path(argv[0]).name.startswith("sandboxed-") and argv[1:] == ["true"]
     assert (await anyio.run_process(argv, check=False)).returncode == 0
     assert not Path(argv[0]).exists()  # the launcher removed itself

@@ -65,8 +65,14 @@ async def test_the_agent_is_a_worker_with_the_launchers_cwd_env_and_stdio(
     turn = tmp_path / "cwd" / "turn.json"
     turn.parent.mkdir()
     script(turn, [[{"tool_call": {"id": "r", "name": "run_argv", "arguments": {
-        "argv": ["sh", "-c", "echo marker=$WARM_MARKER"]}}}], [{"text": "done"}]])  # fmt: skip
-    env = {**os.environ, "TETHER_HOME": str(home), **shared_warm.env, "WARM_MARKER": "second-start"}
+        "argv": ["sh", "-c", "echo marker=$LC_WARM_MARKER"]}}}], [{"text": "done"}]])  # fmt: skip
+    # An LC_ variable: commands see only the variables the allowlist names (env_allowlist.py).
+    env = {
+        **os.environ,
+        "TETHER_HOME": str(home),
+        **shared_warm.env,
+        "LC_WARM_MARKER": "second-start",
+    }
     command = [sys.executable, "-m", "tether", "acp", "--script", "turn.json"]  # relative: cwd
     proc = await anyio.open_process(command, env=env, cwd=turn.parent)
     try:

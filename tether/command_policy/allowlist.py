@@ -4,12 +4,15 @@ sandbox confines them (and, in `ask` mode, even where one does).
 An allowlist, not a denylist: a command is read-only only when every word of it is understood
 and none of them can write a file, run another program or reach the network. An option this
 module does not know makes the whole command "not known to be read-only", and the user is asked.
-Operands that name files must not match the path denylist (`cat .env` asks). Wrappers
-(`env`, `timeout`, `xargs`) are not followed: the bare program must be read-only by itself.
+Operands that name files must lie inside the session's directories and not match the path
+denylist (`cat .env` and `cat ~/.pgpass` ask), and so must the values given to options with
+`=` (`--file=PATH`); a short option carrying a path (`-f/etc/x`) asks. Wrappers (`env`,
+`timeout`, `xargs`) are not followed: the bare program must be read-only by itself.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,6 +20,10 @@ from dataclasses import dataclass
 from tether.command_policy.words import program_name
 
 PathCheck = Callable[[str], bool]  # True when the operand may be read by a command
+
+
+def _no_directory(word: str) -> bool:
+    return False
 
 
 @dataclass(frozen=True)
@@ -31,37 +38,56 @@ class Reader:
     refused_prefixes: tuple[str, ...] = ()  # `--output=...`, `-o...`
     operands: str = "paths"  # "paths" (checked), "words" (not files), "none"
     max_operands: int | None = None
+    directories: bool = True  # False: a directory operand is not known to be read-only
 
 
 def _set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_PATHS = Reader()
+# Reading the files a list names (`--files0-from=LIST`): the names are not checked, so asked.
+_LISTED = _set("--files0-from")
+_PATHS = Reader(refused=_LISTED, refused_prefixes=("--files0-from=",))
 _WORDS = Reader(operands="words")
 _NOTHING = Reader(any_option=False, operands="none")
+# Options that follow links met inside a directory (to anywhere) are not read-only; a link
+# given as an operand is checked where it leads.
+_FOLLOWS = _set("-L --dereference")
 READERS: dict[str, Reader] = {
     **dict.fromkeys(
         _set(
-            "ls dir vdir cat head tail wc nl tac od hexdump stat du readlink realpath "
+            "cat head tail wc nl tac od hexdump stat readlink realpath "
             "md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum cmp comm "
-            "cut paste fold fmt expand unexpand diff diff3 strings column"
+            "cut paste fold fmt expand unexpand strings column"
         ),
         _PATHS,
     ),
-    **dict.fromkeys(_set("grep egrep fgrep"), _PATHS),
+    **dict.fromkeys(_set("ls dir vdir du"), Reader(refused=_LISTED | _FOLLOWS)),
+    # Two directories compare the files in them, links followed: files only.
+    **dict.fromkeys(_set("diff diff3"), Reader(directories=False)),
+    **dict.fromkeys(_set("grep egrep fgrep"), Reader(refused=_set("-R --dereference-recursive"))),
     "rg": Reader(
-        refused=_set("--pre --pre-glob -z --search-zip --hostname-bin"),
+        refused=_set("--pre --pre-glob -z --search-zip --hostname-bin -L --follow"),
         refused_prefixes=("--pre=", "--pre-glob=", "--hostname-bin="),
     ),
     "find": Reader(
-        refused=_set("-exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls"),
+        refused=_set(
+            "-exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls -L -follow "
+            "-files0-from"
+        ),
     ),
     "file": Reader(refused=_set("-C --compile")),
-    "tree": Reader(refused=_set("-o")),
+    # -R writes an 00Tree.html in every directory; -l follows links.
+    "tree": Reader(refused=_set("-o -R -l")),
     "sort": Reader(
-        refused=_set("-o --output -T --temporary-directory --compress-program"),
-        refused_prefixes=("--output=", "--temporary-directory=", "--compress-program=", "-o"),
+        refused=_set("-o --output -T --temporary-directory --compress-program") | _LISTED,
+        refused_prefixes=(
+            "--output=",
+            "--temporary-directory=",
+            "--compress-program=",
+            "--files0-from=",
+            "-o",
+        ),
     ),
     "uniq": Reader(max_operands=1),  # a second operand is the output file
     "df": _PATHS,
@@ -70,7 +96,15 @@ READERS: dict[str, Reader] = {
     **dict.fromkeys(_set("printenv"), _WORDS),
     "which": _WORDS,
     "date": Reader(refused=_set("-s --set"), refused_prefixes=("--set=",), operands="date"),
-    "hostname": Reader(operands="none"),
+    # Only the listing options: `-F FILE`, `-b` and the NIS forms set the name.
+    "hostname": Reader(
+        any_option=False,
+        flags=_set(
+            "-s --short -f --fqdn --long -d --domain -i --ip-address -I --all-ip-addresses "
+            "-A --all-fqdns -a --alias"
+        ),
+        operands="none",
+    ),
     "env": _NOTHING,  # prints the environment; with a program it is a wrapper (not read-only)
 }
 
@@ -152,9 +186,11 @@ _VERSION_SUBCOMMAND = _set("go docker kubectl gh")  # `go version`
 _DATE_OPERAND = re.compile(r"^\+")  # `date +%F`; any other operand sets the clock
 
 
-def read_only(argv: Sequence[str], readable: PathCheck) -> bool:
+def read_only(
+    argv: Sequence[str], readable: PathCheck, directory: PathCheck = _no_directory
+) -> bool:
     """Whether `argv` (one program, no wrapper) is a known read-only invocation whose file
-    operands `readable` allows."""
+    operands `readable` allows (`directory`: whether an operand names a directory)."""
     if not argv or not argv[0] or "/" in argv[0] or "\\" in argv[0]:
         return False  # a path runs whatever file is there
     prog, args = program_name(argv[0]), list(argv[1:])
@@ -167,7 +203,13 @@ def read_only(argv: Sequence[str], readable: PathCheck) -> bool:
     if prog == "git":
         return _git(args, readable)
     reader = READERS.get(prog)
+    if reader is not None and not reader.directories:
+        readable = _files_only(readable, directory)
     return reader is not None and _reads(reader, args, readable)
+
+
+def _files_only(readable: PathCheck, directory: PathCheck) -> PathCheck:
+    return lambda word: readable(word) and not directory(word)
 
 
 def _reads(reader: Reader, args: list[str], readable: PathCheck) -> bool:
@@ -184,13 +226,23 @@ def _reads(reader: Reader, args: list[str], readable: PathCheck) -> bool:
                 return False
             if not reader.any_option and name not in reader.flags | reader.values:
                 return False
-            if _clustered_refusal(a, reader.refused):
+            if _clustered_refusal(a, reader.refused) or not _option_value_ok(a, readable):
                 return False
             i += 2 if name in reader.values and "=" not in a else 1
             continue
         operands.append(a)
         i += 1
     return _operands_ok(reader, operands, readable)
+
+
+def _option_value_ok(arg: str, readable: PathCheck) -> bool:
+    """An option's own value may name a file to read (`--file=PATH`, `--ignore-file=PATH`,
+    `--files0-from=PATH`, `-fPATH`): a `=` value must be readable like an operand, and a
+    short cluster that carries a path (`/` or `~` in it) is not known to be read-only."""
+    if arg.startswith("--"):
+        _, eq, value = arg.partition("=")
+        return not eq or readable(value)
+    return "/" not in arg and "~" not in arg
 
 
 def _clustered_refusal(arg: str, refused: frozenset[str]) -> bool:
@@ -223,6 +275,8 @@ def _git(args: list[str], readable: PathCheck) -> bool:
             value = a.split("=", 1)[1] if "=" in a else (args[i + 1] if i + 1 < len(args) else None)
             if value is None or (name != "--namespace" and not readable(value)):
                 return False
+            if name == "-C":  # what follows is read from there
+                readable = _from(value, readable)
             i += 1 if "=" in a else 2
         elif a.startswith("-"):
             return False  # -c, --config-env, --exec-path, ...: config can run programs
@@ -235,3 +289,8 @@ def _git(args: list[str], readable: PathCheck) -> bool:
         return _reads(_GIT_READERS[sub], rest, readable)
     listing = _GIT_LISTINGS.get(sub)
     return listing is not None and listing(rest)  # else an alias, or a subcommand that writes
+
+
+def _from(directory: str, readable: PathCheck) -> PathCheck:
+    """`readable` for words relative to `directory` (`git -C DIR`); an absolute word stays."""
+    return lambda word: readable(os.path.join(directory, word) if word else word)

@@ -70,11 +70,14 @@ def _walk_nodes(value: object) -> Iterator[Mapping[str, Any]]:
                     yield from _walk_nodes(node[key])
 
 
-def command_danger(argv: Sequence[str]) -> list[tuple[str, str]]:
-    """(reason, preview) pairs for one command line; empty when it looks harmless."""
+def command_danger(
+    argv: Sequence[str], env: Mapping[str, str] | None = None
+) -> list[tuple[str, str]]:
+    """(reason, preview) pairs for one command line given `env` (git configured through
+    its environment runs what its settings name); empty when it looks harmless."""
     if not argv:
         return []
-    found = scan(argv)
+    found = scan(argv, env)
     out = [(f.text, f.preview) for f in found.findings]
     hosts = dict.fromkeys(inv.remote for inv in found.invocations if inv.remote)
     out += [(f"runs commands on the remote host {h!r}", "") for h in hosts]

@@ -3,15 +3,17 @@ the wrappers in front of it), and the class of what it does — never the whole 
 
 `git status` (read-only) and `git checkout` (writing) are two grants; a grant for `python3
 --version` does not cover `python3 -c ...`, and inline code is granted for that exact code only.
+So are the environment variables that may change what runs (each with its value: another value
+is another grant) and the input given to a program that runs it (`sh` reading a script).
 The card names the grant exactly as it is recorded ("Always allow `git checkout` (writing)").
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from tether.command_policy.environment import env_words, risky, value_digest
 from tether.command_policy.interpreters import interpreter_family
 from tether.command_policy.scan import GIT_OPTIONS
 from tether.command_policy.words import parse_options, program_name
@@ -33,17 +35,32 @@ class CommandGrant:
     label: str  # what the card says: "`git status`" or "`git checkout` (writing)"
 
 
-def command_grant(argv: Sequence[str], klass: str) -> CommandGrant:
-    """`klass`: "read-only", "writing" or "runs code" (see `command_class`)."""
+def command_grant(
+    argv: Sequence[str],
+    klass: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    feeds: str | None = None,
+) -> CommandGrant:
+    """`klass`: "read-only", "writing" or "runs code" (see `command_class`); `env`: the
+    variables the call sets; `feeds`: what the program reads on its input and runs (the text
+    given, or the command line piped into it), None when its input is not code."""
     words = _words(tuple(argv))
+    extra = env_words(env or {})
     shown = " ".join(words)
-    label = f"`{shown}`" if klass == "read-only" else f"`{shown}` ({klass})"
-    return CommandGrant(f"{shown} [{klass}]", label)
+    scope = " ".join([*extra, shown, *(["<", value_digest(feeds)] if feeds is not None else [])])
+    label = f"`{shown}`"
+    if extra:
+        label += f" with {', '.join(risky(env or {}))} as given"
+    if feeds is not None:
+        label += " with this input"
+    label = label if klass == "read-only" else f"{label} ({klass})"
+    return CommandGrant(f"{scope} [{klass}]", label)
 
 
 def _words(argv: tuple[str, ...]) -> list[str]:
-    """The wrappers, the program and what names its use: a subcommand, a script, a module,
-    or a digest of inline code."""
+    """The wrappers (with the variables they set that may change what runs), the program and
+    what names its use: a subcommand, a script, a module, or a digest of inline code."""
     parts: list[str] = []
     current = argv
     for _ in range(MAX_DEPTH):
@@ -53,10 +70,11 @@ def _words(argv: tuple[str, ...]) -> list[str]:
         if key is None:
             return parts + _program(current)
         parts.append(key)
-        inner = unwrap(current, key).inner
-        if inner is None:
+        found = unwrap(current, key)
+        parts += env_words(found.env)
+        if found.inner is None:
             break
-        current = inner
+        current = found.inner
     return parts
 
 
@@ -98,4 +116,4 @@ def _what_it_runs(argv: tuple[str, ...], family: str) -> list[str]:
 
 
 def _digest(code: str) -> str:
-    return "code#" + hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return value_digest(code)

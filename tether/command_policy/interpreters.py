@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from tether.command_policy.scan import Invocation
-from tether.command_policy.words import word_at
+from tether.command_policy.words import word_at, word_set
 from tether.command_policy.wrappers import SHELLS, shell_options
 
 _INTERPRETERS: tuple[tuple[str, str], ...] = (
@@ -52,6 +52,16 @@ _VALUE_OPTIONS: dict[str, frozenset[str]] = {
     "perl": frozenset({"-I", "-M", "-m"}),
 }
 _INFO = frozenset({"--version", "-V", "-v", "--help", "-h", "-version", "-help", "-?"})
+
+
+# Programs outside the interpreter families that run what their input holds: line editors,
+# database shells, debuggers, calculators with a shell escape, `xargs` (its input is argv).
+_RUNS_INPUT = word_set("ed red ex sqlite3 psql mysql gdb lldb dc bc jshell xargs")
+
+
+def runs_its_input(prog: str) -> bool:
+    """Whether `prog` (a program name) may run what it reads on its input as code."""
+    return prog in _RUNS_INPUT or interpreter_family(prog) is not None
 
 
 def interpreter_family(prog: str) -> str | None:

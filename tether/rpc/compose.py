@@ -46,6 +46,7 @@ def compose(
     dir)."""
     from tether.engine.config.load import catalog_for, log_warnings
     from tether.engine.config.resolve import load_setup
+    from tether.engine.local import env_allowlist
     from tether.engine.registry import Registry
     from tether.engine.sessions.deps import EngineDeps
     from tether.engine.sessions.store import Store
@@ -59,6 +60,9 @@ def compose(
     env = os.environ if env is None else env
     home = data_dir() if home is None else home
     setup = load_setup(env)  # a broken file is logged and left out
+    # What the commands of this process may see of its environment (a broken file: the
+    # built-in allowlist, and no provider key the environment or the file names).
+    env_allowlist.configure(setup.command_env, setup.secret_env)
     catalog = catalog_for(setup, script=options.script, model_override=options.model, env=env)
     log_warnings(catalog)
     tools = tool_catalog(setup.web)

@@ -80,6 +80,9 @@ class WorkspaceConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     command_denylist: list[str] = []
     # False: only `command_denylist` applies (the built-in entries are dropped).
     builtin_command_denylist: bool = True
+    # More variables of tether's environment that commands see, beside the built-in allowlist
+    # (names, or `PREFIX*`); a provider's key variable is never passed, listed or not.
+    command_env: list[str] = []
 
 
 SandboxMechanism = Literal["auto", "bubblewrap", "landlock", "none"]

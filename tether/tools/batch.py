@@ -279,7 +279,14 @@ async def run_argv_batch(ctx: Capabilities, args: RunArgvBatchArgs) -> ToolOutpu
 
 
 def _commands(tree: list[_Node]) -> list[Command]:
-    return [Command(s.argv, s.cwd, s.env) for n in _walk(tree) for s in n.steps]
+    """Every stage as the judgement sees it: the chain's head reads the node's `stdin`, each
+    later stage the output of the one before it."""
+    out: list[Command] = []
+    for n in _walk(tree):
+        out.append(Command(n.steps[0].argv, n.steps[0].cwd, n.steps[0].env, stdin=n.stdin))
+        for before, s in zip(n.steps, n.steps[1:], strict=False):
+            out.append(Command(s.argv, s.cwd, s.env, stdin_from=tuple(before.argv)))
+    return out
 
 
 class _BatchRun:
@@ -345,8 +352,8 @@ class _BatchRun:
         )
 
     async def _confined(self, step: Stage) -> Stage:
-        argv = await confine(self.ctx, step.argv, step.cwd, step.env, unconfined=self.unconfined)
-        return Stage(argv, step.cwd, step.env, step.mix_stderr)
+        started = await confine(self.ctx, step.argv, step.cwd, step.env, unconfined=self.unconfined)
+        return Stage(started.argv, step.cwd, started.env, step.mix_stderr)
 
     def text(self) -> str:
         ran = len(self.blocks)

@@ -14,17 +14,27 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from tether.command_policy import Command, Denied, denylist, judge
 from tether.command_policy import refuse_denylisted as _refuse
 from tether.command_policy.program_path import resolve_program
 from tether.engine.events import TextOut, ToolContent
+from tether.engine.local.processes import command_environment
 from tether.engine.registry import CallPlan, ToolError
 from tether.engine.sandbox.session_sandbox import SandboxUnavailable, Scope
 from tether.engine.seam import Capabilities, CommandResult
 from tether.tools.text import fence
 
-__all__ = ["Command", "confine", "plan_commands", "refuse_denylisted", "sandbox_note", "scope_of"]
+__all__ = [
+    "Command",
+    "Launch",
+    "confine",
+    "plan_commands",
+    "refuse_denylisted",
+    "sandbox_note",
+    "scope_of",
+]
 
 
 def refuse_denylisted(ctx: Capabilities, commands: Sequence[Command]) -> None:
@@ -111,6 +121,15 @@ def _where_it_runs(
     return [f"runs in the sandbox: writes only in the project (not uncommitted work); {net}"]
 
 
+class Launch(NamedTuple):
+    """What to start: the argv, the variables to start it with (on top of the command
+    environment) and whether it runs in the sandbox."""
+
+    argv: list[str]
+    env: dict[str, str]
+    confined: bool
+
+
 async def confine(
     ctx: Capabilities,
     argv: list[str],
@@ -119,17 +138,21 @@ async def confine(
     *,
     unconfined: bool,
     tty: bool = False,
-) -> list[str]:
-    """The argv to start: inside the sandbox unless the call was allowed to run unconfined
-    (or the machine has no sandbox, in which case the plan asked)."""
+) -> Launch:
+    """What to start: inside the sandbox unless the call was allowed to run unconfined (or
+    the machine has no sandbox, in which case the plan asked). Confined, the call's own
+    variables are set inside the sandbox, never on the launcher, which runs unconfined."""
     if unconfined or ctx.sandbox is None or not ctx.sandbox.confines:
-        return argv
+        return Launch(argv, env, confined=False)
     if resolve_program(argv[0], cwd, env) is None:  # said here, not by the sandbox's exec
         raise ToolError(
             "COMMAND_NOT_FOUND", f"{argv[0]}: no such program (looked in PATH and {cwd})"
         )
     try:
-        return await ctx.sandbox.wrap(argv, cwd=cwd, scope=scope_of(ctx, tty=tty))
+        scope = scope_of(ctx, tty=tty)
+        base = command_environment()
+        wrapped = await ctx.sandbox.wrap(argv, cwd=cwd, scope=scope, base=base, env=env)
+        return Launch(wrapped, {}, confined=True)
     except SandboxUnavailable as exc:
         raise ToolError(
             "SANDBOX_UNAVAILABLE",

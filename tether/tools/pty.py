@@ -57,8 +57,9 @@ async def open_pty(ctx: Capabilities, args: OpenPtyArgs) -> ToolOutput:
     extra = check_env(args.env)
     refuse_denylisted(ctx, [Command(argv, here, extra)])
     started = await confine(ctx, argv, here, extra, unconfined=args.unconfined, tty=True)
-    confined = started is not argv
-    pty_id, pid = await _host(ctx).open(started, cwd=here, env=extra, confined=confined)
+    pty_id, pid = await _host(ctx).open(
+        started.argv, cwd=here, env=started.env, confined=started.confined
+    )
     text = (
         f"pty {pty_id} started: {shell_join(argv)} (pid {pid}). Read its output with "
         f"read_pty(pty_id={pty_id}); type with write_pty or write_pty_keys; "

@@ -97,9 +97,9 @@ async def run_argv(ctx: Capabilities, args: RunArgvArgs) -> ToolOutput:
     progress = CardProgress(ctx.report)
     result = await progress.around(
         lambda: ctx.terminal.run(
-            started,
+            started.argv,
             cwd=cmd.cwd,
-            env=cmd.env,
+            env=started.env,
             timeout=cmd.timeout,
             output_limit=OUTPUT_LIMIT,
             stdin=cmd.stdin,
@@ -124,7 +124,7 @@ async def _plan_run(ctx: Capabilities, args: RunArgvArgs, mode: str) -> CallPlan
     cmd = await anyio.to_thread.run_sync(_command, ctx, args)
     plan = await plan_commands(
         ctx,
-        [Command(cmd.argv, cmd.cwd, cmd.env)],
+        [Command(cmd.argv, cmd.cwd, cmd.env, stdin=cmd.stdin)],
         mode,
         unconfined=args.unconfined,
         reason=args.reason,

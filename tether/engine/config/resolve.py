@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 
 import msgspec
 
+from tether.engine.config.command_env import command_env_issues, secret_variables
 from tether.engine.config.file import Config, load_config
 from tether.engine.config.issues import ConfigError, ConfigIssue
 from tether.engine.config.mcp_servers import configured_servers
@@ -58,6 +59,10 @@ class Setup(msgspec.Struct):
     path_denylist: tuple[str, ...] | None = None  # [workspace]; None: the built-in list
     spill_days: float | None = None  # [workspace]; None: the default
     command_denylist: CommandDenylist = BUILTIN_COMMAND_DENYLIST  # [workspace]
+    command_env: tuple[str, ...] = ()  # [workspace]: more variables commands see
+    # Variables commands never see: every provider's and web provider's key, and URLs that
+    # may carry credentials.
+    secret_env: frozenset[str] = frozenset()
     mcp_servers: tuple[ServerSpec, ...] = ()  # [mcp_servers], the enabled ones
     sandbox: SandboxConfig = msgspec.field(default_factory=SandboxConfig)  # [sandbox]
     agent: AgentConfig = msgspec.field(default_factory=AgentConfig)  # [agent]
@@ -107,6 +112,8 @@ def resolve(config: Config | None, *, env: Mapping[str, str]) -> Setup:
     if config is not None and any(not e.strip() for e in file.workspace.command_denylist):
         where = ("workspace", "command_denylist")
         issues.append(config.issue(where, "an entry is empty (expected `program [flags] [words]`)"))
+    if config is not None:
+        issues += command_env_issues(config)
     if issues:
         raise ConfigError(config.path if config is not None else None, issues)
     workspace = file.workspace
@@ -123,6 +130,8 @@ def resolve(config: Config | None, *, env: Mapping[str, str]) -> Setup:
         denied,
         workspace.spill_days,
         commands,
+        tuple(workspace.command_env),
+        secret_variables(file),
         servers,
         sandbox=file.sandbox,
         agent=file.agent,

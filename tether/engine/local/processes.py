@@ -16,9 +16,8 @@ from typing import BinaryIO
 import anyio
 import anyio.abc
 
-from tether.engine.local import reaper
+from tether.engine.local import env_allowlist, reaper
 from tether.engine.local.terminal_text import sanitize
-from tether.engine.sandbox.confinement import PROVIDER_KEYS
 from tether.engine.seam import CommandProgress, CommandResult, Overflow, SeamError, Stage
 
 KILL_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
@@ -127,9 +126,10 @@ def exit_status(returncode: int | None) -> tuple[int | None, str | None]:
 
 
 def command_environment() -> dict[str, str]:
-    """The environment every command starts from: tether's, without its provider keys, with
-    the marker that lets tether find everything it started (see reaper.py)."""
-    env = {k: v for k, v in os.environ.items() if k not in PROVIDER_KEYS}
+    """The environment every command starts from: the variables of tether's own that the
+    allowlist names (env_allowlist.py; never a provider's key), with the marker that lets
+    tether find everything it started (see reaper.py)."""
+    env = env_allowlist.current().filter(os.environ)
     env[reaper.MARKER] = reaper.OWNER
     return env
 

@@ -6,9 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# tether's own provider credentials: no command it runs sees them (it could print them).
-PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DEEPSEEK_API_KEY")
-
 
 @dataclass(frozen=True)
 class Confinement:

@@ -1,26 +1,34 @@
 """A session's sandbox: the mechanism found for this machine, the session's private temporary
 directory, and each command's confinement, computed when it starts (what is uncommitted changes
-as the session works)."""
+as the session works).
+
+A confined command's environment is built twice over: the launcher keeps only the variables
+of the command environment (`engine/local/processes.py`, `env_allowlist.py`), whoever started it (an
+editor's terminal starts it with the editor's whole environment), and the variables the call
+sets are set inside the sandbox, by a confined `env`, so none of them (`LD_PRELOAD`, say)
+reaches the launcher or the mechanism, which run unconfined."""
 
 from __future__ import annotations
 
 import itertools
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 
+from tether.engine.local import env_allowlist
 from tether.engine.sandbox import protect
 from tether.engine.sandbox.bwrap import bwrap_argv
-from tether.engine.sandbox.confinement import PROVIDER_KEYS, Confinement
+from tether.engine.sandbox.confinement import Confinement
 from tether.engine.sandbox.detect import LAUNCHER, SandboxInfo
 from tether.engine.sandbox.programs import program_files
 from tether.engine.sandbox.seatbelt import seatbelt_argv
@@ -89,15 +97,27 @@ class Sandbox:
                 return f"uncommitted work cannot be protected: {work.problem}"
         return None
 
-    async def wrap(self, argv: list[str], *, cwd: Path, scope: Scope) -> list[str]:
+    async def wrap(
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        scope: Scope,
+        base: Mapping[str, str],
+        env: Mapping[str, str],
+    ) -> list[str]:
         """`argv` as the sandbox runs it: `[launcher, *argv]`, the launcher a one-use script
         in the private directory that starts the mechanism (so an editor's terminal shows a
-        short command line). SandboxUnavailable when it cannot be confined."""
-        launcher = await anyio.to_thread.run_sync(self._prepare, scope, cwd)
+        short command line) with the variables of `base` only (the command environment: start
+        it with that and nothing more), and `env` (the call's own variables) set inside.
+        SandboxUnavailable when it cannot be confined."""
+        launcher = await anyio.to_thread.run_sync(self._prepare, scope, cwd, dict(base), dict(env))
         return [str(launcher), *argv]
 
-    def _prepare(self, scope: Scope, cwd: Path) -> Path:
-        return self._launcher(self._prefix(self._confinement(scope), cwd))
+    def _prepare(self, scope: Scope, cwd: Path, base: dict[str, str], env: dict[str, str]) -> Path:
+        inside = [_ENV, "--", *(f"{k}={v}" for k, v in env.items())] if env else []
+        prefix = [*self._prefix(self._confinement(scope), cwd), *inside]
+        return self._launcher(prefix, base)
 
     def _prefix(self, c: Confinement, cwd: Path) -> list[str]:
         """The mechanism's command line up to the program."""
@@ -111,10 +131,12 @@ class Sandbox:
             return seatbelt_argv(c, [])
         raise SandboxUnavailable(f"no sandbox on this machine ({self.info.why})")
 
-    def _launcher(self, prefix: list[str]) -> Path:
-        """`#!/bin/sh` that removes itself and becomes the sandbox around its arguments."""
+    def _launcher(self, prefix: list[str], base: dict[str, str]) -> Path:
+        """`#!/bin/sh` that removes itself and becomes the sandbox around its arguments, with
+        no variable `base` does not hold (TERM aside: a PTY's own)."""
         path = self._private() / "run" / f"sandboxed-{next(self._numbers)}"
-        script = f'#!/bin/sh\nrm -f -- "$0"\nexec {shlex.join(prefix)} "$@"\n'
+        keep = " ".join(_kept(name, base) for name in sorted({*base, "TERM"}))
+        script = f'#!/bin/sh\n{_RM} -f -- "$0"\nexec {_ENV} -i {keep} {shlex.join(prefix)} "$@"\n'
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(script)
@@ -148,7 +170,7 @@ class Sandbox:
             network=self.network,
             tty=scope.tty,
             masks=(private / "deny-file", private / "deny-dir"),
-            unset_env=PROVIDER_KEYS,
+            unset_env=tuple(sorted(env_allowlist.current().secrets)),  # (gone already)
         )
 
     def _work(self, tree: Path) -> protect.Work:
@@ -205,6 +227,20 @@ class SandboxUnavailable(TetherError):
 
     def __init__(self, message: str) -> None:
         super().__init__("SANDBOX_UNAVAILABLE", message)
+
+
+# The system's `env` and `rm`, never ones a PATH finds first: the launcher runs unconfined.
+_ENV = "/usr/bin/env" if os.path.exists("/usr/bin/env") else shutil.which("env") or "env"
+_RM = "/bin/rm" if os.path.exists("/bin/rm") else shutil.which("rm") or "rm"
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _kept(name: str, base: dict[str, str]) -> str:
+    """`${NAME+"NAME=$NAME"}`: the variable as the launcher was given it, when it was (a
+    name the shell cannot spell is given as `base` holds it)."""
+    if _NAME.match(name):
+        return f'${{{name}+"{name}=${name}"}}'
+    return shlex.quote(f"{name}={base.get(name, '')}")
 
 
 def _holds(outer: Path, inner: Path) -> bool:

@@ -5,6 +5,7 @@ that terminal, and a timeout or a cancellation kills it (`terminal/kill`, then
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,8 +13,7 @@ from typing import Any
 
 import anyio
 
-from tether.engine.local import reaper
-from tether.engine.local.processes import LocalTerminal
+from tether.engine.local.processes import LocalTerminal, command_environment
 from tether.engine.local.terminal_text import sanitize
 from tether.engine.seam import CommandProgress, CommandResult, Overflow, SeamError, Stage
 from tether.rpc.peer import Peer
@@ -21,6 +21,17 @@ from tether.rpc.rpc_error import ConnectionClosed, RpcError
 from tether.schemas import acp
 
 CLEANUP_TIMEOUT = 5.0  # how long kill + release may take when the client is slow or gone
+
+
+def terminal_environment(env: dict[str, str]) -> dict[str, str]:
+    """What a terminal is created with: the command environment and the call's variables,
+    and every other variable of tether's own emptied. The editor starts the command with its
+    own environment and these on top; an ACP client cannot be told to drop a variable, and
+    tether's environment is the editor's (a key in it must not reach the command). A
+    confined command's launcher keeps the command environment only, whatever the editor
+    adds."""
+    emptied = dict.fromkeys(os.environ, "")
+    return {**emptied, **command_environment(), **env}
 
 
 class ClientTerminal:
@@ -118,10 +129,7 @@ class ClientTerminal:
             session_id=self._session,
             command=command,
             args=args,
-            env=[
-                acp.EnvVariable(name=k, value=v)
-                for k, v in {**env, reaper.MARKER: reaper.OWNER}.items()
-            ],
+            env=[acp.EnvVariable(name=k, value=v) for k, v in terminal_environment(env).items()],
             cwd=str(cwd),
             output_byte_limit=output_limit,
         )
