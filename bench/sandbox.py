@@ -18,6 +18,7 @@ from pathlib import Path
 
 import anyio
 
+from tether.engine.local.processes import command_environment
 from tether.engine.sandbox.detect import detect
 from tether.engine.sandbox.session_sandbox import Sandbox, Scope
 
@@ -49,7 +50,7 @@ async def confined(box: Sandbox, scope: Scope, cwd: Path) -> float:
     box._works.clear()  # each command looks afresh
     start = time.perf_counter()
     assert await box.problem(scope) is None
-    argv = await box.wrap(["true"], cwd=cwd, scope=scope)
+    argv = await box.wrap(["true"], cwd=cwd, scope=scope, base=command_environment(), env={})
     done = await anyio.run_process(argv, cwd=cwd, check=False)
     assert done.returncode == 0, argv
     return time.perf_counter() - start
