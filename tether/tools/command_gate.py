@@ -121,13 +121,16 @@ async def confine(
     tty: bool = False,
 ) -> list[str]:
     """The argv to start: inside the sandbox unless the call was allowed to run unconfined
-    (or the machine has no sandbox, in which case the plan asked)."""
-    if unconfined or ctx.sandbox is None or not ctx.sandbox.confines:
+    (or the machine has no sandbox, in which case the plan asked); unconfined, still under the
+    launcher that ends what it starts with it and with tether."""
+    if ctx.sandbox is None:
         return argv
-    if resolve_program(argv[0], cwd, env) is None:  # said here, not by the sandbox's exec
+    if resolve_program(argv[0], cwd, env) is None:  # said here, not by the launcher's exec
         raise ToolError(
             "COMMAND_NOT_FOUND", f"{argv[0]}: no such program (looked in PATH and {cwd})"
         )
+    if unconfined or not ctx.sandbox.confines:
+        return await ctx.sandbox.unconfined(argv)
     try:
         return await ctx.sandbox.wrap(argv, cwd=cwd, scope=scope_of(ctx, tty=tty))
     except SandboxUnavailable as exc:

@@ -57,7 +57,8 @@ async def open_pty(ctx: Capabilities, args: OpenPtyArgs) -> ToolOutput:
     extra = check_env(args.env)
     refuse_denylisted(ctx, [Command(argv, here, extra)])
     started = await confine(ctx, argv, here, extra, unconfined=args.unconfined, tty=True)
-    confined = started is not argv
+    # An unconfined program runs under a launcher too (its lifetime): not in the sandbox.
+    confined = not args.unconfined and ctx.sandbox is not None and ctx.sandbox.confines
     pty_id, pid = await _host(ctx).open(started, cwd=here, env=extra, confined=confined)
     text = (
         f"pty {pty_id} started: {shell_join(argv)} (pid {pid}). Read its output with "

@@ -8,9 +8,7 @@ import itertools
 import json
 import os
 import shlex
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,7 +16,8 @@ from pathlib import Path
 
 import anyio
 
-from tether.engine.sandbox import protect
+from tether.engine.local import reaper
+from tether.engine.sandbox import protect, session_cgroups, session_dirs
 from tether.engine.sandbox.bwrap import bwrap_argv
 from tether.engine.sandbox.confinement import PROVIDER_KEYS, Confinement
 from tether.engine.sandbox.detect import LAUNCHER, SandboxInfo
@@ -26,6 +25,7 @@ from tether.engine.sandbox.programs import program_files
 from tether.engine.sandbox.seatbelt import seatbelt_argv
 from tether.errors import TetherError
 
+LIFETIME = Path(__file__).with_name("lifetime_exec.py")
 SECRETS_FRESH = 10.0  # seconds a secrets scan is reused
 # Seconds a `git status` is reused: the plan's look serves the run that follows it at once.
 WORK_FRESH = 1.0
@@ -60,6 +60,8 @@ class Sandbox:
         self.network = network  # the session allows commands to use the network
         self._hidden = tuple(hidden)
         self._dir: Path | None = None
+        self._group: Path | None = None  # the session's cgroup, made with the first launcher
+        self._no_group = False
         self._numbers = itertools.count(1)  # names of launchers and policies (thread-safe)
         self._secrets: tuple[float, tuple[Path, ...], list[Path]] | None = None
         self._works: dict[Path, tuple[float, protect.Work]] = {}
@@ -106,21 +108,42 @@ class Sandbox:
             return seatbelt_argv(c, [])
         raise SandboxUnavailable(f"no sandbox on this machine ({self.info.why})")
 
+    async def unconfined(self, argv: list[str]) -> list[str]:
+        """`argv` outside the sandbox but still tied to tether (engine/sandbox/lifetime_exec.py:
+        what it starts ends with it and with tether), through a one-use launcher like `wrap`'s;
+        as it is where that launcher cannot run (not Linux)."""
+        if not sys.platform.startswith("linux"):
+            return argv
+        prefix = [sys.executable, "-I", "-S", str(LIFETIME), "--owner", reaper.owner(), "--"]
+        launcher = await anyio.to_thread.run_sync(self._launcher, prefix)
+        return [str(launcher), *argv]
+
     def _launcher(self, prefix: list[str]) -> Path:
-        """`#!/bin/sh` that removes itself and becomes the sandbox around its arguments."""
+        """`#!/bin/sh` that removes itself, joins the session's cgroup (where there is one) and
+        becomes the sandbox around its arguments."""
         path = self._private() / "run" / f"sandboxed-{next(self._numbers)}"
-        script = f'#!/bin/sh\nrm -f -- "$0"\nexec {shlex.join(prefix)} "$@"\n'
+        join = session_cgroups.join_line(self._cgroup())
+        script = f'#!/bin/sh\nrm -f -- "$0"\n{join}exec {shlex.join(prefix)} "$@"\n'
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(script)
         return path
 
     def close(self) -> None:
-        """Remove the private directory (its temp files go with the session)."""
+        """Kill what is left in the session's cgroup; remove the private directory (its temp
+        files go with the session)."""
+        if self._group is not None:
+            session_cgroups.end(self._group)
+            self._group = None
         if self._dir is not None:
-            _make_removable(self._dir)
-            shutil.rmtree(self._dir, ignore_errors=True)
+            session_dirs.remove(self._dir)
             self._dir = None
+
+    def _cgroup(self) -> Path | None:
+        if self._group is None and not self._no_group:
+            self._group = session_cgroups.make()
+            self._no_group = self._group is None  # looked once: none can be made
+        return self._group
 
     # --- building a confinement, on a worker thread -------------------------------------
 
@@ -167,16 +190,7 @@ class Sandbox:
 
     def _private(self) -> Path:
         if self._dir is None:
-            base = Path(tempfile.mkdtemp(prefix="tether-sandbox-", dir=self._base))
-            (base / "tmp").mkdir(mode=0o700)
-            (base / "policies").mkdir(mode=0o700)
-            (base / "run").mkdir(mode=0o700)
-            deny_file, deny_dir = base / "deny-file", base / "deny-dir"
-            deny_file.touch(mode=0o000)
-            deny_dir.mkdir(mode=0o000)
-            os.chmod(deny_file, 0o000)
-            os.chmod(deny_dir, 0o000)
-            self._dir = base
+            self._dir = session_dirs.make(self._base)
         return self._dir
 
     def _policy_file(self, c: Confinement) -> Path:
@@ -188,6 +202,7 @@ class Sandbox:
             "tmp": str(c.tmp),
             "network": c.network,
             "unset_env": list(c.unset_env),
+            "owner": reaper.owner(),  # the launcher ends the command when this tether ends
         }
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -204,11 +219,3 @@ class SandboxUnavailable(TetherError):
 
 def _holds(outer: Path, inner: Path) -> bool:
     return inner == outer or inner.is_relative_to(outer)
-
-
-def _make_removable(base: Path) -> None:
-    for name in ("deny-file", "deny-dir"):
-        try:
-            os.chmod(base / name, 0o700)
-        except OSError:
-            pass
