@@ -8,6 +8,7 @@ unprivileged user (no namespace: the launcher as subreaper). Judged by /proc."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -24,9 +25,13 @@ from pathlib import Path
 import pytest
 
 from tests.processes import alive, carrying, probe_argv, probe_tokens
+from tests.test_process_tools import make_ctx
+from tests.test_pty_tools import call as pty_call
 from tether.engine.local import reaper
-from tether.engine.sandbox.detect import LAUNCHER
-from tether.engine.sandbox.session_sandbox import LIFETIME
+from tether.engine.local.pty_host import PtyHost
+from tether.engine.sandbox.detect import LAUNCHER, detect
+from tether.engine.sandbox.session_sandbox import LIFETIME, Sandbox
+from tether.tools.pty import open_pty, read_pty, write_pty_keys
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux processes")
 WAYS = ("landlock", "unconfined", "unprivileged")
@@ -125,7 +130,8 @@ def _survivors(prefix: str, timeout: float = 10) -> list[int]:
         left = [p for t in probe_tokens(prefix) for p in carrying(t) if alive(p)]
         if not left or time.monotonic() > deadline:
             for pid in left:  # a failed test leaves nothing running
-                os.kill(pid, signal.SIGKILL)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
             return left
         time.sleep(0.02)
 
@@ -215,3 +221,41 @@ def test_commands_stopped_at_their_timeout_leave_no_zombie_with_tether(where: Pa
         cwd=Path(__file__).parents[1],
     )
     assert json.loads(done.stdout) == [], done.stderr
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mechanism", ["bubblewrap", "landlock", "none"])
+async def test_on_a_pty_ctrl_c_reaches_the_program_and_its_end_is_said_as_it_was(
+    project: Path, tmp_path: Path, mechanism: str
+) -> None:
+    """The launcher is in the terminal's foreground group with its program: Ctrl-C interrupts
+    the program (once: the launcher passes no SIGINT on), not the launcher; exit codes and
+    signal deaths read as they did before it."""
+    host = PtyHost()
+    ctx = make_ctx(project, tmp_path, pty=host, sandbox=Sandbox(detect(mechanism), base=tmp_path))
+    try:
+        code = (
+            "import signal, time\n"
+            "n = 0\n"
+            "def on_int(*a):\n"
+            "    global n; n += 1; print('INT', n, flush=True)\n"
+            "signal.signal(signal.SIGINT, on_int)\n"
+            "print('re' + 'ady', flush=True)\n"
+            "while n < 2: time.sleep(0.05)\n"
+            "raise SystemExit(5)"
+        )
+        await pty_call(open_pty, ctx, argv=[sys.executable, "-c", code])
+        await pty_call(read_pty, ctx, pty_id=1, until="ready", timeout_seconds=30)
+        await pty_call(write_pty_keys, ctx, pty_id=1, keys="<c-c>")
+        once = await pty_call(read_pty, ctx, pty_id=1, until="INT 1", timeout_seconds=10)
+        assert once.raw_output["matched"] and "INT 2" not in once.text, once.text
+        await pty_call(write_pty_keys, ctx, pty_id=1, keys="<c-c>")
+        ended = await pty_call(read_pty, ctx, pty_id=1, until="never", timeout_seconds=10)
+        assert ended.text.startswith("pty 1: exited with code 5"), ended.text
+        await pty_call(open_pty, ctx, argv=["sh", "-c", "echo up; kill -TERM $$"])
+        killed = await pty_call(read_pty, ctx, pty_id=2, until="never", timeout_seconds=10)
+        # bubblewrap says a signal death as 128 + N, as it always has; the launcher re-raises it
+        said = "exited with code 143" if mechanism == "bubblewrap" else "killed by SIGTERM"
+        assert killed.text.startswith(f"pty 2: {said}"), killed.text
+    finally:
+        await host.close_all()

@@ -46,8 +46,7 @@ async def _ran_a_command(
         yield agent, sid
 
 
-@pytest.mark.parametrize("start", ["cold", "warm"])
-@pytest.mark.parametrize("mechanism", ["bubblewrap", "landlock"])
+@pytest.mark.parametrize(("mechanism", "start"), [("bubblewrap", "cold"), ("landlock", "warm")])
 async def test_no_private_directory_outlives_its_session(
     home: Path, project: Path, tmp_path: Path, shared_warm: Warm, mechanism: str, start: str
 ) -> None:
