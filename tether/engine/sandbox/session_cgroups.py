@@ -61,11 +61,15 @@ def end(group: Path) -> None:
 
 
 def end_all() -> None:
-    """Every group this tether made (it is ending)."""
+    """Every group this tether made (it is ending), and those of tethers killed meanwhile."""
     with _guard:
         made = list(_made)
     for group in made:
         end(group)
+    if _swept:
+        parent = own()
+        if parent is not None:
+            _sweep(parent, again=True)
 
 
 def own() -> Path | None:
@@ -98,11 +102,11 @@ def _mount_point() -> Path | None:
     return None
 
 
-def _sweep(parent: Path) -> None:
-    """Once per process: end the groups of tethers that are gone."""
+def _sweep(parent: Path, *, again: bool = False) -> None:
+    """Once per process (unless `again`): end the groups of tethers that are gone."""
     global _swept
     with _guard:
-        if _swept:
+        if _swept and not again:
             return
         _swept = True
     try:

@@ -1,6 +1,7 @@
 """A session's private directory (its commands' TMPDIR, policies, launchers, masks): made in the
 system's temporary directory, removed when the session closes and when tether ends (the end of
-its input, SIGTERM, SIGHUP, exit), and swept by the next tether when its own was killed.
+its input, SIGTERM, SIGHUP, exit), and swept by the next tether when its own was killed (as it
+makes its first, and as it ends).
 
 Whether a directory's tether lives is what the kernel says of a lock, not a pid: each directory
 holds `lock`, locked (flock) by its tether for as long as the directory is in use; the kernel
@@ -67,18 +68,22 @@ def remove(directory: Path) -> None:
 
 
 def remove_all() -> None:
-    """Every private directory this tether still holds (it is ending)."""
+    """Every private directory this tether still holds (it is ending), and those of tethers
+    killed meanwhile where it made its own."""
     with _guard:
         held = list(_held)
+        parents = list(_swept)
     for directory in held:
         remove(directory)
+    for parent in parents:
+        sweep(parent, again=True)
 
 
-def sweep(parent: Path) -> list[Path]:
-    """Remove, once per process and parent, every private directory of this user in `parent`
-    whose lock no live tether holds; what was removed."""
+def sweep(parent: Path, *, again: bool = False) -> list[Path]:
+    """Remove, once per process and parent (unless `again`), every private directory of this
+    user in `parent` whose lock no live tether holds; what was removed."""
     with _guard:
-        if parent in _swept:
+        if parent in _swept and not again:
             return []
         _swept.add(parent)
     removed: list[Path] = []
