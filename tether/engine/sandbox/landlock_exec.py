@@ -7,8 +7,9 @@ confined.
 
 The policy (JSON): `writable` trees (the session's roots, write grants, the private temp dir),
 `protected` paths inside them that stay read-only (uncommitted work, `.git`), `hidden` paths no
-one may read or run (secrets, denylisted programs), `tmp`, `network`. Landlock only grants, so a
-tree with holes in it is granted entry by entry around each hole (`grant_around`).
+one may read or run (secrets, denylisted programs), `tmp`, `network`, `owner` (the tether whose
+end ends the command). Landlock only grants, so a tree with holes in it is granted entry by
+entry around each hole (`grant_around`).
 
 If anything fails, the program is not run: exit code 126 and a line on stderr. Never unconfined.
 
@@ -232,11 +233,7 @@ def main(argv: list[str]) -> int:
     # The program's own process confines itself just before it becomes the program; its
     # lifetime (a PID namespace, tether's end) is lifetime_exec's.
     return _lifetime().run(  # never returns: it ends as the program ended
-        argv[2:],
-        _text(policy.get("owner")),
-        _text(policy.get("cgroup")),
-        user_namespace=True,
-        prepare=lambda: _enter(policy),
+        argv[2:], _text(policy.get("owner")), user_namespace=True, prepare=lambda: _enter(policy)
     )
 
 

@@ -1,12 +1,11 @@
 """Run one program so that everything it starts ends with it, and with tether:
-`python -I -S lifetime_exec.py [--owner PID:START] [--cgroup DIR] -- PROGRAM [ARG...]`.
+`python -I -S lifetime_exec.py [--owner PID:START] -- PROGRAM [ARG...]`.
 
 tether starts every command it does not give to bubblewrap through this launcher (the Landlock
 launcher, landlock_exec.py, calls `run` with its confinement as `prepare`). It imports nothing
-of tether, so it starts in a few milliseconds under `-I -S`. What it builds, in order:
+of tether, so it starts in a few milliseconds under `-I -S`. What it builds, in order (the
+session's cgroup, where there is one, was joined before: session_cgroups.py):
 
-- it joins the session's cgroup (`--cgroup`, where tether could make one), so the session's end
-  can kill every process in it whatever it did;
 - it becomes a child subreaper: whatever its program's processes leave orphaned (`setsid`, a
   double fork) is re-parented to it, never to init;
 - where the kernel allows, the program runs in a PID namespace of its own: the launcher forks an
@@ -65,7 +64,6 @@ class Gone(Exception):
 def run(
     program: list[str],
     owner: str | None,
-    cgroup: str | None = None,
     *,
     user_namespace: bool = False,
     prepare: Callable[[], None] | None = None,
@@ -77,7 +75,6 @@ def run(
     except Gone:
         _say("tether has ended; the command did not run")
         os._exit(GONE)
-    _join(cgroup)
     _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     terminal = _in_foreground()
     _handle_signals(terminal)
@@ -129,19 +126,7 @@ def _owner_gone(watch: tuple[int, int, str]) -> bool:
     return now is None or (bool(start) and now != start)
 
 
-# --- the groups -----------------------------------------------------------------------------
-
-
-def _join(cgroup: str | None) -> None:
-    """Into the session's cgroup, if tether made one (a cgroup it cannot join: the other
-    layers still hold)."""
-    if not cgroup:
-        return
-    try:
-        with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
-            f.write("0")
-    except OSError:
-        pass
+# --- the namespace --------------------------------------------------------------------------
 
 
 def _new_pid_namespace(user_namespace: bool) -> bool:
@@ -313,6 +298,8 @@ def _supervise(child: int, watch: tuple[int, int, str] | None, *, sweep: bool) -
             _kill(child)
             if sweep:
                 _sweep()
+            if watch[0] >= 0:
+                poller.unregister(watch[0])  # it stays readable: poll would not wait again
             watch = None
             polling = False
     if sweep:
@@ -405,17 +392,13 @@ def _say(text: str) -> None:
 
 
 def main(argv: list[str]) -> NoReturn:
-    owner = cgroup = None
-    while argv[:1] in (["--owner"], ["--cgroup"]) and len(argv) > 1:
-        if argv[0] == "--owner":
-            owner = argv[1]
-        else:
-            cgroup = argv[1]
-        argv = argv[2:]
+    owner = None
+    if argv[:1] == ["--owner"] and len(argv) > 1:
+        owner, argv = argv[1], argv[2:]
     if len(argv) < 2 or argv[0] != "--":
-        _say("usage: lifetime_exec.py [--owner PID:START] [--cgroup DIR] -- PROGRAM [ARG...]")
+        _say("usage: lifetime_exec.py [--owner PID:START] -- PROGRAM [ARG...]")
         os._exit(2)
-    run(argv[1:], owner, cgroup)
+    run(argv[1:], owner)
 
 
 if __name__ == "__main__":
