@@ -10,6 +10,7 @@ can be made, the other layers hold alone (engine/local/reaper.py).
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
 import signal
@@ -165,4 +166,5 @@ def _remove(group: Path) -> None:
             time.sleep(0.01)
 
 
-reaper.at_stop(end_all)
+reaper.at_stop(end_all)  # SIGTERM, SIGHUP
+atexit.register(end_all)  # a normal exit, also where no front installed the reaper (a test's)

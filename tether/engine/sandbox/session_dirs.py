@@ -12,6 +12,7 @@ place once its lock is held, so a sweep never meets one half made.
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import os
 import shutil
@@ -135,4 +136,5 @@ def _remove(directory: Path) -> None:
     shutil.rmtree(directory, ignore_errors=True)
 
 
-reaper.at_stop(remove_all)
+reaper.at_stop(remove_all)  # SIGTERM, SIGHUP
+atexit.register(remove_all)  # a normal exit, also where no front installed the reaper (a test's)
