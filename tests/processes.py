@@ -65,3 +65,59 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+# `probe.py spawn DIR PREFIX` leaves behind every kind of process that could outlive tether,
+# each a `probe.py sleep DIR TOKEN` that writes DIR/TOKEN.pid (its pid as it sees it) once it
+# runs, then sleeps: a plain background child; one detached by setsid and a double fork; one
+# detached without the marker tether puts in commands' environment; one detached that ignores
+# SIGTERM, SIGHUP and SIGINT. The spawner itself writes DIR/PREFIX.pid, then sleeps too.
+# Every token is on its process's command line, so this host finds them whatever PID namespace
+# they run in.
+PROBE = """
+import os, signal, subprocess, sys, time
+
+def sleep(directory, token, stubborn=False):
+    if stubborn:
+        for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(s, signal.SIG_IGN)
+    path = os.path.join(directory, token)
+    with open(path + ".tmp", "w") as f:
+        f.write(str(os.getpid()))
+    os.rename(path + ".tmp", path + ".pid")
+    time.sleep(600)
+
+def spawn(directory, prefix):
+    me = [sys.executable, os.path.abspath(__file__), "sleep", directory]
+    subprocess.Popen([*me, prefix + "-child"])
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.execv(sys.executable, [*me, prefix + "-detached"])
+        os._exit(0)
+    subprocess.Popen(["env", "-u", "TETHER_OWNER", "setsid", *me, prefix + "-unmarked"])
+    subprocess.Popen(["setsid", *me, prefix + "-stubborn", "stubborn"])
+    sleep(directory, prefix)
+
+if sys.argv[1] == "spawn":
+    spawn(sys.argv[2], sys.argv[3])
+else:
+    sleep(sys.argv[2], sys.argv[3], stubborn=sys.argv[4:] == ["stubborn"])
+"""
+PROBE_KINDS = ("child", "detached", "unmarked", "stubborn")
+
+
+def probe_argv(
+    directory: Path, pid_dir: Path, prefix: str, python: str = sys.executable
+) -> list[str]:
+    """The spawner's argv (the probe written to `directory`); its processes' pid files go to
+    `pid_dir`, their tokens start with `prefix`."""
+    path = directory / "probe.py"
+    path.write_text(PROBE)
+    path.chmod(0o644)
+    return [python, str(path), "spawn", str(pid_dir), prefix]
+
+
+def probe_tokens(prefix: str) -> list[str]:
+    """The spawner's token (its prefix) and its leftovers'."""
+    return [prefix, *(f"{prefix}-{kind}" for kind in PROBE_KINDS)]

@@ -33,6 +33,7 @@ class TerminalServer:
         self.started = anyio.Event()  # set when a terminal's process has started
         self._tg: anyio.abc.TaskGroup | None = None
         self._next = 0
+        self.refuse: str | None = None  # an editor that cannot create terminals says this
 
     def register(self, peer: Peer, tg: anyio.abc.TaskGroup) -> None:
         self._tg = tg
@@ -59,6 +60,10 @@ class TerminalServer:
         return term
 
     async def _create(self, params: dict[str, Any]) -> dict[str, Any]:
+        if self.refuse is not None:
+            from tether.rpc.rpc_error import RpcError
+
+            raise RpcError(-32603, self.refuse)
         env = {**os.environ, **{e["name"]: e["value"] for e in params.get("env") or []}}
         proc = await anyio.open_process(
             [params["command"], *params.get("args", [])],

@@ -186,16 +186,30 @@ async def test_a_client_that_fails_to_start_the_command(home: Path, project: Pat
     assert result.startswith("error [COMMAND_NOT_FOUND]: no-such-program-x: no such program")
 
 
-async def test_a_client_that_fails_to_start_the_command_unconfined(
+async def test_a_missing_program_is_said_by_tether_unconfined_too(
     home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TETHER_SANDBOX", "none")  # the editor, not tether, finds no program
+    """Unconfined, the editor runs tether's lifetime launcher, which would find no program:
+    tether says so before, as for a confined command."""
+    monkeypatch.setenv("TETHER_SANDBOX", "none")
     rounds = [[call("run_argv", "c1", argv=["no-such-program-x"])], [{"text": "ok"}]]
-    async with client_with_terminal(home, rounds) as (client, _, __):
+    async with client_with_terminal(home, rounds) as (client, server, __):
         sid = await client.start(project, CAPS)
         assert await client.prompt(sid, "go") == "end_turn"
     [result] = tool_results(home, sid)
-    assert result.startswith("error [CLIENT_TERMINAL_ERROR]: the editor could not run no-such")
+    assert result.startswith("error [COMMAND_NOT_FOUND]: no-such-program-x: no such program")
+    assert "terminal/create" not in server.methods()
+
+
+async def test_an_editor_that_cannot_create_the_terminal(home: Path, project: Path) -> None:
+    rounds = [[call("run_argv", "c1", argv=["echo", "x"])], [{"text": "ok"}]]
+    async with client_with_terminal(home, rounds) as (client, server, __):
+        server.refuse = "no terminal for you"
+        sid = await client.start(project, CAPS)
+        assert await client.prompt(sid, "go") == "end_turn"
+    [result] = tool_results(home, sid)
+    assert result.startswith("error [CLIENT_TERMINAL_ERROR]: the editor could not run ")
+    assert result.endswith(": no terminal for you")
 
 
 @pytest.mark.parametrize("mechanism", ["bubblewrap", "landlock", "none"])

@@ -23,38 +23,13 @@ import pytest
 from tests.acp_schema import validate_agent_frame
 from tests.harness import REPO, AgentProcess, script, spawn_agent
 from tests.stored import tool_results
-from tests.warm import INIT, Warm, alive, answered_initialize, children, wait_gone
+from tests.warm import INIT, Warm, alive, answered_initialize, children, wait_gone, worker_of
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="warm starts are Linux-only")
 
 
 def _lines(*frames: dict[str, object]) -> bytes:
     return b"".join(json.dumps(f).encode() + b"\n" for f in frames)
-
-
-def _agent_of(launcher: int, server: int, timeout: float = 10) -> int:
-    """The worker serving `launcher`: the server's child whose stdin is the launcher's."""
-    want = os.readlink(f"/proc/{launcher}/fd/0")
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for pid in children(server):
-            try:
-                if os.readlink(f"/proc/{pid}/fd/0") == want or _holds(pid, want):
-                    return pid
-            except OSError:
-                continue
-        time.sleep(0.02)
-    raise AssertionError("no worker of the server holds the launcher's stdin")
-
-
-def _holds(pid: int, target: str) -> bool:
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        try:
-            if os.readlink(fd) == target:
-                return True
-        except OSError:
-            continue
-    return False
 
 
 @pytest.mark.anyio
@@ -78,7 +53,7 @@ async def test_the_agent_is_a_worker_with_the_launchers_cwd_env_and_stdio(
     try:
         agent = AgentProcess(proc, "ndjson")
         await agent.initialize()
-        worker = _agent_of(proc.pid, server)
+        worker = worker_of(proc.pid, server)
         assert children(proc.pid) == []  # the launcher runs nothing itself
         assert os.readlink(f"/proc/{worker}/cwd") == str(turn.parent)
         sid = await agent.new_session(project)
@@ -99,7 +74,7 @@ def test_a_killed_launcher_stops_its_worker_and_the_command_it_ran(
 ) -> None:
     server = shared_warm.start(home)
     with _sleeping_turn(shared_warm, home, project, tmp_path, "417.5") as proc:
-        worker = _agent_of(proc.pid, server)
+        worker = worker_of(proc.pid, server)
         sleeper = _wait_for_process("417.5")
         proc.kill()  # as an editor that goes away does; stdin stays open (we hold it)
         assert wait_gone(worker) and wait_gone(sleeper)
@@ -185,7 +160,7 @@ def test_the_exit_code_and_a_signal_pass_through(shared_warm: Warm, home: Path) 
     answered_initialize(shared_warm.launch(home, _lines(INIT)))
     assert shared_warm.launch(home, b"").returncode == 0  # input ended before anything came
     with shared_warm.initialized(home) as proc:
-        worker = _agent_of(proc.pid, shared_warm.server())
+        worker = worker_of(proc.pid, shared_warm.server())
         proc.terminate()
         assert proc.wait(timeout=20) == -signal.SIGTERM  # died of the signal, as its worker did
     assert wait_gone(worker)
@@ -198,7 +173,7 @@ def test_a_server_whose_import_path_changed_retires(warm: Warm, home: Path, tmp_
     server = warm.start(home)
     with warm.initialized(home) as old:
         assert old.stdin is not None
-        worker = _agent_of(old.pid, server)
+        worker = worker_of(old.pid, server)
         (extra / "new_package.py").write_text("")  # a package installed where it imports from
         answered_initialize(warm.launch(home, _lines(INIT)))  # in-process
         successor = warm.server()  # started at once: the old server left it its place
@@ -310,7 +285,7 @@ def test_the_worker_takes_the_launchers_limits_and_umask(shared_warm: Warm, home
 
     with shared_warm.initialized(home, preexec_fn=confine) as proc:
         assert proc.stdin is not None
-        worker = _agent_of(proc.pid, server)
+        worker = worker_of(proc.pid, server)
         limits = Path(f"/proc/{worker}/limits").read_text()
         status = Path(f"/proc/{worker}/status").read_text()
         proc.stdin.close()
@@ -403,3 +378,23 @@ def test_requests_back_to_back_with_the_input_ended_at_once_are_all_answered(
     assert answers[None]["error"]["code"] == -32700  # the line that is not JSON
     kinds = [f["params"]["update"]["sessionUpdate"] for f in frames if "method" in f]
     assert "available_commands_update" in kinds
+
+
+def test_no_window_s_environment_shows_in_the_server_or_another_window_s_worker(
+    warm: Warm, home: Path
+) -> None:
+    """The server was started by a first window; a second window's worker, and the server,
+    show nothing of that window in /proc/PID/environ (their environment as the kernel keeps it
+    from exec), nor of the second window; the worker's own environment is the second's."""
+    secret = f"first-{os.urandom(8).hex()}"
+    first = {"FIRST_WINDOW_TOKEN": secret}
+    answered_initialize(warm.launch(home, _lines(INIT), **first))  # starts the server, cold
+    server = warm.server()
+    with warm.initialized(home, SECOND_WINDOW_TOKEN="second") as proc:
+        worker = worker_of(proc.pid, server)
+        for pid in (server, worker):
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+            assert secret.encode() not in environ and b"FIRST_WINDOW_TOKEN" not in environ
+            assert b"SECOND_WINDOW_TOKEN" not in environ
+            keys = {entry.partition(b"=")[0] for entry in environ.split(b"\0") if entry}
+            assert keys <= {b"LD_LIBRARY_PATH", b"PYTHONHOME"}  # what starts the interpreter

@@ -140,3 +140,28 @@ def wait_gone(pid: int, timeout: float = 10) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def worker_of(launcher: int, server: int, timeout: float = 10) -> int:
+    """The worker serving `launcher`: the server's child whose stdin is the launcher's."""
+    want = os.readlink(f"/proc/{launcher}/fd/0")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for pid in children(server):
+            try:
+                if os.readlink(f"/proc/{pid}/fd/0") == want or _holds(pid, want):
+                    return pid
+            except OSError:
+                continue
+        time.sleep(0.02)
+    raise AssertionError("no worker of the server holds the launcher's stdin")
+
+
+def _holds(pid: int, target: str) -> bool:
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            if os.readlink(fd) == target:
+                return True
+        except OSError:
+            continue
+    return False

@@ -125,18 +125,37 @@ def _exit_code(code: int) -> int:
         return code
     import _signal  # pyright: ignore[reportMissingImports]  # signal.py loads enum (startup)
 
-    _signal.signal(-code, _signal.SIG_DFL)
+    try:
+        _signal.signal(-code, _signal.SIG_DFL)
+    except OSError:
+        pass  # SIGKILL and SIGSTOP take no handler: they need none to be fatal
     os.kill(os.getpid(), -code)
     return 128 - code
+
+
+# The server's first lines: this launcher's import path, given as arguments (after `--`), not
+# through the environment, which is left behind.
+_BOOT = (
+    "import sys; i = sys.argv.index('--'); sys.path[:] = sys.argv[i + 1:]; "
+    "from tether.cli.warm_server import main; raise SystemExit(main(sys.argv[1:i]))"
+)
+# What the interpreter needs to start at all; nothing else of this window's environment goes to
+# the server, whose environment every worker it forks shows as its own in /proc/PID/environ.
+_INTERPRETER_ENV = ("LD_LIBRARY_PATH", "PYTHONHOME")
 
 
 def start_server(base: str, name: str, successor: bool = False) -> None:
     """Start the server in the background unless one holds its lock (starting or serving; a
     `successor` waits for it): detached (its own session, stdio on the null device, not this
-    process's child)."""
+    process's child), its environment empty of this window's (the options and import path
+    this interpreter runs with go as arguments)."""
     if not successor and _locked(os.path.join(base, name + ".lock")):
         return
     starter = str(os.getpid())  # this start, which serves cold meanwhile
+    idle = os.environ.get("TETHER_WARM_IDLE_SECONDS", "")
+    command = [sys.executable, "-P", *_interpreter_options(), "-c", _BOOT]
+    command += [base, name, starter, idle, "--", *sys.path[1:]]
+    env = {k: os.environ[k] for k in _INTERPRETER_ENV if k in os.environ}
     first = os.fork()
     if first:
         os.waitpid(first, 0)
@@ -148,10 +167,26 @@ def start_server(base: str, name: str, successor: bool = False) -> None:
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
-        command = [sys.executable, "-P", "-m", "tether.cli.warm_server", base, name, starter]
-        os.execv(sys.executable, command)
+        os.execve(sys.executable, command, env)
     finally:
         os._exit(1)
+
+
+def _interpreter_options() -> list[str]:
+    """This interpreter's options as command-line ones (some came from its environment:
+    PYTHONUTF8, PYTHONWARNINGS, ...), so the server runs as it does."""
+    flags = sys.flags
+    options = ["-B"] if flags.dont_write_bytecode else []
+    options += ["-O"] * flags.optimize
+    options += ["-X", f"utf8={flags.utf8_mode}"]  # else the empty environment's C locale decides
+    if flags.dev_mode:
+        options += ["-X", "dev"]
+    for key, value in sys._xoptions.items():
+        if key not in ("utf8", "dev"):
+            options += ["-X", key if value is True else f"{key}={value}"]
+    for warning in sys.warnoptions:
+        options += ["-W", warning]
+    return options
 
 
 def _locked(path: str) -> bool:

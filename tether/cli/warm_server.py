@@ -7,8 +7,9 @@ It listens on a socket in the user's private directory, serves only its own user
 from a single thread, refuses (`stale`) once code it loaded changed on disk, reports each
 worker's exit code to its launcher, and exits after IDLE_SECONDS without workers.
 
-    python -P -m tether.cli.warm_server DIR NAME PID  (started by warm_client.start_server for
-                                                      the start PID, which serves cold)
+    main([DIR, NAME, PID, IDLE])  (run by warm_client.start_server for the start PID, which
+                                  serves cold, with an environment that holds nothing of its
+                                  window: each worker's /proc/PID/environ is this server's)
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ MAX_REQUEST = 4 * 1024 * 1024  # an environment this large is not a launcher's
 
 
 class WarmServer:
-    def __init__(self, base: str, name: str, lock_fd: int) -> None:
+    def __init__(self, base: str, name: str, lock_fd: int, idle: str = "") -> None:
         self.path = os.path.join(base, name + ".sock")
         self.pid_file = os.path.join(base, name + ".pid")
         self.lock_fd = lock_fd
@@ -35,7 +36,7 @@ class WarmServer:
         self.poll.register(self.listener.fileno(), select.POLLIN)
         self.workers: dict[int, tuple[int, socket.socket]] = {}  # pidfd -> (pid, launcher)
         self.files = _loaded_files()
-        self.idle = _idle_seconds(os.environ.get("TETHER_WARM_IDLE_SECONDS", ""))
+        self.idle = _idle_seconds(idle)  # the starter's TETHER_WARM_IDLE_SECONDS
         self.listening = True
 
     def serve(self) -> None:
@@ -243,7 +244,7 @@ FIRST_TURN = (
     *("anyio._core._subprocesses", "anyio.streams.stapled", "anyio.streams.tls"),
 )
 NOT_PRELOADED = (
-    *("tether.__main__", "tether.cli.warm_server"),  # they run when imported
+    *("tether.__main__", "tether.cli.warm_server"),  # one runs when imported; one is this
     "tether.engine.mcp.",  # the MCP SDK (pydantic, starlette): 0.5 s, loaded as servers start
 )
 
@@ -295,7 +296,7 @@ def _cpu_ticks(pid: int) -> int | None:
 
 
 def main(argv: list[str]) -> int:
-    base, name, starter = argv
+    base, name, starter, idle = argv
     os.chdir("/")
     why = _cannot_serve(base, name)
     if why is not None:
@@ -312,7 +313,7 @@ def main(argv: list[str]) -> int:
 
         gc.collect()
         gc.freeze()  # workers share these pages instead of copying them at their first collection
-        WarmServer(base, name, lock_fd).serve()
+        WarmServer(base, name, lock_fd, idle).serve()
     except Exception:
         import traceback
 

@@ -140,17 +140,21 @@ async def confine(
     tty: bool = False,
 ) -> Launch:
     """What to start: inside the sandbox unless the call was allowed to run unconfined (or
-    the machine has no sandbox, in which case the plan asked). Confined, the call's own
-    variables are set inside the sandbox, never on the launcher, which runs unconfined."""
-    if unconfined or ctx.sandbox is None or not ctx.sandbox.confines:
+    the machine has no sandbox, in which case the plan asked); unconfined, still under the
+    launcher that ends what it starts with it and with tether. The call's own variables are
+    set past the launcher, which runs unconfined, never on it."""
+    if ctx.sandbox is None:
         return Launch(argv, env, confined=False)
-    if resolve_program(argv[0], cwd, env) is None:  # said here, not by the sandbox's exec
+    if resolve_program(argv[0], cwd, env) is None:  # said here, not by the launcher's exec
         raise ToolError(
             "COMMAND_NOT_FOUND", f"{argv[0]}: no such program (looked in PATH and {cwd})"
         )
+    base = command_environment()
+    if unconfined or not ctx.sandbox.confines:
+        started = await ctx.sandbox.unconfined(argv, base=base, env=env)
+        return Launch(started, {}, confined=False)
     try:
         scope = scope_of(ctx, tty=tty)
-        base = command_environment()
         wrapped = await ctx.sandbox.wrap(argv, cwd=cwd, scope=scope, base=base, env=env)
         return Launch(wrapped, {}, confined=True)
     except SandboxUnavailable as exc:

@@ -138,8 +138,9 @@ def command_environment() -> dict[str, str]:
 
 
 def session_members(sid: int) -> list[int]:
-    """The live (non-zombie) processes of a session, read from /proc (Linux); elsewhere the
-    leader alone when it lives."""
+    """The live (non-zombie) processes of a session and every process below its leader (what
+    left the session is still below the launcher that reaps it), read from /proc (Linux);
+    elsewhere the leader alone when it lives."""
     proc = Path("/proc")
     if not proc.is_dir():
         try:
@@ -158,7 +159,8 @@ def session_members(sid: int) -> list[int]:
         fields = stat.rsplit(b")", 1)[-1].split()
         if len(fields) > 3 and int(fields[3]) == sid and fields[0] != b"Z":
             found.append(int(entry.name))
-    return found
+    below = reaper.descendants(sid) if found else []
+    return list(dict.fromkeys([*found, *below]))
 
 
 def signal_session(sid: int, sig: int) -> None:
@@ -185,6 +187,7 @@ async def stop_sessions(
         for sid in sids:
             _kill_tree_windows(sid)
         return
+    seen = _started([p for sid in sids for p in session_members(sid) if p not in sids])
     for sid in sids:
         if hangup:
             signal_session(sid, signal.SIGHUP)
@@ -195,11 +198,35 @@ async def stop_sessions(
             break
         await anyio.sleep(POLL)
     for sid in sids:
+        seen.update(_started([p for p in session_members(sid) if p not in sids]))
         signal_session(sid, signal.SIGKILL)
     for _ in range(int(1 / POLL)):  # SIGKILL cannot be ignored; it takes a moment to land
         if not any(session_members(sid) for sid in sids):
-            return
+            break
         await anyio.sleep(POLL)
+    _reap_adopted(seen)
+
+
+def _started(pids: list[int]) -> dict[int, str | None]:
+    return {pid: reaper.start_time(pid) for pid in pids}
+
+
+def _reap_adopted(seen: dict[int, str | None]) -> None:
+    """Reap the processes of `seen` (pid -> start time) that came to this process (a subreaper:
+    reaper.py) when the launcher above them was killed first: nothing else waits for them. Only
+    the very process seen (its start time), never one that took its pid since; the launchers
+    themselves are waited for by whoever started them."""
+    me = str(os.getpid()).encode()
+    for pid, start in seen.items():
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] == b"Z" and fields[1] == me and start and fields[19].decode() == start:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
 
 
 def _kill_tree_windows(pid: int) -> None:  # pragma: no cover - Windows only

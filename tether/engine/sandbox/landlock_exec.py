@@ -1,15 +1,21 @@
 """Run one program under Landlock: `python -I -S landlock_exec.py POLICY.json -- ARGV...`.
 
 tether starts this file as its own process (it imports nothing of tether, so it starts in a few
-milliseconds under `-I -S`), which confines itself and then becomes the program with `execvp`:
-Landlock rules cannot be lifted, so the program and everything it starts stay confined.
+milliseconds under `-I -S`); the program's process confines itself and then becomes the program
+with `execvp`: Landlock rules cannot be lifted, so the program and everything it starts stay
+confined.
 
 The policy (JSON): `writable` trees (the session's roots, write grants, the private temp dir),
 `protected` paths inside them that stay read-only (uncommitted work, `.git`), `hidden` paths no
-one may read or run (secrets, denylisted programs), `tmp`, `network`. Landlock only grants, so a
-tree with holes in it is granted entry by entry around each hole (`grant_around`).
+one may read or run (secrets, denylisted programs), `tmp`, `network`, `owner` (the tether whose
+end ends the command). Landlock only grants, so a tree with holes in it is granted entry by
+entry around each hole (`grant_around`).
 
 If anything fails, the program is not run: exit code 126 and a line on stderr. Never unconfined.
+
+The program's lifetime is lifetime_exec.py's (`run`): a PID namespace of its own where the
+kernel allows (a user namespace for it when unprivileged); its end, and tether's, kill
+everything it started.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import json
 import os
 import sys
 from collections.abc import Iterable
+from types import ModuleType
 
 # Landlock access rights (linux/landlock.h), with the ABI that introduced each.
 EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
@@ -219,20 +226,49 @@ def main(argv: list[str]) -> int:
     try:
         with open(argv[0], encoding="utf-8") as f:
             policy = json.load(f)
+    except (OSError, ValueError) as exc:
+        return _refuse(exc)
+    if not isinstance(policy, dict):
+        return _refuse(ValueError("the policy is not an object"))
+    # The program's own process confines itself just before it becomes the program; its
+    # lifetime (a PID namespace, tether's end) is lifetime_exec's.
+    return _lifetime().run(  # never returns: it ends as the program ended
+        argv[2:], _text(policy.get("owner")), user_namespace=True, prepare=lambda: _enter(policy)
+    )
+
+
+def _enter(policy: dict[str, object]) -> None:
+    """Confine this process and set the program's environment; on failure, exit 126 (the
+    program never runs unconfined)."""
+    try:
         confine(policy)
     except (OSError, ValueError, Refused) as exc:
-        print(f"tether sandbox: cannot confine the command; it did not run: {exc}", file=sys.stderr)
-        return 126
+        os._exit(_refuse(exc))
     tmp = policy.get("tmp")
     if isinstance(tmp, str):
         os.environ["TMPDIR"] = tmp
     for name in _paths(policy.get("unset_env")):
         os.environ.pop(name, None)
-    try:
-        os.execvp(argv[2], argv[2:])
-    except OSError as exc:
-        print(f"{argv[2]}: {exc.strerror}", file=sys.stderr)
-        return 127 if isinstance(exc, FileNotFoundError) else 126
+
+
+def _refuse(exc: Exception) -> int:
+    print(f"tether sandbox: cannot confine the command; it did not run: {exc}", file=sys.stderr)
+    sys.stderr.flush()
+    return 126
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _lifetime() -> ModuleType:
+    """lifetime_exec.py beside this file (run as a script, this file has no package)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.append(here)  # last: nothing of the standard library is shadowed
+    import lifetime_exec
+
+    return lifetime_exec
 
 
 if __name__ == "__main__":

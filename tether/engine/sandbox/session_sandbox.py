@@ -17,7 +17,6 @@ import re
 import shlex
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,8 +24,8 @@ from pathlib import Path
 
 import anyio
 
-from tether.engine.local import env_allowlist
-from tether.engine.sandbox import protect
+from tether.engine.local import env_allowlist, reaper
+from tether.engine.sandbox import protect, session_cgroups, session_dirs
 from tether.engine.sandbox.bwrap import bwrap_argv
 from tether.engine.sandbox.confinement import Confinement
 from tether.engine.sandbox.detect import LAUNCHER, SandboxInfo
@@ -35,6 +34,7 @@ from tether.engine.sandbox.seatbelt import seatbelt_argv
 from tether.engine.vcs.repository import Repositories
 from tether.errors import TetherError
 
+LIFETIME = Path(__file__).with_name("lifetime_exec.py")
 SECRETS_FRESH = 10.0  # seconds a secrets scan is reused
 # Seconds a `git status` is reused: the plan's look serves the run that follows it at once.
 WORK_FRESH = 1.0
@@ -74,6 +74,8 @@ class Sandbox:
         self._hidden = tuple(hidden)
         self._dir: Path | None = None
         self._numbers = itertools.count(1)  # names of launchers and policies (thread-safe)
+        self._group: Path | None = None  # the session's cgroup, made with the first launcher
+        self._no_group = False
         self._secrets: tuple[float, tuple[Path, ...], list[Path]] | None = None
         self._works: dict[Path, tuple[float, protect.Work]] = {}
 
@@ -115,8 +117,7 @@ class Sandbox:
         return [str(launcher), *argv]
 
     def _prepare(self, scope: Scope, cwd: Path, base: dict[str, str], env: dict[str, str]) -> Path:
-        inside = [_ENV, "--", *(f"{k}={v}" for k, v in env.items())] if env else []
-        prefix = [*self._prefix(self._confinement(scope), cwd), *inside]
+        prefix = [*self._prefix(self._confinement(scope), cwd), *_inside(env)]
         return self._launcher(prefix, base)
 
     def _prefix(self, c: Confinement, cwd: Path) -> list[str]:
@@ -131,22 +132,42 @@ class Sandbox:
             return seatbelt_argv(c, [])
         raise SandboxUnavailable(f"no sandbox on this machine ({self.info.why})")
 
+    async def unconfined(
+        self, argv: list[str], *, base: Mapping[str, str], env: Mapping[str, str]
+    ) -> list[str]:
+        """`argv` outside the sandbox but still tied to tether (engine/sandbox/lifetime_exec.py:
+        what it starts ends with it and with tether), through a one-use launcher like `wrap`'s,
+        with the same environment; as it is where that launcher cannot run (not Linux)."""
+        if not sys.platform.startswith("linux"):
+            return [*_inside(dict(env)), *argv]
+        prefix = [sys.executable, "-I", "-S", str(LIFETIME), "--owner", reaper.owner(), "--"]
+        prefix += _inside(dict(env))
+        launcher = await anyio.to_thread.run_sync(self._launcher, prefix, dict(base))
+        return [str(launcher), *argv]
+
     def _launcher(self, prefix: list[str], base: dict[str, str]) -> Path:
-        """`#!/bin/sh` that removes itself and becomes the sandbox around its arguments, with
-        no variable `base` does not hold (TERM aside: a PTY's own)."""
+        """`#!/bin/sh` that removes itself, joins the session's cgroup (where there is one) and
+        becomes the sandbox around its arguments, with no variable `base` does not hold (TERM
+        aside: a PTY's own)."""
         path = self._private() / "run" / f"sandboxed-{next(self._numbers)}"
         keep = " ".join(_kept(name, base) for name in sorted({*base, "TERM"}))
-        script = f'#!/bin/sh\n{_RM} -f -- "$0"\nexec {_ENV} -i {keep} {shlex.join(prefix)} "$@"\n'
+        join = session_cgroups.join_line(self._cgroup())
+        script = (
+            f'#!/bin/sh\n{_RM} -f -- "$0"\n{join}exec {_ENV} -i {keep} {shlex.join(prefix)} "$@"\n'
+        )
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(script)
         return path
 
     def close(self) -> None:
-        """Remove the private directory (its temp files go with the session)."""
+        """Kill what is left in the session's cgroup; remove the private directory (its temp
+        files go with the session)."""
+        if self._group is not None:
+            session_cgroups.end(self._group)
+            self._group = None
         if self._dir is not None:
-            _make_removable(self._dir)
-            shutil.rmtree(self._dir, ignore_errors=True)
+            session_dirs.remove(self._dir)
             self._dir = None
 
     # --- building a confinement, on a worker thread -------------------------------------
@@ -194,17 +215,14 @@ class Sandbox:
 
     def _private(self) -> Path:
         if self._dir is None:
-            base = Path(tempfile.mkdtemp(prefix="tether-sandbox-", dir=self._base))
-            (base / "tmp").mkdir(mode=0o700)
-            (base / "policies").mkdir(mode=0o700)
-            (base / "run").mkdir(mode=0o700)
-            deny_file, deny_dir = base / "deny-file", base / "deny-dir"
-            deny_file.touch(mode=0o000)
-            deny_dir.mkdir(mode=0o000)
-            os.chmod(deny_file, 0o000)
-            os.chmod(deny_dir, 0o000)
-            self._dir = base
+            self._dir = session_dirs.make(self._base)
         return self._dir
+
+    def _cgroup(self) -> Path | None:
+        if self._group is None and not self._no_group:
+            self._group = session_cgroups.make()
+            self._no_group = self._group is None  # looked once: none can be made
+        return self._group
 
     def _policy_file(self, c: Confinement) -> Path:
         path = self._private() / "policies" / f"{next(self._numbers)}.json"
@@ -213,6 +231,7 @@ class Sandbox:
             "protected": [str(p) for p in c.protected],
             "hidden": [str(p) for p in c.hidden],
             "tmp": str(c.tmp),
+            "owner": reaper.owner(),  # the launcher ends the command when this tether ends
             "network": c.network,
             "unset_env": list(c.unset_env),
         }
@@ -235,6 +254,12 @@ _RM = "/bin/rm" if os.path.exists("/bin/rm") else shutil.which("rm") or "rm"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
+def _inside(env: dict[str, str]) -> list[str]:
+    """The call's own variables, set by a confined `env` after the mechanism (never on the
+    launcher, which runs unconfined)."""
+    return [_ENV, "--", *(f"{k}={v}" for k, v in env.items())] if env else []
+
+
 def _kept(name: str, base: dict[str, str]) -> str:
     """`${NAME+"NAME=$NAME"}`: the variable as the launcher was given it, when it was (a
     name the shell cannot spell is given as `base` holds it)."""
@@ -245,11 +270,3 @@ def _kept(name: str, base: dict[str, str]) -> str:
 
 def _holds(outer: Path, inner: Path) -> bool:
     return inner == outer or inner.is_relative_to(outer)
-
-
-def _make_removable(base: Path) -> None:
-    for name in ("deny-file", "deny-dir"):
-        try:
-            os.chmod(base / name, 0o700)
-        except OSError:
-            pass
