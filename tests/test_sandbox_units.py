@@ -13,10 +13,16 @@ import pytest
 
 from tests.sandbox_world import git
 from tether.engine.sandbox import protect
-from tether.engine.sandbox.bwrap import bwrap_argv
+from tether.engine.sandbox.bwrap import bwrap_argv, plan_mounts
 from tether.engine.sandbox.confinement import Confinement
 from tether.engine.sandbox.detect import LAUNCHER, detect
-from tether.engine.sandbox.landlock_exec import FILE_RIGHTS, READ_DIR, grant_around
+from tether.engine.sandbox.landlock_exec import (
+    FILE_RIGHTS,
+    READ_DIR,
+    abi_version,
+    grant_around,
+    plan_rules,
+)
 from tether.engine.sandbox.session_sandbox import Sandbox, Scope
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux mechanisms")
@@ -146,6 +152,45 @@ def test_bubblewrap_mounts_what_it_should(tmp_path: Path) -> None:
     tty = bwrap_argv("bwrap", Confinement((root,), c.tmp, tty=True, network=True), ["sh"], root)
     assert tty[:2] == ["env", "--ignore-signal=INT,QUIT,TSTP"] and "--unshare-net" not in tty
     assert tty[-3:] == ["env", "--default-signal=INT,QUIT,TSTP", "sh"]
+
+
+def test_bubblewrap_pins_the_way_to_protected_paths_and_holds_missing_ones(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    (root / "lib" / "deep").mkdir(parents=True)
+    (root / "lib" / "deep" / "core.py").write_text("w")
+    (root / ".github").mkdir()  # empty: stands for the missing file below it
+    (root / "docs").mkdir()
+    (root / "docs" / "agents.md").write_text("a")
+    (root / "CLAUDE.md").symlink_to(root / "docs" / "agents.md")
+    empty = tmp_path / "empty"
+    c = Confinement(
+        writable=(root,),
+        tmp=tmp_path / "tmp",
+        protected=(
+            root / "lib" / "deep" / "core.py",
+            root / ".claude" / "skills",  # .claude missing: a placeholder at .claude
+            root / ".claude" / "agents",
+            root / ".github" / "copilot-instructions.md",
+            root / "CLAUDE.md",  # a link: its target is protected under its own name
+        ),
+        placeholder=empty,
+    )
+    mounts = plan_mounts(c)
+    assert mounts.kept == (root / "lib", root / "lib" / "deep")
+    assert mounts.read_only == (root / "lib" / "deep" / "core.py",)
+    assert sorted(mounts.placeholders) == [root / ".claude", root / ".github"]
+    line = " ".join(bwrap_argv("bwrap", c, ["true"], root, mounts=mounts))
+    assert f"--bind {root / 'lib'} {root / 'lib'} --bind {root / 'lib' / 'deep'}" in line
+    assert f"--ro-bind {empty} {root / '.claude'}" in line and "CLAUDE.md" not in line
+    assert line.index(f"--bind {root} {root}") < line.index(f"--bind {root / 'lib'}")
+
+
+def test_landlock_gives_a_command_no_terminal_but_its_own() -> None:
+    rules = dict(plan_rules({"writable": [], "tty": False}, abi_version()))
+    assert not [p for p in rules if p.startswith("/dev/pts") or p == "/dev/tty"]
+    assert "/dev/null" in rules
 
 
 def test_the_mechanism_is_chosen_and_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,6 +1,7 @@
 """A session's sandbox: the mechanism found for this machine, the session's private temporary
 directory, and each command's confinement, computed when it starts (what is uncommitted changes
-as the session works)."""
+as the session works). Under bubblewrap, a command that needs placeholders (see placeholders.py)
+gets a launcher that registers them and removes them when it ends."""
 
 from __future__ import annotations
 
@@ -18,13 +19,15 @@ from pathlib import Path
 
 import anyio
 
-from tether.engine.sandbox import protect
-from tether.engine.sandbox.bwrap import bwrap_argv
+from tether.engine.sandbox import placeholders, protect
+from tether.engine.sandbox.acts_later import acts_later
+from tether.engine.sandbox.bwrap import bwrap_argv, plan_mounts
 from tether.engine.sandbox.confinement import PROVIDER_KEYS, Confinement
 from tether.engine.sandbox.detect import LAUNCHER, SandboxInfo
 from tether.engine.sandbox.programs import program_files
 from tether.engine.sandbox.seatbelt import seatbelt_argv
 from tether.errors import TetherError
+from tether.paths import data_dir
 
 SECRETS_FRESH = 10.0  # seconds a secrets scan is reused
 # Seconds a `git status` is reused: the plan's look serves the run that follows it at once.
@@ -35,7 +38,8 @@ WORK_FRESH = 1.0
 class Scope:
     """Where one command may work: the trees it may write (roots, write grants), the path
     denylist, the denylisted program names, whether it runs on a PTY, and directories inside
-    the trees it must not change (the skills roots: a change there is the user's to allow)."""
+    the trees it must not change or make (the skills roots: a change there is the user's to
+    allow)."""
 
     writable: tuple[Path, ...]
     path_denylist: tuple[str, ...]
@@ -52,11 +56,15 @@ class Sandbox:
         hidden: Sequence[Path] = (),
         network: bool = False,
         base: Path | None = None,
+        registry: Path | None = None,
     ) -> None:
         """`hidden`: paths no command may read (tether's home and config); `base`: where the
-        private directory is made (default: the system's temporary directory)."""
+        private directory is made (default: the system's temporary directory); `registry`:
+        the placeholders' registry (default: in tether's data directory)."""
         self.info = info
         self._base = base
+        self._registry = registry
+        self._swept = False
         self.network = network  # the session allows commands to use the network
         self._hidden = tuple(hidden)
         self._dir: Path | None = None
@@ -92,14 +100,51 @@ class Sandbox:
         return [str(launcher), *argv]
 
     def _prepare(self, scope: Scope, cwd: Path) -> Path:
-        return self._launcher(self._prefix(self._confinement(scope), cwd))
+        c = self._confinement(scope)
+        if self.info.mechanism == "bubblewrap":
+            return self._bubblewrap(c, cwd)
+        return self._launcher(self._prefix(c, cwd))
+
+    def _bubblewrap(self, c: Confinement, cwd: Path) -> Path:
+        """bubblewrap's launcher: one that looks after the placeholders when it mounts any
+        (planned once what killed launchers left is gone, so none of it is taken for the
+        user's)."""
+        assert self.info.program is not None
+        registry = self._placeholders()
+        mounts = plan_mounts(c)
+        signals = self.info.tty_signals
+        if not mounts.placeholders:
+            argv = bwrap_argv(self.info.program, c, [], cwd, tty_signals=signals, mounts=mounts)
+            return self._launcher(argv)
+        missing = placeholders.missing_tools()
+        if missing:
+            raise SandboxUnavailable(
+                f"the sandbox needs {' and '.join(missing)} (util-linux) to protect paths "
+                "that do not exist yet"
+            )
+        if any("\n" in str(p) for p in mounts.placeholders):  # (the registry is line-based)
+            raise SandboxUnavailable("a path to protect has a line break in its name")
+        argv = bwrap_argv(
+            self.info.program, c, [], cwd, tty_signals=signals, mounts=mounts, background=True
+        )
+        return self._write_launcher(
+            placeholders.launcher(registry, mounts.placeholders, argv, tty=c.tty)
+        )
+
+    def _placeholders(self) -> Path:
+        """The registry, ready, with what dead launchers left swept away."""
+        registry = self._registry or data_dir() / "placeholders"
+        try:
+            placeholders.ready(registry)
+            placeholders.sweep(registry)  # (what killed launchers left, ended ones' markers)
+        except OSError as exc:
+            raise SandboxUnavailable(f"cannot keep the sandbox's placeholders: {exc}") from None
+        self._swept = True
+        return registry
 
     def _prefix(self, c: Confinement, cwd: Path) -> list[str]:
-        """The mechanism's command line up to the program."""
+        """The mechanism's command line up to the program (bubblewrap: see _bubblewrap)."""
         mechanism = self.info.mechanism
-        if mechanism == "bubblewrap":
-            assert self.info.program is not None
-            return bwrap_argv(self.info.program, c, [], cwd, tty_signals=self.info.tty_signals)
         if mechanism == "landlock":
             return [sys.executable, "-I", "-S", str(LAUNCHER), str(self._policy_file(c)), "--"]
         if mechanism == "seatbelt":
@@ -108,15 +153,23 @@ class Sandbox:
 
     def _launcher(self, prefix: list[str]) -> Path:
         """`#!/bin/sh` that removes itself and becomes the sandbox around its arguments."""
+        return self._write_launcher(f'#!/bin/sh\nrm -f -- "$0"\nexec {shlex.join(prefix)} "$@"\n')
+
+    def _write_launcher(self, script: str) -> Path:
         path = self._private() / "run" / f"sandboxed-{next(self._numbers)}"
-        script = f'#!/bin/sh\nrm -f -- "$0"\nexec {shlex.join(prefix)} "$@"\n'
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(script)
         return path
 
     def close(self) -> None:
-        """Remove the private directory (its temp files go with the session)."""
+        """Remove the private directory (its temp files go with the session) and the
+        placeholders no command uses any more (those of commands that were killed)."""
+        if self._swept:
+            try:
+                placeholders.sweep(self._registry or data_dir() / "placeholders")
+            except OSError:
+                pass
         if self._dir is not None:
             _make_removable(self._dir)
             shutil.rmtree(self._dir, ignore_errors=True)
@@ -128,7 +181,7 @@ class Sandbox:
         protected: list[Path] = []
         for tree in scope.writable:
             protected += self._work(tree).paths  # all of it, or the repository
-        protected += [g for g in scope.guarded if g.exists()]
+        protected += _acting_later(scope)
         hidden = [*self._hidden, *self._secrets_of(scope), *program_files(scope.programs)]
         # A mask over a writable tree (or above it) would hide the project itself; one inside
         # another mask is hidden already.
@@ -143,6 +196,7 @@ class Sandbox:
             network=self.network,
             tty=scope.tty,
             masks=(private / "deny-file", private / "deny-dir"),
+            placeholder=private / "empty-dir",
             unset_env=PROVIDER_KEYS,
         )
 
@@ -174,6 +228,7 @@ class Sandbox:
             deny_file, deny_dir = base / "deny-file", base / "deny-dir"
             deny_file.touch(mode=0o000)
             deny_dir.mkdir(mode=0o000)
+            (base / "empty-dir").mkdir(mode=0o555)
             os.chmod(deny_file, 0o000)
             os.chmod(deny_dir, 0o000)
             self._dir = base
@@ -187,6 +242,7 @@ class Sandbox:
             "hidden": [str(p) for p in c.hidden],
             "tmp": str(c.tmp),
             "network": c.network,
+            "tty": c.tty,
             "unset_env": list(c.unset_env),
         }
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -206,8 +262,19 @@ def _holds(outer: Path, inner: Path) -> bool:
     return inner == outer or inner.is_relative_to(outer)
 
 
+def _acting_later(scope: Scope) -> list[Path]:
+    """What acts later in the writable trees (and the skills roots there), whether it exists
+    or not; where a link leads one elsewhere in the trees, its target too."""
+    found = [*acts_later(scope.writable), *scope.guarded]
+    for path in list(found):
+        real = Path(os.path.realpath(path))
+        if real != path and any(_holds(tree, real) for tree in scope.writable):
+            found.append(real)
+    return found
+
+
 def _make_removable(base: Path) -> None:
-    for name in ("deny-file", "deny-dir"):
+    for name in ("deny-file", "deny-dir", "empty-dir"):
         try:
             os.chmod(base / name, 0o700)
         except OSError:
