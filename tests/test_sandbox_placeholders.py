@@ -103,3 +103,16 @@ def test_what_a_killed_launcher_left_goes_at_the_next_start(tmp_path: Path) -> N
     assert (p / ".vscode" / "settings.json").read_text() == "{}\n"
     later.close()
     box.close()
+
+
+def test_a_launcher_that_never_ran_holds_its_places_until_the_session_closes(
+    tmp_path: Path,
+) -> None:
+    p = _project(tmp_path)
+    box = _box(tmp_path)
+    box._prepare(Scope((p,), ()), p)  # prepared, never started (its spawn failed, say)
+    ran = _start(box, p, "true")
+    assert ran.communicate(timeout=WAIT)[1] == b"" and ran.returncode == 0
+    assert (p / "AGENTS.md").is_dir()  # the pending one lists it: it may start any moment
+    box.close()  # its launcher goes with the session's directory, and so do the placeholders
+    assert _listing(p) == [".git", ".zed", "main.py"]

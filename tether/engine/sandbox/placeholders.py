@@ -3,21 +3,23 @@ not exist yet (a mount needs a mount point, so bubblewrap makes one on the host)
 as soon as no sandbox uses them, and never take anything of the user's with them.
 
 The registry, in tether's data directory (hidden from every confined command), holds a file per
-placeholder place (`<entry>.p`: its path) and a marker per launcher (`<pid>.m`: the entries it
-uses). A path is a placeholder of tether's while some marker lists its entry. A launcher (a
-shell script) registers before its sandbox starts (the places missing, and those another
-marker lists), runs it, then drops its marker; a placeholder that no live launcher lists any
-more is removed with rmdir, which removes an empty directory and nothing else. Both steps hold
-one lock (flock on `.lock`): removing a mount point on the host detaches the mount in every
-other mount namespace, so a placeholder must never go between another sandbox's registration
-and its end. A path that stood there unlisted (an empty directory of the user's) is never
-registered, so never removed. What launchers that died left (SIGKILL, a killed tether) goes at
-the next launcher's end, and when a session's sandbox starts and closes.
+place (`<entry>.p`: its path) and a marker per launcher (`<token>.m`: its launcher's file, the
+entries it uses, then `pid N` once it runs). A path is a placeholder of tether's while a marker
+lists it. A launcher is alive while it is pending (its file is whole: it empties it when it
+starts) or its process lives. tether registers a command's placeholders when it prepares the
+command (the places missing, and those a live marker lists; one that stands there unlisted, an
+empty directory of the user's, is not registered, so never removed). The launcher runs the
+sandbox, then removes what no live launcher lists any more with rmdir, which removes an empty
+directory and nothing else. Registration and removal hold one lock (flock on `.lock`):
+removing a mount point on the host detaches the mount in every other mount namespace, so a
+placeholder must never go between another command's registration and its end. What a launcher
+that died left (SIGKILL, a killed tether) goes at the next registration and when a session's
+sandbox closes.
 
-The launcher needs util-linux's flock(1) and setpriv(1): `setpriv --pdeathsig KILL` makes it die
+The launcher needs util-linux's setpriv(1) and flock(1): `setpriv --pdeathsig KILL` makes it die
 with its parent, as bubblewrap dies with the launcher, so a sandbox still never outlives tether.
-Besides bubblewrap it starts four programs (rm, setpriv, flock, then flock and rmdir at the
-end); the shell's builtins do the rest.
+Besides the sandbox it starts three programs (setpriv, and flock and rmdir at the end); the
+shell's builtins do the rest.
 """
 
 from __future__ import annotations
@@ -56,26 +58,30 @@ def ready(registry: Path) -> None:
     (registry / LOCK).touch(mode=0o600)
 
 
+def register(registry: Path, token: str, launcher: Path, places: Sequence[Path]) -> None:
+    """Mark `places` used by the launcher at `launcher` (swept first): each that is missing,
+    or that a live launcher lists; not one standing there unlisted."""
+    with _locked(registry):
+        listed = _sweep(registry)
+        mine: list[str] = []
+        for place in places:
+            name = entry(place)
+            if name in listed or not os.path.lexists(place):
+                mine.append(name)
+                if not (registry / f"{name}.p").exists():
+                    (registry / f"{name}.p").write_bytes(os.fsencode(place))
+        text = "\n".join([str(launcher), *mine]) + "\n"
+        (registry / f"{token}.m").write_text(text, encoding="utf-8")
+
+
 def sweep(registry: Path) -> int:
-    """Remove the placeholders only dead launchers listed, their markers, and the places no
-    marker lists and nothing stands at; how many placeholders went."""
+    """Remove what dead launchers alone listed, and their markers; how many placeholders went."""
     if not registry.is_dir():
         return 0
     with _locked(registry):
-        live: set[str] = set()
-        dead: set[str] = set()
-        for marker in registry.glob("*.m"):
-            entries = set(marker.read_text(errors="replace").split())
-            if entries and _alive(marker.stem):
-                live |= entries
-            else:  # dead, or ended (its marker emptied)
-                dead |= entries
-                marker.unlink(missing_ok=True)
-        removed = sum(_rmdir(registry / f"{e}.p") for e in dead - live)
-        for place in registry.glob("*.p"):
-            if place.stem not in live and not os.path.lexists(_where(place) or "/"):
-                place.unlink(missing_ok=True)
-        return removed
+        before = len(list(registry.glob("*.m")))
+        _sweep(registry)
+        return before - len(list(registry.glob("*.m")))
 
 
 @contextmanager
@@ -86,6 +92,41 @@ def _locked(registry: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def _sweep(registry: Path) -> set[str]:
+    """(Locked.) The entries live launchers list; dead launchers' markers go, and the
+    placeholders only they listed (rmdir: an empty directory or nothing)."""
+    live: set[str] = set()
+    dead: set[str] = set()
+    for marker in registry.glob("*.m"):
+        alive, entries = _scan(marker)
+        if alive:
+            live |= entries
+        else:
+            dead |= entries
+            marker.unlink(missing_ok=True)
+    for name in dead - live:
+        _rmdir(registry / f"{name}.p")
+    return live
+
+
+def _scan(marker: Path) -> tuple[bool, set[str]]:
+    """Whether the marker's launcher is alive, and the entries it lists."""
+    try:
+        lines = marker.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return False, set()
+    if not lines:
+        return False, set()  # emptied: its launcher ended
+    pids = [line[4:] for line in lines if line.startswith("pid ")]
+    entries = {line for line in lines[1:] if not line.startswith("pid ")}
+    if pids:
+        return _alive(pids[-1]), entries
+    try:
+        return os.stat(lines[0]).st_size > 0, entries  # pending: its launcher not run yet
+    except OSError:
+        return False, entries
 
 
 def _alive(pid: str) -> bool:
@@ -100,48 +141,37 @@ def _alive(pid: str) -> bool:
     return True
 
 
-def _where(place: Path) -> Path | None:
+def _rmdir(place: Path) -> None:
+    """rmdir the placeholder at the path `place` holds: an empty directory, or nothing."""
     try:
         where = Path(os.fsdecode(place.read_bytes()))
+        if where.is_absolute():
+            os.rmdir(where)
     except OSError:
-        return None
-    return where if where.is_absolute() else None
+        pass
 
 
-def _rmdir(place: Path) -> int:
-    """rmdir the placeholder at the path `place` holds: an empty directory, or nothing."""
-    where = _where(place)
-    if where is None:
-        return 0
-    try:
-        os.rmdir(where)
-    except OSError:
-        return 0
-    return 1
-
-
-def launcher(registry: Path, placeholders: Sequence[Path], prefix: list[str], tty: bool) -> str:
-    """A launcher script that registers `placeholders`, runs the sandbox (`prefix` and the
-    script's arguments) as its child, drops them when it ends, and ends as the sandbox did
-    (its exit code, or the signal that stopped the launcher, which it passes on).
+def launcher(
+    registry: Path, token: str, places: Sequence[Path], prefix: list[str], *, tty: bool
+) -> str:
+    """The launcher script of a command whose placeholders are registered under `token`: it
+    runs the sandbox (`prefix` and the script's arguments) as its child, removes what no live
+    launcher lists when it ends, and ends as the sandbox did (its exit code, or the signal that
+    stopped the launcher, which it passes on).
 
     The sandbox runs in the background so that a signal reaches the launcher's trap at once
     (a foreground child would hold it until it ended); its stdin is kept (a background job's
     would be /dev/null) and the program gets SIGINT and SIGQUIT back (the bubblewrap command
     line restores them)."""
-    places = sorted(placeholders)
     cases = " ".join(f"{entry(p)}) p={shlex.quote(str(p))};;" for p in places)
     body = "\n".join(
         [
-            'rm -f -- "$1"; shift',
-            f"R={shlex.quote(str(registry))} mine=",
-            f"_path() {{ case $1 in {cases} esac; }}",
+            f"R={shlex.quote(str(registry))} M={shlex.quote(str(registry / f'{token}.m'))}",
+            f'_path() {{ case $1 in {cases} *) read -r p < "$R/$1.p";; esac; }}',
             _FUNCTIONS,
-            'exec 9>>"$R/.lock" && flock 9 || _fail',
-            "_listed",
-            *(f"_reg {entry(p)}" for p in places),
-            """printf '%s\\n' $mine > "$R/$$.m" || _fail""",
-            "exec 9>&-",  # the lock goes with its only descriptor
+            # alive by its process from now on, no longer by its file (pending)
+            'printf "pid %s\\n" $$ >> "$M" && : > "$1" || _fail',
+            "shift",
             "got= sig= pid=",
             *(["trap '' INT QUIT TSTP"] if tty else []),  # for the program, not the sandbox
             """trap 'got=TERM sig=1; kill -TERM "$pid" 2>/dev/null' TERM""",
@@ -163,53 +193,40 @@ def launcher(registry: Path, placeholders: Sequence[Path], prefix: list[str], tt
     return f"#!/bin/sh\n{run}\n"
 
 
-# `_listed`: the entries any marker lists. `_reg ENTRY`: this launcher uses the placeholder,
-# unless its path stands there unlisted (an empty directory of the user's). `_end`, under the
-# lock: the entries live launchers still list stay; the others' placeholders go (this one's,
-# and those dead launchers left: rmdir, only empty directories), and so do dead launchers'
-# markers; this one's is emptied (a fork spared: the next sweep removes it).
+# `_scan MARKER`: its entries, and whether its launcher lives (by its process once it runs,
+# else by its file, which it empties when it starts). `_end`, under the lock: this launcher's
+# marker is emptied (ended: the next sweep removes it); every placeholder that it or a dead
+# launcher lists and no live one does goes (rmdir: only empty directories), and so do dead
+# launchers' markers (rm: a program more, only when one died).
 _FUNCTIONS = """\
 _fail() {
-  echo "tether sandbox: cannot register its placeholders in $R; the command did not run" >&2
+  echo "tether sandbox: cannot use its placeholders in $R; the command did not run" >&2
   exit 126
 }
-_listed() {
-  listed=
-  for m in "$R"/*.m; do
-    [ -s "$m" ] || continue
-    while read -r e; do listed="$listed $e"; done < "$m"
-  done
-}
-_reg() {
-  _path "$1"
-  case "$listed " in *" $1 "*) ;; *) [ -e "$p" ] && return 0;; esac
-  mine="$mine $1"
-  [ -e "$R/$1.p" ] || printf %s "$p" > "$R/$1.p" || _fail
+_scan() {
+  entries= pid=
+  { read -r file
+    while read -r line; do
+      case $line in "pid "*) pid=${line#pid };; *) entries="$entries $line";; esac
+    done; } < "$1"
+  if [ -n "$pid" ]; then kill -0 "$pid" 2>/dev/null; else [ -s "$file" ]; fi
 }
 _end() {
   exec 9>>"$R/.lock" && flock 9 || return
-  : > "$R/$$.m"
-  used= left= dead=
+  _scan "$M"; left=$entries
+  : > "$M"
+  used= dead=
   for m in "$R"/*.m; do
     [ -s "$m" ] || continue
-    n=${m##*/}; n=${n%.m}
-    if kill -0 "$n" 2>/dev/null; then
-      while read -r e; do used="$used $e"; done < "$m"
-    else
-      while read -r e; do left="$left $e"; done < "$m"
-      dead="$dead $n"
-    fi
+    if _scan "$m"; then used="$used$entries"; else left="$left$entries" dead="$dead ${m##*/}"; fi
   done
   set --
-  for e in $mine; do
-    case "$used " in *" $e "*) ;; *) _path "$e"; set -- "$@" "$p";; esac
-  done
   for e in $left; do
-    case "$used $mine " in *" $e "*) ;; *) read -r p < "$R/$e.p" && set -- "$@" "$p";; esac
+    case "$used " in *" $e "*) ;; *) _path "$e" && set -- "$@" "$p";; esac
   done
   [ $# = 0 ] || rmdir -- "$@" 2>/dev/null
   set --
-  for n in $dead; do set -- "$@" "$R/$n.m"; done
+  for m in $dead; do set -- "$@" "$R/$m"; done
   [ $# = 0 ] || rm -f -- "$@"
   exec 9>&-
 }"""

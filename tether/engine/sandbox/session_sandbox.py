@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import secrets
 import shlex
 import shutil
 import sys
@@ -64,7 +65,7 @@ class Sandbox:
         self.info = info
         self._base = base
         self._registry = registry
-        self._swept = False
+        self._swept = False  # whether it registered placeholders (close sweeps them)
         self.network = network  # the session allows commands to use the network
         self._hidden = tuple(hidden)
         self._dir: Path | None = None
@@ -106,11 +107,8 @@ class Sandbox:
         return self._launcher(self._prefix(c, cwd))
 
     def _bubblewrap(self, c: Confinement, cwd: Path) -> Path:
-        """bubblewrap's launcher: one that looks after the placeholders when it mounts any
-        (planned once what killed launchers left is gone, so none of it is taken for the
-        user's)."""
+        """bubblewrap's launcher: one that looks after the placeholders when it mounts any."""
         assert self.info.program is not None
-        registry = self._placeholders()
         mounts = plan_mounts(c)
         signals = self.info.tty_signals
         if not mounts.placeholders:
@@ -124,23 +122,20 @@ class Sandbox:
             )
         if any("\n" in str(p) for p in mounts.placeholders):  # (the registry is line-based)
             raise SandboxUnavailable("a path to protect has a line break in its name")
+        registry = self._registry or data_dir() / "placeholders"
+        token = f"{os.getpid()}-{secrets.token_hex(8)}"
         argv = bwrap_argv(
             self.info.program, c, [], cwd, tty_signals=signals, mounts=mounts, background=True
         )
-        return self._write_launcher(
-            placeholders.launcher(registry, mounts.placeholders, argv, tty=c.tty)
-        )
-
-    def _placeholders(self) -> Path:
-        """The registry, ready, with what dead launchers left swept away."""
-        registry = self._registry or data_dir() / "placeholders"
+        script = placeholders.launcher(registry, token, mounts.placeholders, argv, tty=c.tty)
         try:
             placeholders.ready(registry)
-            placeholders.sweep(registry)  # (what killed launchers left, ended ones' markers)
+            path = self._write_launcher(script)  # first: a marker's launcher must exist
+            placeholders.register(registry, token, path, mounts.placeholders)
         except OSError as exc:
             raise SandboxUnavailable(f"cannot keep the sandbox's placeholders: {exc}") from None
         self._swept = True
-        return registry
+        return path
 
     def _prefix(self, c: Confinement, cwd: Path) -> list[str]:
         """The mechanism's command line up to the program (bubblewrap: see _bubblewrap)."""
@@ -156,24 +151,32 @@ class Sandbox:
         return self._write_launcher(f'#!/bin/sh\nrm -f -- "$0"\nexec {shlex.join(prefix)} "$@"\n')
 
     def _write_launcher(self, script: str) -> Path:
-        path = self._private() / "run" / f"sandboxed-{next(self._numbers)}"
+        """A one-use launcher in the private directory (those that emptied themselves when
+        they started go)."""
+        run = self._private() / "run"
+        with os.scandir(run) as found:
+            for old in found:
+                if old.stat(follow_symlinks=False).st_size == 0:
+                    os.unlink(old.path)
+        path = run / f"sandboxed-{next(self._numbers)}"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(script)
         return path
 
     def close(self) -> None:
-        """Remove the private directory (its temp files go with the session) and the
-        placeholders no command uses any more (those of commands that were killed)."""
+        """Remove the private directory (its temp files go with the session), then the
+        placeholders no command uses any more (those of commands that were killed, or never
+        started: their launchers went with the directory)."""
+        if self._dir is not None:
+            _make_removable(self._dir)
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
         if self._swept:
             try:
                 placeholders.sweep(self._registry or data_dir() / "placeholders")
             except OSError:
                 pass
-        if self._dir is not None:
-            _make_removable(self._dir)
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
 
     # --- building a confinement, on a worker thread -------------------------------------
 
