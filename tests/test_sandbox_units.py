@@ -13,6 +13,7 @@ import pytest
 
 from tests.sandbox_world import git
 from tether.engine.sandbox import protect
+from tether.engine.sandbox.acts_later import acts_later
 from tether.engine.sandbox.bwrap import bwrap_argv, plan_mounts
 from tether.engine.sandbox.confinement import Confinement
 from tether.engine.sandbox.detect import LAUNCHER, detect
@@ -88,6 +89,23 @@ def test_secrets_below_the_roots_and_in_the_home(tmp_path: Path) -> None:
         "root/server.pem",
         "root/sub/.env.local",
     ]
+
+
+def test_what_acts_later_in_the_trees_and_their_parents_up_to_the_repository(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / "a" / "b").mkdir(parents=True)
+    git(repo, "init", "-q")
+    sub = repo / "a" / "b"
+    alone = acts_later([sub])  # its parents lie outside every writable tree
+    assert sub / "AGENTS.md" in alone and sub / ".git" in alone and sub / ".vscode" in alone
+    assert not [p for p in alone if not p.is_relative_to(sub)]
+    granted = acts_later([sub, repo])  # the repository granted for writing too
+    assert {repo / "AGENTS.md", repo / "a" / "CLAUDE.md", repo / "a" / ".claude"} <= set(granted)
+    assert tmp_path / "AGENTS.md" not in granted  # above the repository's top
+    (sub / ".git").mkdir()  # an empty .git (a placeholder) makes no repository top
+    assert repo / "a" / "CLAUDE.md" in acts_later([sub, repo])
 
 
 def test_landlock_grants_a_tree_around_its_holes(tmp_path: Path) -> None:

@@ -45,8 +45,14 @@ def entry(path: Path) -> str:
 
 
 @functools.lru_cache(maxsize=1)
+def tools() -> dict[str, str]:
+    """Where flock and setpriv are (the launcher names them whole: an editor's terminal may
+    run it with another PATH)."""
+    return {t: found for t in TOOLS if (found := shutil.which(t)) is not None}
+
+
 def missing_tools() -> tuple[str, ...]:
-    return tuple(t for t in TOOLS if shutil.which(t) is None)
+    return tuple(t for t in TOOLS if t not in tools())
 
 
 def ready(registry: Path) -> None:
@@ -164,9 +170,11 @@ def launcher(
     would be /dev/null) and the program gets SIGINT and SIGQUIT back (the bubblewrap command
     line restores them)."""
     cases = " ".join(f"{entry(p)}) p={shlex.quote(str(p))};;" for p in places)
+    found = tools()
     body = "\n".join(
         [
             f"R={shlex.quote(str(registry))} M={shlex.quote(str(registry / f'{token}.m'))}",
+            f"F={shlex.quote(found['flock'])}",
             f'_path() {{ case $1 in {cases} *) read -r p < "$R/$1.p";; esac; }}',
             _FUNCTIONS,
             # alive by its process from now on, no longer by its file (pending)
@@ -189,7 +197,8 @@ def launcher(
             'exit "$rc"',
         ]
     )
-    run = f'exec setpriv --pdeathsig KILL /bin/sh -c {shlex.quote(body)} sandboxed "$0" "$@"'
+    setpriv = shlex.quote(found["setpriv"])
+    run = f'exec {setpriv} --pdeathsig KILL /bin/sh -c {shlex.quote(body)} sandboxed "$0" "$@"'
     return f"#!/bin/sh\n{run}\n"
 
 
@@ -212,7 +221,7 @@ _scan() {
   if [ -n "$pid" ]; then kill -0 "$pid" 2>/dev/null; else [ -s "$file" ]; fi
 }
 _end() {
-  exec 9>>"$R/.lock" && flock 9 || return
+  exec 9>>"$R/.lock" && "$F" 9 || return
   _scan "$M"; left=$entries
   : > "$M"
   used= dead=
