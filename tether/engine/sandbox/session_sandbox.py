@@ -114,19 +114,12 @@ class Sandbox:
         if not mounts.placeholders:
             argv = bwrap_argv(self.info.program, c, [], cwd, tty_signals=signals, mounts=mounts)
             return self._launcher(argv)
-        missing = placeholders.missing_tools()
-        if missing:
-            raise SandboxUnavailable(
-                f"the sandbox needs {' and '.join(missing)} (util-linux) to protect paths "
-                "that do not exist yet"
-            )
-        if any("\n" in str(p) for p in mounts.placeholders):  # (the registry is line-based)
-            raise SandboxUnavailable("a path to protect has a line break in its name")
-        registry = self._registry or data_dir() / "placeholders"
-        token = f"{os.getpid()}-{secrets.token_hex(8)}"
+        _can_place(mounts.placeholders)
         argv = bwrap_argv(
             self.info.program, c, [], cwd, tty_signals=signals, mounts=mounts, background=True
         )
+        registry = self._registry or data_dir() / "placeholders"
+        token = f"{os.getpid()}-{secrets.token_hex(8)}"
         script = placeholders.launcher(registry, token, mounts.placeholders, argv, tty=c.tty)
         try:
             placeholders.ready(registry)
@@ -151,17 +144,20 @@ class Sandbox:
         return self._write_launcher(f'#!/bin/sh\nrm -f -- "$0"\nexec {shlex.join(prefix)} "$@"\n')
 
     def _write_launcher(self, script: str) -> Path:
-        """A one-use launcher in the private directory (those that emptied themselves when
-        they started go)."""
+        """A one-use launcher in the private directory, whole once it has its name (those
+        that emptied themselves when they started go)."""
         run = self._private() / "run"
         with os.scandir(run) as found:
             for old in found:
-                if old.stat(follow_symlinks=False).st_size == 0:
+                if old.name.startswith("sandboxed-") and old.stat().st_size == 0:
                     os.unlink(old.path)
-        path = run / f"sandboxed-{next(self._numbers)}"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
+        number = next(self._numbers)
+        draft = run / f".draft-{number}"
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(script)
+        path = run / f"sandboxed-{number}"
+        os.rename(draft, path)
         return path
 
     def close(self) -> None:
@@ -259,6 +255,18 @@ class SandboxUnavailable(TetherError):
 
     def __init__(self, message: str) -> None:
         super().__init__("SANDBOX_UNAVAILABLE", message)
+
+
+def _can_place(places: tuple[Path, ...]) -> None:
+    """SandboxUnavailable when the launcher could not look after these placeholders."""
+    missing = placeholders.missing_tools()
+    if missing:
+        raise SandboxUnavailable(
+            f"the sandbox needs {' and '.join(missing)} (util-linux) to protect paths that do "
+            "not exist yet"
+        )
+    if any("\n" in str(p) for p in places):  # (the registry is line-based)
+        raise SandboxUnavailable("a path to protect has a line break in its name")
 
 
 def _holds(outer: Path, inner: Path) -> bool:
