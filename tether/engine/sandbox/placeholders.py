@@ -14,7 +14,8 @@ directory and nothing else. Registration and removal hold one lock (flock on `.l
 removing a mount point on the host detaches the mount in every other mount namespace, so a
 placeholder must never go between another command's registration and its end. What a launcher
 that died left (SIGKILL, a killed tether) goes at the next registration and when a session's
-sandbox closes.
+sandbox closes; a place no live launcher lists is then forgotten (a placeholder the user put
+something in is the user's from then on).
 
 The launcher needs util-linux's setpriv(1) and flock(1): `setpriv --pdeathsig KILL` makes it die
 with its parent, as bubblewrap dies with the launcher, so a sandbox still never outlives tether.
@@ -81,7 +82,7 @@ def register(registry: Path, token: str, launcher: Path, places: Sequence[Path])
 
 
 def sweep(registry: Path) -> int:
-    """Remove what dead launchers alone listed, and their markers; how many placeholders went."""
+    """Remove what dead launchers alone listed, and their markers; how many markers went."""
     if not registry.is_dir():
         return 0
     with _locked(registry):
@@ -114,6 +115,9 @@ def _sweep(registry: Path) -> set[str]:
             marker.unlink(missing_ok=True)
     for name in dead - live:
         _rmdir(registry / f"{name}.p")
+    for place in registry.glob("*.p"):
+        if place.stem not in live:
+            place.unlink(missing_ok=True)  # gone, or the user's now (it holds something)
     return live
 
 
