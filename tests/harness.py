@@ -33,6 +33,7 @@ class AgentProcess:
         self._methods: dict[Any, str] = {}  # our request id -> method, to validate its result
         self.handler: AgentRequestHandler = self._default_handler
         self.permission_choice = "allow_once"  # the option kind picked for permission requests
+        self._passed: dict[Any, Frame] = {}  # responses read while waiting for another
 
     # --- sending ---------------------------------------------------------------------------
 
@@ -100,6 +101,10 @@ class AgentProcess:
         return await self.until_response(rid, timeout)
 
     async def until_response(self, rid: int, timeout: float = 15) -> Frame:
+        """The response to request `rid`, whichever order responses come in (one read past
+        while waiting for another is kept for its own wait)."""
+        if rid in self._passed:
+            return self._passed.pop(rid)
         with anyio.fail_after(timeout):
             while True:
                 frame = await self.recv()
@@ -107,6 +112,8 @@ class AgentProcess:
                     await self._answer(frame)
                 elif "method" not in frame and frame.get("id") == rid:
                     return frame
+                elif "method" not in frame and "id" in frame:
+                    self._passed[frame["id"]] = frame
 
     async def _answer(self, frame: Frame) -> None:
         try:

@@ -235,13 +235,16 @@ async def test_on_a_pty_ctrl_c_reaches_the_program_and_its_end_is_said_as_it_was
     ctx = make_ctx(project, tmp_path, pty=host, sandbox=Sandbox(detect(mechanism), base=tmp_path))
     try:
         code = (
+            # (the handler only counts: printing from it could re-enter a print under way)
             "import signal, time\n"
-            "n = 0\n"
+            "n = seen = 0\n"
             "def on_int(*a):\n"
-            "    global n; n += 1; print('INT', n, flush=True)\n"
+            "    global n; n += 1\n"
             "signal.signal(signal.SIGINT, on_int)\n"
             "print('re' + 'ady', flush=True)\n"
-            "while n < 2: time.sleep(0.05)\n"
+            "while n < 2:\n"
+            "    if n != seen: seen = n; print('INT', n, flush=True)\n"
+            "    time.sleep(0.05)\n"
             "raise SystemExit(5)"
         )
         await pty_call(open_pty, ctx, argv=[sys.executable, "-c", code])

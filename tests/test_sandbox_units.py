@@ -13,10 +13,17 @@ import pytest
 
 from tests.sandbox_world import git
 from tether.engine.sandbox import protect
-from tether.engine.sandbox.bwrap import bwrap_argv
+from tether.engine.sandbox.acts_later import acts_later
+from tether.engine.sandbox.bwrap import bwrap_argv, plan_mounts
 from tether.engine.sandbox.confinement import Confinement
 from tether.engine.sandbox.detect import LAUNCHER, detect
-from tether.engine.sandbox.landlock_exec import FILE_RIGHTS, READ_DIR, grant_around
+from tether.engine.sandbox.landlock_exec import (
+    FILE_RIGHTS,
+    READ_DIR,
+    abi_version,
+    grant_around,
+    plan_rules,
+)
 from tether.engine.sandbox.session_sandbox import Sandbox, Scope
 from tether.engine.vcs.repository import find_repository
 
@@ -89,6 +96,23 @@ def test_secrets_below_the_roots_and_in_the_home(tmp_path: Path) -> None:
     ]
 
 
+def test_what_acts_later_in_the_trees_and_their_parents_up_to_the_repository(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / "a" / "b").mkdir(parents=True)
+    git(repo, "init", "-q")
+    sub = repo / "a" / "b"
+    alone = acts_later([sub])  # its parents lie outside every writable tree
+    assert sub / "AGENTS.md" in alone and sub / ".git" in alone and sub / ".vscode" in alone
+    assert not [p for p in alone if not p.is_relative_to(sub)]
+    granted = acts_later([sub, repo])  # the repository granted for writing too
+    assert {repo / "AGENTS.md", repo / "a" / "CLAUDE.md", repo / "a" / ".claude"} <= set(granted)
+    assert tmp_path / "AGENTS.md" not in granted  # above the repository's top
+    (sub / ".git").mkdir()  # an empty .git (a placeholder) makes no repository top
+    assert repo / "a" / "CLAUDE.md" in acts_later([sub, repo])
+
+
 def test_landlock_grants_a_tree_around_its_holes(tmp_path: Path) -> None:
     (tmp_path / "a" / "deep").mkdir(parents=True)
     (tmp_path / "a" / "deep" / "hole.txt").write_text("")
@@ -153,6 +177,45 @@ def test_bubblewrap_mounts_what_it_should(tmp_path: Path) -> None:
     assert tty[-3:] == ["env", "--default-signal=INT,QUIT,TSTP", "sh"]
 
 
+def test_bubblewrap_pins_the_way_to_protected_paths_and_holds_missing_ones(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    (root / "lib" / "deep").mkdir(parents=True)
+    (root / "lib" / "deep" / "core.py").write_text("w")
+    (root / ".github").mkdir()  # empty: stands for the missing file below it
+    (root / "docs").mkdir()
+    (root / "docs" / "agents.md").write_text("a")
+    (root / "CLAUDE.md").symlink_to(root / "docs" / "agents.md")
+    empty = tmp_path / "empty"
+    c = Confinement(
+        writable=(root,),
+        tmp=tmp_path / "tmp",
+        protected=(
+            root / "lib" / "deep" / "core.py",
+            root / ".claude" / "skills",  # .claude missing: a placeholder at .claude
+            root / ".claude" / "agents",
+            root / ".github" / "copilot-instructions.md",
+            root / "CLAUDE.md",  # a link: its target is protected under its own name
+        ),
+        placeholder=empty,
+    )
+    mounts = plan_mounts(c)
+    assert mounts.kept == (root / "lib", root / "lib" / "deep")
+    assert mounts.read_only == (root / "lib" / "deep" / "core.py",)
+    assert sorted(mounts.placeholders) == [root / ".claude", root / ".github"]
+    line = " ".join(bwrap_argv("bwrap", c, ["true"], root, mounts=mounts))
+    assert f"--bind {root / 'lib'} {root / 'lib'} --bind {root / 'lib' / 'deep'}" in line
+    assert f"--ro-bind {empty} {root / '.claude'}" in line and "CLAUDE.md" not in line
+    assert line.index(f"--bind {root} {root}") < line.index(f"--bind {root / 'lib'}")
+
+
+def test_landlock_gives_a_command_no_terminal_but_its_own() -> None:
+    rules = dict(plan_rules({"writable": [], "tty": False}, abi_version()))
+    assert not [p for p in rules if p.startswith("/dev/pts") or p == "/dev/tty"]
+    assert "/dev/null" in rules
+
+
 def test_the_mechanism_is_chosen_and_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
     assert detect("bubblewrap").mechanism == "bubblewrap"  # bundled with tether on Linux
     assert detect("landlock").mechanism == "landlock"
@@ -180,6 +243,7 @@ async def test_a_sandbox_reports_what_it_cannot_protect(
     argv = await box.wrap(["true"], cwd=empty, scope=Scope((empty,), ()), base={}, env={})
     assert Path(argv[0]).name.startswith("sandboxed-") and argv[1:] == ["true"]
     assert (await anyio.run_process(argv, check=False)).returncode == 0
-    assert not Path(argv[0]).exists()  # the launcher removed itself
+    launcher = Path(argv[0])  # it removed itself, or emptied itself (removed at the next)
+    assert not launcher.exists() or launcher.stat().st_size == 0
     box.close()
     assert not list(tmp_path.glob("tether-sandbox-*"))

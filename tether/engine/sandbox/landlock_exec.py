@@ -6,10 +6,11 @@ with `execvp`: Landlock rules cannot be lifted, so the program and everything it
 confined.
 
 The policy (JSON): `writable` trees (the session's roots, write grants, the private temp dir),
-`protected` paths inside them that stay read-only (uncommitted work, `.git`), `hidden` paths no
-one may read or run (secrets, denylisted programs), `tmp`, `network`, `owner` (the tether whose
-end ends the command). Landlock only grants, so a tree with holes in it is granted entry by
-entry around each hole (`grant_around`).
+`protected` paths inside them that stay read-only, existing or not (uncommitted work, `.git`,
+what acts later), `hidden` paths no one may read or run (secrets, denylisted programs), `tmp`,
+`network`, `tty` (the command runs on a PTY of its own, which it may open again), `owner` (the
+tether whose end ends the command). Landlock only grants, so a tree with holes in it is granted
+entry by entry around each hole (`grant_around`).
 
 If anything fails, the program is not run: exit code 126 and a line on stderr. Never unconfined.
 
@@ -41,7 +42,10 @@ WRITE = (
 )
 DEVICE = WRITE_FILE | READ_FILE | IOCTL_DEV  # the few devices a command writes (tty, null)
 FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV  # what a file rule may hold
-DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/shm")
+# Devices every command may open. Not the terminals: /dev/pts holds the user's (the one tether
+# runs in takes escape sequences: OSC 52 sets the clipboard). A command on a PTY of its own
+# gets that one and /dev/tty (see own_terminal); one without gets none.
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/ptmx", "/dev/shm")
 
 _SYS_CREATE, _SYS_ADD_RULE, _SYS_RESTRICT = 444, 445, 446  # the same on every architecture
 _RULE_PATH_BENEATH, _RULE_NET_PORT = 1, 2
@@ -111,8 +115,23 @@ def plan_rules(policy: dict[str, object], abi: int) -> list[tuple[str, int]]:
     rules = grant_around("/", READ & fs_rights(abi), hidden)
     for tree in _paths(policy.get("writable")):
         rules += [(p, r & writes) for p, r in grant_around(tree, writes, protected) if r & writes]
-    rules += [(d, DEVICE & fs_rights(abi)) for d in DEVICES if os.path.exists(d)]
+    devices = [*DEVICES, *own_terminal()] if policy.get("tty") else DEVICES
+    rules += [(d, DEVICE & fs_rights(abi)) for d in devices if os.path.exists(d)]
     return rules
+
+
+def own_terminal() -> list[str]:
+    """The terminal this process was given on its standard streams (the PTY tether opened for
+    the command), and /dev/tty, which names the controlling terminal."""
+    found = ["/dev/tty"]
+    for fd in (0, 1, 2):
+        try:
+            name = os.ttyname(fd)
+        except OSError:
+            continue
+        if name.startswith("/dev/pts/") and name not in found:
+            found.append(name)
+    return found
 
 
 def _paths(value: object) -> list[str]:

@@ -17,9 +17,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tether.engine.sandbox.home_secrets import HOME_SECRETS
 from tether.engine.vcs.repository import Repository
 from tether.engine.workspace import comparable
 from tether.errors import TetherError
+
+__all__ = ["HOME_SECRETS", "Work", "secrets", "uncommitted_work"]
 
 MAX_PROTECTED = 2_000  # paths made read-only per command; more cannot be protected one by one
 MAX_SECRET_SCAN = 20_000  # entries looked at per root for secrets
@@ -28,10 +31,6 @@ SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox"}
     | {".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".gradle", "target"}
 )
-HOME_SECRETS = (
-    ".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".git-credentials",
-    ".npmrc", ".pypirc", ".config/gcloud", ".config/gh", ".password-store", ".local/share/keyrings",
-)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from tether.engine.local import reaper
 PREFIX = "tether-sandbox-"
 _MAKING = ".tether-sandbox-making-"
 _LOCK = "lock"
-_MASKS = ("deny-file", "deny-dir")  # mode 000: made removable first
+_MASKS = ("deny-file", "deny-dir", "empty-dir")  # read-only or unreadable: made removable first
 _held: dict[Path, int] = {}  # directory -> its lock's fd
 _guard = threading.Lock()
 _swept: set[Path] = set()
@@ -34,8 +34,9 @@ _swept: set[Path] = set()
 
 def make(base: Path | None) -> Path:
     """A new private directory in `base` (the system's temporary directory by default), with
-    its `tmp`, `policies` and `run` subdirectories and the masks (an unreadable empty file and
-    directory), locked as this tether's; directories of tethers that are gone are swept first."""
+    its `tmp`, `policies` and `run` subdirectories, the masks (an unreadable empty file and
+    directory) and a read-only empty directory (placeholders show it), locked as this
+    tether's; directories of tethers that are gone are swept first."""
     parent = Path(base or tempfile.gettempdir())
     sweep(parent)
     making = Path(tempfile.mkdtemp(prefix=_MAKING, dir=parent))
@@ -49,6 +50,7 @@ def make(base: Path | None) -> Path:
         deny_dir.mkdir(mode=0o000)
         os.chmod(deny_file, 0o000)
         os.chmod(deny_dir, 0o000)
+        (making / "empty-dir").mkdir(mode=0o555)  # what bubblewrap's placeholders show
         final = Path(tempfile.mkdtemp(prefix=PREFIX, dir=parent))
         os.rename(making, final)  # replaces the empty placeholder that reserved the name
     except BaseException:

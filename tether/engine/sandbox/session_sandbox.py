@@ -1,6 +1,7 @@
 """A session's sandbox: the mechanism found for this machine, the session's private temporary
 directory, and each command's confinement, computed when it starts (what is uncommitted changes
-as the session works).
+as the session works). Under bubblewrap, a command that needs placeholders (see placeholders.py)
+gets a launcher that registers them and removes them when it ends.
 
 A confined command's environment is built twice over: the launcher keeps only the variables
 of the command environment (`engine/local/processes.py`, `env_allowlist.py`), whoever started it (an
@@ -14,6 +15,7 @@ import itertools
 import json
 import os
 import re
+import secrets
 import shlex
 import shutil
 import sys
@@ -25,14 +27,16 @@ from pathlib import Path
 import anyio
 
 from tether.engine.local import env_allowlist, reaper
-from tether.engine.sandbox import protect, session_cgroups, session_dirs
-from tether.engine.sandbox.bwrap import bwrap_argv
+from tether.engine.sandbox import placeholders, protect, session_cgroups, session_dirs
+from tether.engine.sandbox.acts_later import acts_later
+from tether.engine.sandbox.bwrap import bwrap_argv, plan_mounts
 from tether.engine.sandbox.confinement import Confinement
 from tether.engine.sandbox.detect import LAUNCHER, SandboxInfo
 from tether.engine.sandbox.programs import program_files
 from tether.engine.sandbox.seatbelt import seatbelt_argv
 from tether.engine.vcs.repository import Repositories
 from tether.errors import TetherError
+from tether.paths import data_dir
 
 LIFETIME = Path(__file__).with_name("lifetime_exec.py")
 SECRETS_FRESH = 10.0  # seconds a secrets scan is reused
@@ -44,7 +48,8 @@ WORK_FRESH = 1.0
 class Scope:
     """Where one command may work: the trees it may write (roots, write grants), the path
     denylist, the denylisted program names, whether it runs on a PTY, and directories inside
-    the trees it must not change (the skills roots: a change there is the user's to allow)."""
+    the trees it must not change or make (the skills roots: a change there is the user's to
+    allow)."""
 
     writable: tuple[Path, ...]
     path_denylist: tuple[str, ...]
@@ -62,14 +67,18 @@ class Sandbox:
         network: bool = False,
         base: Path | None = None,
         repositories: Repositories | None = None,
+        registry: Path | None = None,
     ) -> None:
         """`hidden`: paths no command may read (tether's home and config); `base`: where the
         private directory is made (default: the system's temporary directory);
         `repositories`: the session's, as found when it started (uncommitted work is what
-        tether's git says about those, never about a `.git` that appeared since)."""
+        tether's git says about those, never about a `.git` that appeared since); `registry`:
+        the placeholders' registry (default: in tether's data directory)."""
         self.info = info
         self.repositories = repositories if repositories is not None else Repositories()
         self._base = base
+        self._registry = registry
+        self._swept = False  # whether it registered placeholders (close sweeps them)
         self.network = network  # the session allows commands to use the network
         self._hidden = tuple(hidden)
         self._dir: Path | None = None
@@ -117,15 +126,43 @@ class Sandbox:
         return [str(launcher), *argv]
 
     def _prepare(self, scope: Scope, cwd: Path, base: dict[str, str], env: dict[str, str]) -> Path:
-        prefix = [*self._prefix(self._confinement(scope), cwd), *_inside(env)]
-        return self._launcher(prefix, base)
+        c = self._confinement(scope)
+        if self.info.mechanism == "bubblewrap":
+            return self._bubblewrap(c, cwd, base, _inside(env))
+        return self._launcher([*self._prefix(c, cwd), *_inside(env)], base)
+
+    def _bubblewrap(
+        self, c: Confinement, cwd: Path, base: dict[str, str], inside: list[str]
+    ) -> Path:
+        """bubblewrap's launcher: one that looks after the placeholders when it mounts any."""
+        assert self.info.program is not None
+        mounts = plan_mounts(c)
+        signals = self.info.tty_signals
+        if not mounts.placeholders:
+            argv = bwrap_argv(self.info.program, c, [], cwd, tty_signals=signals, mounts=mounts)
+            return self._launcher([*argv, *inside], base)
+        _can_place(mounts.placeholders)
+        argv = bwrap_argv(
+            self.info.program, c, [], cwd, tty_signals=signals, mounts=mounts, background=True
+        )
+        registry = self._registry or data_dir() / "placeholders"
+        token = f"{os.getpid()}-{secrets.token_hex(8)}"
+        run = placeholders.launcher(
+            registry, token, mounts.placeholders, [*argv, *inside], tty=c.tty
+        )
+        try:
+            placeholders.ready(registry)
+            # first: a marker's launcher must exist (it empties itself when it starts)
+            path = self._write_launcher(self._script(run, base, remove=False))
+            placeholders.register(registry, token, path, mounts.placeholders)
+        except OSError as exc:
+            raise SandboxUnavailable(f"cannot keep the sandbox's placeholders: {exc}") from None
+        self._swept = True
+        return path
 
     def _prefix(self, c: Confinement, cwd: Path) -> list[str]:
-        """The mechanism's command line up to the program."""
+        """The mechanism's command line up to the program (bubblewrap: see _bubblewrap)."""
         mechanism = self.info.mechanism
-        if mechanism == "bubblewrap":
-            assert self.info.program is not None
-            return bwrap_argv(self.info.program, c, [], cwd, tty_signals=self.info.tty_signals)
         if mechanism == "landlock":
             return [sys.executable, "-I", "-S", str(LAUNCHER), str(self._policy_file(c)), "--"]
         if mechanism == "seatbelt":
@@ -146,29 +183,52 @@ class Sandbox:
         return [str(launcher), *argv]
 
     def _launcher(self, prefix: list[str], base: dict[str, str]) -> Path:
-        """`#!/bin/sh` that removes itself, joins the session's cgroup (where there is one) and
-        becomes the sandbox around its arguments, with no variable `base` does not hold (TERM
-        aside: a PTY's own)."""
-        path = self._private() / "run" / f"sandboxed-{next(self._numbers)}"
+        """A one-use launcher that removes itself and becomes the sandbox around its
+        arguments."""
+        return self._write_launcher(self._script(f'{shlex.join(prefix)} "$@"', base, remove=True))
+
+    def _script(self, run: str, base: dict[str, str], *, remove: bool) -> str:
+        """`#!/bin/sh` that (if `remove`) removes itself, joins the session's cgroup (where
+        there is one) and execs `run` with no variable `base` does not hold (TERM aside: a
+        PTY's own)."""
         keep = " ".join(_kept(name, base) for name in sorted({*base, "TERM"}))
         join = session_cgroups.join_line(self._cgroup())
-        script = (
-            f'#!/bin/sh\n{_RM} -f -- "$0"\n{join}exec {_ENV} -i {keep} {shlex.join(prefix)} "$@"\n'
-        )
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
+        rm = f'{_RM} -f -- "$0"\n' if remove else ""
+        return f"#!/bin/sh\n{rm}{join}exec {_ENV} -i {keep} {run}\n"
+
+    def _write_launcher(self, script: str) -> Path:
+        """A one-use launcher in the private directory, whole once it has its name (those
+        that emptied themselves when they started go)."""
+        run = self._private() / "run"
+        with os.scandir(run) as found:
+            for old in found:
+                if old.name.startswith("sandboxed-") and old.stat().st_size == 0:
+                    os.unlink(old.path)
+        number = next(self._numbers)
+        draft = run / f".draft-{number}"
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(script)
+        path = run / f"sandboxed-{number}"
+        os.rename(draft, path)
         return path
 
     def close(self) -> None:
         """Kill what is left in the session's cgroup; remove the private directory (its temp
-        files go with the session)."""
+        files go with the session), then the placeholders no command uses any more (those of
+        commands that were killed, or never started: their launchers went with the
+        directory)."""
         if self._group is not None:
             session_cgroups.end(self._group)
             self._group = None
         if self._dir is not None:
             session_dirs.remove(self._dir)
             self._dir = None
+        if self._swept:
+            try:
+                placeholders.sweep(self._registry or data_dir() / "placeholders")
+            except OSError:
+                pass
 
     # --- building a confinement, on a worker thread -------------------------------------
 
@@ -176,7 +236,7 @@ class Sandbox:
         protected: list[Path] = []
         for tree in scope.writable:
             protected += self._work(tree).paths  # all of it, or the repository
-        protected += [g for g in scope.guarded if g.exists()]
+        protected += _acting_later(scope)
         hidden = [*self._hidden, *self._secrets_of(scope), *program_files(scope.programs)]
         # A mask over a writable tree (or above it) would hide the project itself; one inside
         # another mask is hidden already.
@@ -191,6 +251,7 @@ class Sandbox:
             network=self.network,
             tty=scope.tty,
             masks=(private / "deny-file", private / "deny-dir"),
+            placeholder=private / "empty-dir",
             unset_env=tuple(sorted(env_allowlist.current().secrets)),  # (gone already)
         )
 
@@ -233,6 +294,7 @@ class Sandbox:
             "tmp": str(c.tmp),
             "owner": reaper.owner(),  # the launcher ends the command when this tether ends
             "network": c.network,
+            "tty": c.tty,
             "unset_env": list(c.unset_env),
         }
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -268,5 +330,28 @@ def _kept(name: str, base: dict[str, str]) -> str:
     return shlex.quote(f"{name}={base.get(name, '')}")
 
 
+def _can_place(places: tuple[Path, ...]) -> None:
+    """SandboxUnavailable when the launcher could not look after these placeholders."""
+    missing = placeholders.missing_tools()
+    if missing:
+        raise SandboxUnavailable(
+            f"the sandbox needs {' and '.join(missing)} (util-linux) to protect paths that do "
+            "not exist yet"
+        )
+    if any("\n" in str(p) for p in places):  # (the registry is line-based)
+        raise SandboxUnavailable("a path to protect has a line break in its name")
+
+
 def _holds(outer: Path, inner: Path) -> bool:
     return inner == outer or inner.is_relative_to(outer)
+
+
+def _acting_later(scope: Scope) -> list[Path]:
+    """What acts later in the writable trees (and the skills roots there), whether it exists
+    or not; where a link leads one elsewhere in the trees, its target too."""
+    found = [*acts_later(scope.writable), *scope.guarded]
+    for path in list(found):
+        real = Path(os.path.realpath(path))
+        if real != path and any(_holds(tree, real) for tree in scope.writable):
+            found.append(real)
+    return found
