@@ -17,6 +17,7 @@ from tether.engine import events as ev
 from tether.engine.context_window import ContextWindow
 from tether.engine.grants import Grant, GrantBook, Grants, Lasting
 from tether.engine.history import TextPart, UserPart
+from tether.engine.sandbox.acts_later import acts_later
 from tether.engine.sandbox.detect import detect
 from tether.engine.sessions.deps import EngineDeps, Front
 from tether.engine.sessions.lease import Holder, lease_seconds
@@ -224,9 +225,12 @@ class TurnRunner:
         await anyio.to_thread.run_sync(detect, self.deps.sandbox.mechanism)  # probed once
         roots, found = await self._skills(s)
         ctx = self.front.capabilities(s, model)
-        # The skills' directories: readable for their resources, every change to them asked.
+        # The skills' directories: readable for their resources, every change to them asked;
+        # so is every change to what acts later (instruction files, agents' and editors'
+        # configs: a confined command may not touch them, the file tools ask).
         ctx.skills = tuple(roots)
-        ctx.policy.read_roots = ctx.policy.guarded = found.places(roots)
+        ctx.policy.read_roots = found.places(roots)
+        ctx.policy.guarded = [*ctx.policy.read_roots, *acts_later(ctx.policy.roots)]
         turn = Turn(
             s,
             model=model,
