@@ -122,7 +122,11 @@ async def test_write_file_refuses_to_replace_unless_asked(project: Path, tmp_pat
     assert e.value.code == "FILE_EXISTS"
     args = write_file.decode('{"path": "README.md", "content": "new", "overwrite": true}')
     plan = await write_file.plan(ctx, args, "code")
-    assert plan.confirm and plan.title == "Replace README.md" and plan.scope == str(project)
+    assert (
+        plan.confirm
+        and plan.title == "Replace README.md"
+        and plan.scope == f"replace {project / 'README.md'}"
+    )
     new = write_file.decode('{"path": "sub/dir/n.txt", "content": "n"}')
     assert not (await write_file.plan(ctx, new, "code")).confirm
     assert (await write_file.plan(ctx, new, "ask")).confirm
