@@ -111,6 +111,19 @@ class Double:
             },
             sid,
         )
+        # A command that ran in the terminal of an earlier window: this client never had it.
+        self.update(
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "old_run",
+                "title": "make check",
+                "kind": "execute",
+                "status": "completed",
+                "content": [{"type": "terminal", "terminalId": "old_term"}],
+                "rawOutput": {"exitCode": 2},
+            },
+            sid,
+        )
         self.update(
             {
                 "sessionUpdate": "tool_call",

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.golden_util import check_golden
-from tests.harness import spawn_agent
+from tests.harness import slow_script, spawn_agent
 
 pytestmark = [pytest.mark.anyio, pytest.mark.cold_start]  # the engine loads beside the answers
 
@@ -288,5 +288,33 @@ async def test_a_session_closed_and_loaded_again_is_sent_its_commands_again(
         assert "result" in await agent.request("session/load", load)
         await agent.prompt(sid, "hello")  # the commands come by the end of a turn at the latest
         updates = [f["params"]["update"]["sessionUpdate"] for f in agent.frames[before:]
+                   if f.get("method") == "session/update"]  # fmt: skip
+    assert "available_commands_update" in updates
+
+
+async def test_a_session_closed_during_its_turn_is_forgotten_and_loaded_again_gets_commands(
+    home: Path, project: Path
+) -> None:
+    """The last commands sent to each session are kept only while it is open: a session closed
+    while its turn runs gets no `available_commands_update` from that turn's end (it is
+    closed), and loaded again it is a new view that gets its commands, as after any load."""
+    slow = slow_script(home / "slow.json")
+    async with spawn_agent(home, "--script", str(slow)) as agent:
+        await agent.initialize()
+        sid = await agent.new_session(project)
+        turn = await agent.start_turn(sid)
+        closing = len(agent.frames)
+        close = await agent.request("session/close", {"sessionId": sid})
+        assert close["result"] == {}
+        assert (await agent.until_response(turn))["result"] == {"stopReason": "cancelled"}
+        after_close = [f["params"]["update"]["sessionUpdate"] for f in agent.frames[closing:]
+                       if f.get("method") == "session/update"]  # fmt: skip
+        assert "available_commands_update" not in after_close
+        loading = len(agent.frames)
+        load = {"sessionId": sid, "cwd": str(project), "mcpServers": []}
+        assert "result" in await agent.request("session/load", load)
+        # a slash command asks no model; by its answer the commands have come at the latest
+        assert "result" in await agent.prompt(sid, "/help")
+        updates = [f["params"]["update"]["sessionUpdate"] for f in agent.frames[loading:]
                    if f.get("method") == "session/update"]  # fmt: skip
     assert "available_commands_update" in updates

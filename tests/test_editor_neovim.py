@@ -215,6 +215,18 @@ def test_checkhealth(tmp_path: Path) -> None:
     run_spec("health", tmp_path)
 
 
+def test_slash_commands_complete_on_the_command_line_and_in_the_prompt(tmp_path: Path) -> None:
+    frames = run_spec("commands", tmp_path)
+    announced = [
+        f["params"]["update"]
+        for s, f in frames
+        if s == "agent"
+        and f.get("method") == "session/update"
+        and f["params"]["update"]["sessionUpdate"] == "available_commands_update"
+    ]
+    assert announced and any(c["name"] == "status" for c in announced[0]["availableCommands"])
+
+
 def test_codecompanion_entry(tmp_path: Path) -> None:
     frames = run_spec("codecompanion", tmp_path)
     assert _methods(frames, "client") == ["initialize", "session/new"]

@@ -1,7 +1,12 @@
 """The official ACP TypeScript SDK (@agentclientprotocol/sdk 2.4.0, tests/ts/drive.mjs) drives
-the real `python -m tether acp` through one editor-like session with the demo model:
-initialize -> session/new -> a prompt that reads README.md and proposes an edit needing
-permission (answered "allow") -> session/list -> session/close -> stdin closed.
+the real `python -m tether acp` through editor-like sessions:
+
+- with the demo model: initialize -> session/new -> a prompt that reads README.md and proposes
+  an edit needing permission (answered "allow") -> session/list -> session/close -> stdin closed;
+- with a scripted model (drive.mjs's `approvals` flow): a round of two writes asked once, the
+  same reviewed call by call in a form, an "always" answer kept for the project, `/grants`
+  listing it, and mode allow-all asking nothing.
+
 Every frame the agent writes is checked against the ACP schema (tests/acp_schema.py)."""
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from tests.acp_schema import (
     validate_agent_response,
     validate_client_response,
 )
+from tests.harness import script
+from tests.stored import tool_results
 from tests.warm import Warm
 
 REPO = Path(__file__).resolve().parents[1]
@@ -97,8 +104,9 @@ def _key(rid: Any) -> str:
 
 
 def _drive(
-    project: Path, home: Path, extra: dict[str, str]
+    project: Path, home: Path, extra: dict[str, str], *args: str, agent: tuple[str, ...] = ()
 ) -> tuple[subprocess.CompletedProcess[str], Transcript]:
+    """drive.mjs with `args` (a flow) against `python -m tether acp` plus `agent` (flags)."""
     node = _node()
     _ensure_sdk_installed()
     env = {
@@ -107,7 +115,7 @@ def _drive(
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
         **extra,
     }
-    command = [sys.executable, "-m", "tether", "acp"]
+    command = [sys.executable, "-m", "tether", "acp", *agent]
     done = subprocess.run(
         [
             node,
@@ -116,6 +124,7 @@ def _drive(
             str(project),
             "--timeout",
             "120",
+            *args,
             "--",
             *command,
         ],
@@ -132,6 +141,29 @@ def _drive(
         except json.JSONDecodeError:
             pytest.fail(f"drive.mjs stdout line {number} is not JSON: {line!r}")
     return done, Transcript(events)
+
+
+def _check_clean_run(done: subprocess.CompletedProcess[str], t: Transcript) -> None:
+    """drive.mjs ran its flow through, the agent exited on its own, and every frame both ways
+    is schema-valid (responses against their method's type)."""
+    assert done.returncode == 0, (
+        f"drive.mjs exited {done.returncode}\n--- stderr (tail) ---\n{done.stderr[-6000:]}"
+        f"\n--- failures ---\n{[e.get('failures') for e in t.of('done')]}"
+    )
+    assert t.of("done") == [{"event": "done", "ok": True, "failures": []}]
+    assert not t.of("invalid_line"), t.of("invalid_line")
+    assert not t.of("sdk_rejected"), t.of("sdk_rejected")
+    assert t.of("agent_exit") == [
+        {"event": "agent_exit", "code": 0, "signal": None, "forced": False}
+    ]
+    assert t.received, "the agent wrote nothing"
+    for frame in t.received:
+        method = None if "method" in frame else t.our_methods.get(_key(frame.get("id")))
+        validate_agent_frame(frame, method=method)
+    # ... and so is every answer the SDK gave to the agent's requests (our side of the test).
+    for frame in t.sent:
+        if "method" not in frame and "result" in frame:
+            validate_client_response(t.agent_methods[_key(frame["id"])], frame)
 
 
 @pytest.mark.parametrize("start", ["cold", "warm"])
@@ -152,26 +184,7 @@ def test_typescript_sdk_drives_a_prompt_with_a_permission_and_an_edit(
     if start == "warm":  # the agent that served the SDK was the server's worker
         log = (home / "logs" / "tether.log").read_text()
         assert log.count(f"parent process {server}\n") == 1, log
-    assert done.returncode == 0, (
-        f"drive.mjs exited {done.returncode}\n--- stderr (tail) ---\n{done.stderr[-6000:]}"
-        f"\n--- failures ---\n{[e.get('failures') for e in t.of('done')]}"
-    )
-    assert t.of("done") == [{"event": "done", "ok": True, "failures": []}]
-    assert not t.of("invalid_line"), t.of("invalid_line")
-    assert not t.of("sdk_rejected"), t.of("sdk_rejected")
-    assert t.of("agent_exit") == [
-        {"event": "agent_exit", "code": 0, "signal": None, "forced": False}
-    ]
-
-    # Every frame the agent wrote is schema-valid; responses against their method's type.
-    assert t.received, "the agent wrote nothing"
-    for frame in t.received:
-        method = None if "method" in frame else t.our_methods.get(_key(frame.get("id")))
-        validate_agent_frame(frame, method=method)
-    # ... and so is every answer the SDK gave to the agent's requests (our side of the test).
-    for frame in t.sent:
-        if "method" not in frame and "result" in frame:
-            validate_client_response(t.agent_methods[_key(frame["id"])], frame)
+    _check_clean_run(done, t)
 
     init = t.response_to("initialize")
     validate_agent_response("initialize", init)
@@ -246,3 +259,92 @@ def test_typescript_sdk_drives_a_prompt_with_a_permission_and_an_edit(
     ]
     assert diffs, "no diff for README.md was shown"
     assert diffs[-1]["newText"] == readme.read_text()
+
+
+def _write(call_id: str, name: str) -> dict[str, Any]:
+    arguments = {"path": name, "content": f"{name}\n"}
+    return {"tool_call": {"id": call_id, "name": "write_file", "arguments": arguments}}
+
+
+def _steps(t: Transcript) -> dict[str, list[dict[str, Any]]]:
+    """drive.mjs's events per step of its flow (a `flow` event opens each step)."""
+    steps: dict[str, list[dict[str, Any]]] = {}
+    current: list[dict[str, Any]] = []
+    for event in t.events:
+        if event["event"] == "flow":
+            current = steps.setdefault(event["step"], [])
+        else:
+            current.append(event)
+    return steps
+
+
+def _said(events: list[dict[str, Any]]) -> str:
+    return "".join(
+        e["frame"]["params"]["update"]["content"]["text"]
+        for e in events
+        if e["event"] == "frame"
+        and e["frame"].get("method") == "session/update"
+        and e["frame"]["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+    )
+
+
+def _asked(events: list[dict[str, Any]], method: str) -> list[dict[str, Any]]:
+    return [e for e in events if e["event"] == "request" and e["method"] == method]
+
+
+def test_typescript_sdk_drives_round_and_per_call_review_grants_and_allow_all(
+    project: Path, home: Path, tmp_path: Path
+) -> None:
+    ok = [{"text": "ok"}]
+    rounds = [
+        [_write("w_a", "a.txt"), _write("w_b", "b.txt")],
+        ok,
+        [_write("w_c", "c.txt"), _write("w_d", "d.txt")],
+        ok,
+        [_write("w_e", "e.txt")],
+        ok,
+        [_write("w_f", "f.txt")],
+        ok,
+    ]
+    path = script(tmp_path / "s.json", rounds)
+    done, t = _drive(
+        project, home, {"TETHER_WARM": "0"}, "--flow", "approvals", agent=("--script", str(path))
+    )
+    _check_clean_run(done, t)
+    steps = _steps(t)
+    assert list(steps) == ["round", "per-call", "project-grant", "grants", "allow-all"]
+
+    # The round of two writes: one permission request, on a card naming both, each kind once.
+    [round_ask] = _asked(steps["round"], "session/request_permission")
+    assert round_ask["params"]["toolCall"]["title"] == "Edit a.txt, b.txt"
+    kinds = [o["kind"] for o in round_ask["params"]["options"]]
+    assert kinds == ["allow_once", "allow_always", "reject_once", "reject_always"]
+    assert round_ask["chosenKind"] == "allow_once"
+
+    # approvals=call: the next round is one form, a box per call; only c.txt's was checked.
+    assert not _asked(steps["per-call"], "session/request_permission")
+    [form] = _asked(steps["per-call"], "elicitation/create")
+    boxes = form["params"]["requestedSchema"]["properties"]
+    checked = {boxes[k]["title"]: v for k, v in form["response"]["content"].items()}
+    assert len(checked) == 2 and sorted(checked.values()) == [False, True]
+    assert next(title for title, v in checked.items() if v).endswith("c.txt")
+
+    # always=project: the "always" option says so, and the grant is the project's.
+    [grant_ask] = _asked(steps["project-grant"], "session/request_permission")
+    chosen = next(o for o in grant_ask["params"]["options"] if o["kind"] == "allow_always")
+    assert grant_ask["chosenKind"] == "allow_always"
+    assert chosen["name"].endswith(" in this project")
+    listed = _said(steps["grants"])
+    assert "1. always allow: " in listed and "(this project)" in listed, listed
+
+    # allow-all asked nothing, and says why on the call's result the model read.
+    assert not _asked(steps["allow-all"], "session/request_permission")
+    assert not _asked(steps["allow-all"], "elicitation/create")
+    sid = t.response_to("session/new")["result"]["sessionId"]
+    results = tool_results(home, sid)
+    assert results[-1].startswith("[approval] mode (allow-all)"), results
+
+    # Judged by the files: what was allowed was written, the unchecked call was not.
+    for name in ("a.txt", "b.txt", "c.txt", "e.txt", "f.txt"):
+        assert (project / name).read_text() == f"{name}\n"
+    assert not (project / "d.txt").exists()

@@ -1,15 +1,25 @@
 #!/usr/bin/env node
 // Drive an ACP agent with the official TypeScript SDK (@agentclientprotocol/sdk 2.x).
 //
-//   node tests/ts/drive.mjs [--cwd DIR] [--prompt TEXT] [--timeout SECONDS] -- AGENT_CMD [ARGS...]
+//   node tests/ts/drive.mjs [--cwd DIR] [--prompt TEXT] [--flow edit|approvals] [--timeout SECONDS]
+//                           -- AGENT_CMD [ARGS...]
 //
 // Spawns AGENT_CMD (inheriting the environment, so TETHER_HOME passes through; its stderr
 // goes to ours) and runs one editor-like session over NDJSON on stdio:
 //   initialize (protocolVersion 1, fs read/write) -> session/new (cwd, no MCP servers)
-//   -> session/prompt (one text block) -> session/list, session/close (when advertised)
-// meanwhile answering session/request_permission (first option whose kind starts with
-// "allow") and fs/read_text_file / fs/write_text_file from disk, and collecting every
-// session/update. Then it closes the agent's stdin and waits for the agent to exit.
+//   -> the flow's prompts -> session/list, session/close (when advertised)
+// meanwhile answering session/request_permission and fs/read_text_file / fs/write_text_file
+// from disk, and collecting every session/update. Then it closes the agent's stdin and waits
+// for the agent to exit. The flows:
+//   edit       (default) one prompt (--prompt); every permission answered with the first option
+//              whose kind starts with "allow".
+//   approvals  for a scripted agent whose rounds write a.txt + b.txt, c.txt + d.txt, e.txt, then
+//              f.txt (each followed by a text round): the round of two writes asked once (allow
+//              once); session option approvals=call, and the next round's per-call form
+//              (elicitation/create, offered in the capabilities) answered with only c.txt's box
+//              checked; approvals=round, always=project, and e.txt allowed "always" (a project
+//              grant); the prompt "/grants"; mode allow-all, and f.txt must ask nothing.
+//              A flow event {event: "flow", step} is written before each step.
 //
 // stdout: one JSON object per line, each with an "event":
 //   start          {agent, cwd, prompt}
@@ -33,7 +43,7 @@ import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 
 const USAGE =
-  "usage: node drive.mjs [--cwd DIR] [--prompt TEXT] [--timeout SECONDS] -- AGENT_CMD [ARGS...]";
+  "usage: node drive.mjs [--cwd DIR] [--prompt TEXT] [--flow edit|approvals] [--timeout SECONDS] -- AGENT_CMD [ARGS...]";
 const DEFAULT_PROMPT = "Read README.md and improve its wording.";
 const EXIT_GRACE_MS = 5000;
 
@@ -47,6 +57,7 @@ function parseArgs(argv) {
   const opts = {
     cwd: process.env.TETHER_DRIVE_CWD || ".",
     prompt: DEFAULT_PROMPT,
+    flow: "edit",
     timeout: 120,
     command: [],
   };
@@ -63,6 +74,9 @@ function parseArgs(argv) {
       opts.cwd = value();
     } else if (arg === "--prompt") {
       opts.prompt = value();
+    } else if (arg === "--flow") {
+      opts.flow = value();
+      if (!(opts.flow in FLOWS)) throw new DriveError(`--flow must be one of ${Object.keys(FLOWS)}`);
     } else if (arg === "--timeout") {
       opts.timeout = Number(value());
       if (!(opts.timeout > 0)) throw new DriveError("--timeout needs a positive number");
@@ -113,6 +127,64 @@ function isInside(root, target) {
 
 function delay(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+// ---- the flows: what the client does once initialized; each returns the session id
+
+async function editFlow({ agent, call, opts, failed }) {
+  const { sessionId } = await call(agent, acp.methods.agent.session.new, {
+    cwd: opts.cwd,
+    mcpServers: [],
+  });
+  const { stopReason } = await call(agent, acp.methods.agent.session.prompt, {
+    sessionId,
+    prompt: [{ type: "text", text: opts.prompt }],
+  });
+  if (stopReason !== "end_turn") failed(`the prompt stopped with ${stopReason}, not end_turn`);
+  return sessionId;
+}
+
+async function approvalsFlow({ agent, call, opts, failed, policy }) {
+  const m = acp.methods.agent.session;
+  const { sessionId } = await call(agent, m.new, { cwd: opts.cwd, mcpServers: [] });
+  const prompt = async (step, text) => {
+    emit({ event: "flow", step });
+    const { stopReason } = await call(agent, m.prompt, { sessionId, prompt: [{ type: "text", text }] });
+    if (stopReason !== "end_turn") failed(`${step}: the prompt stopped with ${stopReason}, not end_turn`);
+  };
+  const option = (configId, value) => call(agent, m.setConfigOption, { sessionId, configId, value });
+  policy.permission = "allow_once";
+  await prompt("round", "write a.txt and b.txt");
+  await option("approvals", "call");
+  policy.checked = "c.txt";
+  await prompt("per-call", "write c.txt and d.txt");
+  await option("approvals", "round");
+  await option("always", "project");
+  policy.permission = "allow_always";
+  await prompt("project-grant", "write e.txt");
+  policy.permission = null; // from here on nothing may ask
+  await prompt("grants", "/grants");
+  await call(agent, m.setMode, { sessionId, modeId: "allow-all" });
+  await prompt("allow-all", "write f.txt");
+  return sessionId;
+}
+
+const FLOWS = { edit: editFlow, approvals: approvalsFlow };
+
+/** The answer to a permission request: the option of `policy.permission`'s kind; with no
+ * policy (the edit flow), the first whose kind starts with "allow". */
+function choosePermission(options, policy) {
+  if (policy.permission === undefined) return options.find((o) => o.kind.startsWith("allow")) ?? options[0];
+  return options.find((o) => o.kind === policy.permission);
+}
+
+/** A per-call form: each boolean box checked when its title names `policy.checked`. */
+function answerForm(schema, policy) {
+  const content = {};
+  for (const [name, prop] of Object.entries(schema.properties ?? {})) {
+    if (prop.type === "boolean") content[name] = policy.checked !== undefined && (prop.title ?? "").includes(policy.checked);
+  }
+  return { action: "accept", content };
 }
 
 async function main() {
@@ -230,15 +302,27 @@ async function main() {
     return outsideCwd;
   };
 
+  const policy = {}; // what the flow wants answered next (see choosePermission, answerForm)
+  const forms = opts.flow === "approvals";
   const app = acp
     .client({ name: "tether-ts-drive" })
     .onRequest(acp.methods.client.session.requestPermission, (ctx) => {
       const { options } = ctx.params;
-      const chosen = options.find((o) => o.kind.startsWith("allow")) ?? options[0];
+      const chosen = choosePermission(options, policy);
+      if (!chosen) failed(`a permission request the flow did not expect: ${ctx.params.toolCall.title}`);
       const response = chosen
         ? { outcome: { outcome: "selected", optionId: chosen.optionId } }
         : { outcome: { outcome: "cancelled" } };
       handled(ctx, { response, chosenKind: chosen?.kind ?? null });
+      return response;
+    })
+    .onRequest(acp.methods.client.elicitation.create, (ctx) => {
+      if (!forms || ctx.params.mode !== "form") {
+        failed(`an elicitation the flow did not expect: ${ctx.params.message}`);
+        return refuse(ctx, acp.RequestError.methodNotFound(ctx.method), { unexpected: true });
+      }
+      const response = answerForm(ctx.params.requestedSchema, policy);
+      handled(ctx, { response });
       return response;
     })
     .onRequest(acp.methods.client.fs.readTextFile, async (ctx) => {
@@ -277,7 +361,7 @@ async function main() {
       return response;
     })
     .onRequest("*", (ctx) => {
-      // We advertise no terminal / elicitation support, so the agent must not ask.
+      // We advertise no terminal support (nor forms, but in the approvals flow): no other asks.
       failed(`the agent sent an unexpected request ${ctx.method}`);
       return refuse(ctx, acp.RequestError.methodNotFound(ctx.method), { unexpected: true });
     })
@@ -305,23 +389,17 @@ async function main() {
 
   // ---- the session
   const session = app.connectWith(stream, async (agent) => {
+    const clientCapabilities = { fs: { readTextFile: true, writeTextFile: true }, terminal: false };
+    if (forms) clientCapabilities.elicitation = { form: {} };
     const init = await call(agent, acp.methods.agent.initialize, {
       protocolVersion: 1,
-      clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
+      clientCapabilities,
       clientInfo: { name: "tether-ts-drive", version: "1.0.0" },
     });
     if (init.protocolVersion !== 1) {
       throw new DriveError(`agent answered protocolVersion ${init.protocolVersion}, expected 1`);
     }
-    const { sessionId } = await call(agent, acp.methods.agent.session.new, {
-      cwd: opts.cwd,
-      mcpServers: [],
-    });
-    const { stopReason } = await call(agent, acp.methods.agent.session.prompt, {
-      sessionId,
-      prompt: [{ type: "text", text: opts.prompt }],
-    });
-    if (stopReason !== "end_turn") failed(`the prompt stopped with ${stopReason}, not end_turn`);
+    const sessionId = await FLOWS[opts.flow]({ agent, call, opts, failed, policy });
     const sessionCaps = init.agentCapabilities?.sessionCapabilities ?? {};
     for (const [cap, method, params] of [
       ["list", acp.methods.agent.session.list, { cwd: opts.cwd }],

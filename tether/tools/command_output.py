@@ -82,6 +82,16 @@ def status_line(result: CommandResult, timeout: float) -> str:
     return line
 
 
+def terminal_card(terminal_ids: list[str], result: CommandResult, status: str) -> list[ToolContent]:
+    """The card of a command that ran in client terminals: the terminals, which the client
+    shows with the exit status it saw (a status line beside them says it twice), and `status`
+    only when it tells what a terminal cannot: that it was killed for taking too long."""
+    card: list[ToolContent] = [TerminalOut(t) for t in terminal_ids]
+    if result.timed_out:
+        card.append(TextOut(status))
+    return card
+
+
 def result_text(result: CommandResult, timeout: float) -> str:
     lines = [status_line(result, timeout)]
     if result.truncated and not result.omitted:

@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 
 from tether.command_policy.words import shell_join
-from tether.engine.events import TerminalOut, TextOut, ToolContent
+from tether.engine.events import TextOut, ToolContent
 from tether.engine.registry import CallPlan, ToolArgs, ToolOutput, tool
 from tether.engine.seam import Capabilities, CommandResult
 from tether.tools.command_args import (
@@ -27,7 +27,13 @@ from tether.tools.command_gate import (
     refuse_denylisted,
     sandbox_note,
 )
-from tether.tools.command_output import OUTPUT_LIMIT, CardProgress, raw_result, result_text
+from tether.tools.command_output import (
+    OUTPUT_LIMIT,
+    CardProgress,
+    raw_result,
+    result_text,
+    terminal_card,
+)
 from tether.tools.text import fence
 from tether.tools.tool_paths import display
 
@@ -115,7 +121,7 @@ async def run_argv(ctx: Capabilities, args: RunArgvArgs) -> ToolOutput:
 
 def _card(result: CommandResult, text: str) -> list[ToolContent]:
     if result.terminal_id is not None:
-        return [TerminalOut(result.terminal_id), TextOut(text.split("\n", 1)[0])]
+        return terminal_card([result.terminal_id], result, text.split("\n", 1)[0])
     return [TextOut(fence(text))]
 
 

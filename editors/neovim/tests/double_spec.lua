@@ -99,6 +99,7 @@ H.run({
         "sessions offered"
       )
       H.eq("## You\nfix greet\n\n## tether", table.concat(vim.list_slice(H.chat(), 1, 4), "\n"), "replayed start")
+      H.shows("▶ make check  [execute] done\n    terminal old_term (unknown to this editor; exited with code 2)")
       H.shows("▶ Replace app.py  [edit] done")
       H.shows("    -a\n    +b")
       H.shows("Fixed it.")

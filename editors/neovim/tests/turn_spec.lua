@@ -59,7 +59,9 @@ H.run({
       H.eq("tether asks: python3 check.py", selects[2].prompt, "the command's picker")
       H.shows("▶ Approved (" .. H.option_of_kind("allow_once")(selects[2].items).name .. "): python3 check.py")
       H.shows("▶ python3 check.py  [execute] done")
-      H.shows("    $ python3 check.py  (sandboxed)   (:Tether terminal term_1)\n    Hello, Ada!\n    exited with code 0\n    exit code 0")
+      -- The exit status once: the terminal's, not again from the agent's card.
+      H.shows("    $ python3 check.py  (sandboxed)   (:Tether terminal term_1)\n    Hello, Ada!\n    exited with code 0\n    Allowed")
+      H.truthy(not H.chat_text():find("exit code 0", 1, true), "no second exit status")
       H.shows("Done: `greet()` now returns `Hello, NAME!`")
 
       -- The status said what was happening at every step, approval included.

@@ -1,13 +1,15 @@
 // Activation: wires the VS Code side (files, terminals, diffs, status bar, the chat view) to the
 // chat controller. The only module that registers anything with VS Code.
 import * as vscode from "vscode";
-import { ChatController, type EditorHost } from "./chat/controller";
+import { ChatController, type EditorHost, type SavedSession } from "./chat/controller";
 import type { Status } from "./chat/model";
 import { ChatViewProvider, VIEW_ID } from "./chat/view";
 import { readSettings } from "./config";
 import { DIFF_SCHEME, DiffDocuments } from "./host/diffs";
 import { Terminals } from "./host/terminals";
 import { WorkspaceFiles } from "./host/workspaceFs";
+
+const LAST_SESSION = "tether.lastSession"; // workspaceState: the session a reload reopens
 
 const ICONS: Record<Status["tone"], string> = {
   idle: "$(comment-discussion)",
@@ -66,6 +68,10 @@ export function activate(context: vscode.ExtensionContext): TetherApi {
     },
     openSettings: () => void vscode.commands.executeCommand("workbench.action.openSettings", "tether"),
     showLog: () => output.show(true),
+    lastSession: {
+      get: () => context.workspaceState.get<SavedSession>(LAST_SESSION),
+      set: (session) => void context.workspaceState.update(LAST_SESSION, session),
+    },
     log: {
       line: (text) => output.appendLine(text),
       frame: (direction, message) => {

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { doubleSettings, fixtureProject, lastOf, startExtension, testing, vscode, waitReady } from "./helpers.mjs";
+import { Memento, doubleSettings, fixtureProject, lastOf, startExtension, testing, vscode, waitReady } from "./helpers.mjs";
 
 describe("against the ACP test double", () => {
   let project;
@@ -63,8 +63,10 @@ describe("against the ACP test double", () => {
         ["user", "What does greet do?"],
         ["agent", "It greets **by name**."],
         ["tool", "Read app.py"],
+        ["tool", "make check"],
       ],
     );
+    assert.equal(page.state.items.at(-1).call.exitCode, 2, "what the card says once its terminal is gone");
     assert.equal(page.state.plan[0].content, "Explain greet");
     assert.equal(page.state.configOptions.find((o) => o.id === "approvals").currentValue, "per_call");
     assert.notEqual(current, "old-session");
@@ -256,5 +258,19 @@ describe("against the ACP test double", () => {
     const notice = lastOf(ext.page, "notice");
     assert.equal(notice.title, "Session resumed");
     assert.equal(ext.page.items("user").length, 0);
+  });
+
+  test("a reloaded window resumes the workspace's last session when the agent cannot load", async () => {
+    await ext.dispose();
+    const memory = new Memento();
+    ext = startExtension({ folders: [project.dir], settings: doubleSettings(["--no-load"]), workspaceState: memory });
+    await waitReady(ext.page);
+    ext.send({ type: "openSession", sessionId: "old-session", cwd: project.dir });
+    await ext.page.waitFor((s) => s.session.id === "old-session" && !s.session.loading, "the resumed session");
+    await ext.dispose();
+    ext = startExtension({ folders: [project.dir], settings: doubleSettings(["--no-load"]), workspaceState: memory });
+    const state = await ext.page.waitFor((s) => s.connection.phase === "ready" && s.session.id && !s.session.loading && s, "the window's session");
+    assert.equal(state.session.id, "old-session");
+    assert.equal(lastOf(ext.page, "notice").title, "Session resumed");
   });
 });

@@ -107,13 +107,31 @@ export class PageModel {
   }
 }
 
-/** Activates the extension with these workspace folders and settings and opens its chat view. */
-export function startExtension({ folders, settings, webviewUri, cspSource, ready = true }) {
+/** A workspace's stored state (`vscode.Memento`): one instance passed to two activations is
+ * what VS Code keeps across a window reload. */
+export class Memento {
+  #values = new Map();
+  keys() {
+    return [...this.#values.keys()];
+  }
+  get(key, fallback) {
+    return this.#values.has(key) ? structuredClone(this.#values.get(key)) : fallback;
+  }
+  update(key, value) {
+    if (value === undefined) this.#values.delete(key);
+    else this.#values.set(key, structuredClone(value));
+    return Promise.resolve();
+  }
+}
+
+/** Activates the extension with these workspace folders and settings and opens its chat view;
+ * `workspaceState`: the workspace's stored state (a fresh one by default: a first start). */
+export function startExtension({ folders, settings, webviewUri, cspSource, ready = true, workspaceState = new Memento() }) {
   vscode.__test.reset();
   vscode.__test.setFolders(folders);
   vscode.__test.setSettings(settings);
   const extension = require(path.join(EXT, "out", "extension.js"));
-  const context = { subscriptions: [], extensionUri: vscode.Uri.file(EXT), extensionPath: EXT };
+  const context = { subscriptions: [], extensionUri: vscode.Uri.file(EXT), extensionPath: EXT, workspaceState };
   const api = extension.activate(context);
   const view = new vscode.__test.FakeWebviewView(webviewUri, cspSource);
   const page = new PageModel(view);

@@ -140,7 +140,11 @@ class AcpAgent:
 
     async def send_commands(self, s: Session) -> None:
         """The session's commands, when they are not what the client was last sent (a skill
-        or an MCP server's prompt came or went)."""
+        or an MCP server's prompt came or went). Not to a closed session (a turn that ends
+        after its close, a load answered after it): its entry is gone with it, and a later load
+        is a new view that is sent them again."""
+        if s.id not in self.sessions:
+            return
         update = available_commands(_command_context(self, s))
         sent = msgspec.json.encode(update)
         if self._commands_sent.get(s.id) != sent:

@@ -88,9 +88,30 @@ function M.command(args)
   fn(args)
 end
 
-function M.complete(arg_lead, cmdline)
-  if cmdline:match("^%s*%S+%s+%S+%s") then
+--- The slash commands the agent announced (available_commands_update) that start with `lead`,
+--- as `/name`: a prompt's first word. Nothing before the agent has announced any (completing
+--- never starts it).
+function M.complete_prompt(lead)
+  local session = package.loaded["tether.session"]
+  if not (session and lead:match("^/%S*$")) then
     return {}
+  end
+  local out = {}
+  for _, c in ipairs(session.state.commands or {}) do
+    local name = "/" .. c.name
+    if vim.startswith(name, lead) and not vim.tbl_contains(out, name) then
+      out[#out + 1] = name
+    end
+  end
+  table.sort(out)
+  return out
+end
+
+function M.complete(arg_lead, cmdline)
+  local sub, rest = cmdline:match("^%s*%S+%s+(%S+)%s+(.*)$")
+  if sub then
+    -- past the subcommand: only a prompt's first word completes (a slash command)
+    return (sub == "prompt" and rest == arg_lead) and M.complete_prompt(arg_lead) or {}
   end
   local names = vim.tbl_keys(M.subcommands)
   table.sort(names)

@@ -380,9 +380,10 @@ function M.prompt(text)
   end)
 end
 
---- Ask for a prompt with vim.ui.input.
+--- Ask for a prompt with vim.ui.input; <Tab> completes the agent's slash commands.
 function M.ask_prompt()
-  vim.ui.input({ prompt = "tether> " }, function(text)
+  local opts = { prompt = "tether> ", completion = "customlist,v:lua.require'tether'.complete_prompt" }
+  vim.ui.input(opts, function(text)
     M.prompt(text)
   end)
 end

@@ -36,6 +36,14 @@ export interface EditorHost {
   openSettings(): void;
   showLog(): void;
   log: Logger;
+  /** The workspace's last session: a reloaded window reopens it instead of starting anew. */
+  lastSession: { get(): SavedSession | undefined; set(session: SavedSession): void };
+}
+
+/** The session a workspace had open last (kept across window reloads). */
+export interface SavedSession {
+  id: string;
+  cwd: string;
 }
 
 export interface ViewPort {
@@ -75,6 +83,7 @@ export class ChatController {
   readonly state: ChatState = initialState();
   private agent?: AgentConnection;
   private starting?: Promise<AgentConnection | undefined>;
+  private opening?: Promise<void>;
   private stopping = new WeakSet<AgentConnection>();
   private view?: ViewPort;
   private outbox: ChatEvent[] = [];
@@ -312,11 +321,37 @@ export class ChatController {
 
   // ---- sessions
 
+  /** The window's session, opened once however many callers ask at the same time (the panel's
+   * `ready` and a first prompt); `fresh`: a new one whatever is open (a restart). */
   private async ensureSession(fresh = false): Promise<AgentConnection | undefined> {
     const agent = await this.connect();
     if (!agent) return undefined;
-    if (!this.state.session.id || fresh) await this.startSession(agent);
+    if (!this.state.session.id || fresh) {
+      this.opening ??= this.firstSession(agent, fresh).finally(() => (this.opening = undefined));
+      await this.opening;
+    }
     return this.state.session.id ? agent : undefined;
+  }
+
+  /** A window's first session: the workspace's last one when the agent can reopen it (a reloaded
+   * window goes on where it was), else a new one. */
+  private async firstSession(agent: AgentConnection, fresh: boolean): Promise<void> {
+    const last = fresh ? undefined : this.host.lastSession.get();
+    const { load, resume } = this.state.capabilities;
+    if (!last || !(load || resume)) return this.startSession(agent);
+    try {
+      await this.reopen(agent, last.id, last.cwd);
+      return;
+    } catch (error) {
+      this.host.log.line(`could not reopen the last session ${last.id}: ${errorText(error)}`);
+      await this.startSession(agent);
+      this.dispatch({
+        type: "notice",
+        severity: "info",
+        title: "The last session could not be reopened",
+        description: `${errorText(error)}; a new session started.`,
+      });
+    }
   }
 
   private async startSession(agent: AgentConnection): Promise<void> {
@@ -329,6 +364,7 @@ export class ChatController {
       modes: created.modes,
       configOptions: created.configOptions,
     });
+    this.host.lastSession.set({ id: created.sessionId, cwd });
   }
 
   private async closeCurrent(agent: AgentConnection): Promise<void> {
@@ -393,6 +429,17 @@ export class ChatController {
     }
     await this.closeCurrent(agent);
     const title = this.state.history.sessions.find((s) => s.sessionId === sessionId)?.title;
+    try {
+      await this.reopen(agent, sessionId, cwd, title);
+    } catch (error) {
+      this.error(`Could not open the session: ${errorText(error)}`);
+    }
+  }
+
+  /** A stored session in this window: session/load (its conversation replayed) or, when that is
+   * all the agent offers, session/resume. Throws what the agent answered when it cannot. */
+  private async reopen(agent: AgentConnection, sessionId: string, cwd: string, title?: string | null): Promise<void> {
+    const load = this.state.capabilities.load;
     this.dispatch({ type: "session", id: sessionId, cwd, title, loading: true });
     try {
       // session/load replays the conversation as session/update notifications before answering
@@ -408,8 +455,7 @@ export class ChatController {
           description: "tether keeps its history; earlier messages are not shown here because the agent does not replay them.",
         });
       }
-    } catch (error) {
-      this.error(`Could not open the session: ${errorText(error)}`);
+      this.host.lastSession.set({ id: sessionId, cwd });
     } finally {
       this.dispatch({ type: "sessionLoaded" });
     }

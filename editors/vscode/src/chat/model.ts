@@ -13,6 +13,9 @@ export interface ToolCallView {
   content: acp.ToolCallContent[];
   locations: acp.ToolCallLocation[];
   rawInput?: unknown;
+  /** A command's exit code from the agent's `rawOutput` (`{ exitCode }`): what the card still
+   * says once its terminal is gone (a reopened session's earlier command). */
+  exitCode?: number;
   /** The key of the latest permission request about this call (`ChatState.permissions`). */
   permission?: number;
 }
@@ -213,6 +216,11 @@ function appendChunk(
   else push(state, { kind, id: nextId(state, kind[0]), rev: 0, text, messageId });
 }
 
+function rawExitCode(raw: unknown): number | undefined {
+  const code = raw !== null && typeof raw === "object" ? (raw as { exitCode?: unknown }).exitCode : undefined;
+  return typeof code === "number" ? code : undefined;
+}
+
 function upsertTool(state: ChatState, fields: acp.ToolCallUpdate, replace: boolean): Item & { kind: "tool" } {
   const existing = findTool(state, fields.toolCallId);
   if (!existing) {
@@ -224,6 +232,7 @@ function upsertTool(state: ChatState, fields: acp.ToolCallUpdate, replace: boole
       content: fields.content ?? [],
       locations: fields.locations ?? [],
       rawInput: fields.rawInput,
+      exitCode: rawExitCode(fields.rawOutput),
     };
     const item: Item & { kind: "tool" } = { kind: "tool", id: `tool:${fields.toolCallId}`, rev: 0, call };
     push(state, item);
@@ -236,6 +245,7 @@ function upsertTool(state: ChatState, fields: acp.ToolCallUpdate, replace: boole
   if (fields.content != null) call.content = fields.content;
   if (fields.locations != null) call.locations = fields.locations;
   if (fields.rawInput !== undefined) call.rawInput = fields.rawInput;
+  if (fields.rawOutput !== undefined) call.exitCode = rawExitCode(fields.rawOutput);
   touch(existing);
   return existing;
 }

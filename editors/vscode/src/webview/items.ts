@@ -65,7 +65,8 @@ function diffCard(diff: acp.Diff, itemId: string, index: number, send: Send): HT
   );
 }
 
-function terminalBlock(state: ChatState, terminalId: string, send: Send, finished: boolean): HTMLElement {
+function terminalBlock(state: ChatState, terminalId: string, send: Send, call: ToolCallView): HTMLElement {
+  const finished = call.status === "completed" || call.status === "failed";
   const term = state.terminals[terminalId];
   // a finished call whose terminal this window never had: a reopened session's earlier command
   const gone = !term && finished;
@@ -73,7 +74,7 @@ function terminalBlock(state: ChatState, terminalId: string, send: Send, finishe
   const tail = output.split("\n").slice(-TERMINAL_LINES).join("\n");
   const exit = term?.exitStatus;
   const status = gone
-    ? "its terminal is gone (an earlier window)"
+    ? `${call.exitCode != null ? `exited with ${call.exitCode}; ` : ""}its terminal is gone (an earlier window)`
     : !term
       ? "starting…"
       : exit == null
@@ -106,11 +107,11 @@ function toolContent(
   content: acp.ToolCallContent[],
   itemId: string,
   send: Send,
-  finished: boolean,
+  call: ToolCallView,
 ): HTMLElement[] {
   return content.map((block, index) => {
     if (block.type === "diff") return diffCard(block, itemId, index, send);
-    if (block.type === "terminal") return terminalBlock(state, block.terminalId, send, finished);
+    if (block.type === "terminal") return terminalBlock(state, block.terminalId, send, call);
     if (block.content.type === "text") return html("div", "tool-text", renderMarkdown(block.content.text));
     return h("div", { class: "tool-text", text: `[${block.content.type}]` });
   });
@@ -173,7 +174,7 @@ function toolCard(state: ChatState, item: Item & { kind: "tool" }, send: Send): 
       h("span", { class: "badge", text: status }),
     ),
     locations(call, send),
-    toolContent(state, call.content, item.id, send, call.status === "completed" || call.status === "failed"),
+    toolContent(state, call.content, item.id, send, call),
     approval(state, call, send),
   );
 }

@@ -205,6 +205,8 @@ test("the panel shows the text, the diff cards, the round permission, the comman
   await inView(page, ran.locator(".terminal .terminal-command", { hasText: "$ python3 check.py" }), "the terminal's command");
   await inView(page, ran.locator(".terminal .terminal-output", { hasText: "Hello, Ada!" }), "the terminal's output");
   await inView(page, ran.locator(".terminal .terminal-status", { hasText: "exited with 0" }), "the exit status");
+  // the exit status once: the terminal's, and no line from the agent saying it again
+  assert.doesNotMatch(await ran.innerText(), /exit code/);
   await inView(page, ran.locator(".answer", { hasText: `You chose: ${run.name}` }), "the command's answer");
   await inView(page, page.locator(".msg.agent", { hasText: "check.py prints Hello, Ada!" }), "the final answer");
   assert.equal(await page.locator(".card.tool .badge", { hasText: "done" }).count(), 5);

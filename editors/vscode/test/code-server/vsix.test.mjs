@@ -7,8 +7,8 @@
 //
 // Steps, each with a screenshot in out/screenshots/: open the tether view; send the prompt;
 // allow the round of two writes (one permission request for both files); allow the command,
-// which runs inside tether's sandbox in a VS Code terminal; reload the window and reopen the
-// session from History; point tether.path at a missing program and restart (the pickers empty).
+// which runs inside tether's sandbox in a VS Code terminal; reload the window: the session that
+// was open comes back on its own, and History lists it; point tether.path at a missing program and restart (the pickers empty).
 // Judged by effects: the files in the workspace, the terminal's text on screen, the history row.
 //
 // In CI (CI=true) or with TETHER_REQUIRE_CODE_SERVER=1 a failed install fails the test; elsewhere
@@ -244,7 +244,7 @@ async function openTetherView() {
   await prompt.waitFor(WAIT);
 }
 
-test("the packaged extension in code-server: a fixture turn, the command in a VS Code terminal, the session reopened from History", async (t) => {
+test("the packaged extension in code-server: a fixture turn, the command in a VS Code terminal, the session back after a reload", async (t) => {
   if (installed.skip) {
     t.skip(installed.skip);
     return;
@@ -302,29 +302,36 @@ test("the packaged extension in code-server: a fixture turn, the command in a VS
     await rows.filter({ hasText: "Hello, Ada!" }).waitFor(WAIT);
     const screen = await rows.innerText();
     assert.match(screen, /\$ python3 check\.py {2}\(sandboxed\)\s+Hello, Ada!\s+\[exited with 0\]/, `the terminal shows: ${screen}`);
+    assert.doesNotMatch(await ran.innerText(), /exit code/, "the card shows the exit status once: the terminal's");
     await screenshot("terminal");
 
-    // a reloaded window (a new extension host and tether): History lists the session; opening it
-    // replays the conversation
+    // a reloaded window (a new extension host and tether) goes on with the session it had open:
+    // the conversation is replayed at once, no visit to History needed
     await page.reload();
     await page.locator(".monaco-workbench .part.activitybar").waitFor(WAIT);
     await openTetherView();
+    await chat.locator(".msg.user", { hasText: "fix greet" }).waitFor(WAIT);
+    await chat.locator(".msg.agent", { hasText: "Done:" }).waitFor(WAIT);
+    await chat.locator(".card.tool[data-tool-call='edit1']").waitFor(WAIT);
+    assert.equal(await chat.locator(".msg.user").count(), 1, "the session that was open, not a new one");
+    // the command's terminal belonged to the window before the reload: the card says so, with
+    // the exit code it had
+    const replayed = chat.locator(".card.tool.status-completed[data-tool-call='check1']");
+    await replayed.locator(".terminal-status", { hasText: "exited with 0; its terminal is gone" }).waitFor(WAIT);
+    assert.equal(await replayed.locator(".terminal button", { hasText: "Show terminal" }).count(), 0);
+    assert.doesNotMatch(await replayed.innerText(), /exit code/, "the exit status once");
+    assert.equal(await chat.locator(".title").textContent(), "fix greet");
     await chat.locator(".status-text", { hasText: "Ready" }).waitFor(WAIT);
-    assert.equal(await chat.locator(".msg.user").count(), 0, "a new session after the reload");
+    await screenshot("session-restored");
+    // History lists it, once; picking it keeps it
     await chat.locator("button#history-button").click();
     const entry = chat.locator(".session-row", { hasText: "fix greet" });
     await entry.waitFor(WAIT);
     assert.equal(await chat.locator(".session-row").count(), 1, "the one prompted session is listed");
     await screenshot("history");
     await entry.click();
-    await chat.locator(".msg.user", { hasText: "fix greet" }).waitFor(WAIT);
-    await chat.locator(".msg.agent", { hasText: "Done:" }).waitFor(WAIT);
-    await chat.locator(".card.tool[data-tool-call='edit1']").waitFor(WAIT);
-    // the command's terminal belonged to the window before the reload: the card says so
-    const replayed = chat.locator(".card.tool.status-completed[data-tool-call='check1']");
-    await replayed.locator(".terminal-status", { hasText: "its terminal is gone" }).waitFor(WAIT);
-    assert.equal(await replayed.locator(".terminal button", { hasText: "Show terminal" }).count(), 0);
-    assert.equal(await chat.locator(".title").textContent(), "fix greet");
+    await entry.waitFor({ state: "hidden", ...WAIT });
+    assert.equal(await chat.locator(".msg.user").count(), 1);
     await chat.locator(".status-text", { hasText: "Ready" }).waitFor(WAIT);
     await screenshot("session-reopened");
   });

@@ -255,6 +255,16 @@ const app = acp
         status: "completed",
         locations: [{ path: `${cwd}/app.py`, line: 1 }],
       },
+      // a command that ran in a terminal of an earlier window: its exit code is in rawOutput
+      {
+        sessionUpdate: "tool_call",
+        toolCallId: "old-run",
+        title: "make check",
+        kind: "execute",
+        status: "completed",
+        content: [{ type: "terminal", terminalId: "old-term" }],
+        rawOutput: { exitCode: 2 },
+      },
       { sessionUpdate: "plan", entries: [{ content: "Explain greet", priority: "medium", status: "completed" }] },
     ];
     for (const u of replay) await update(ctx.client, sessionId, u);

@@ -76,10 +76,19 @@ local function diff_lines(d, out, hl)
   end
 end
 
-local function terminal_lines(id, out, hl)
+-- A command's exit code from the agent's rawOutput ({ exitCode = N }): what a card still says
+-- once its terminal is gone (a reloaded session's earlier command).
+local function raw_exit_code(raw)
+  local code = type(raw) == "table" and raw.exitCode or nil
+  return type(code) == "number" and code or nil
+end
+
+local function terminal_lines(id, out, hl, raw)
   local term = require("tether.terminal").snapshot(id)
   if not term then
-    out[#out + 1] = INDENT .. "terminal " .. id .. " (unknown to this editor)"
+    local code = raw_exit_code(raw)
+    local exited = code and ("; exited with code " .. tostring(code)) or ""
+    out[#out + 1] = INDENT .. "terminal " .. id .. " (unknown to this editor" .. exited .. ")"
     return
   end
   out[#out + 1] = INDENT .. ("$ %s   (:Tether terminal %s)"):format(one_line(term.command), id)
@@ -97,12 +106,12 @@ local function terminal_lines(id, out, hl)
   hl[#out] = "Comment"
 end
 
-local function content_lines(items, out, hl)
+local function content_lines(items, out, hl, raw)
   for _, c in ipairs(items or {}) do
     if c.type == "diff" then
       diff_lines(c, out, hl)
     elseif c.type == "terminal" then
-      terminal_lines(c.terminalId, out, hl)
+      terminal_lines(c.terminalId, out, hl, raw)
     elseif c.type == "content" and c.content then
       local inner = c.content
       if inner.type == "text" then
@@ -166,7 +175,7 @@ function render.tool(b)
       hl[#out] = "Directory"
     end
   end
-  content_lines(t.content, out, hl)
+  content_lines(t.content, out, hl, t.rawOutput)
   out[#out + 1] = ""
   return out, hl
 end
