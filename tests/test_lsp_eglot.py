@@ -35,9 +35,14 @@ def _session(home: Path) -> str:
     return session.name
 
 
-def _clean(emacs: Emacs) -> None:
+def _clean(emacs: Emacs, home: Path) -> None:
+    """Emacs showed no error, and tether logged no warning (eglot's connect, its answers)."""
     errors = [e for e in emacs.entries() if e.startswith("ERROR: ")]
     assert errors == [], emacs.report()
+    logged = [
+        line for log in (home / "logs").glob("*.log") for line in log.read_text().splitlines()
+    ]
+    assert [line for line in logged if " WARNING " in line or " ERROR " in line] == []
 
 
 def test_an_edit_allowed_at_the_question_lands(tmp_path: Path, project: Path, home: Path) -> None:
@@ -57,7 +62,7 @@ def test_an_edit_allowed_at_the_question_lands(tmp_path: Path, project: Path, ho
             "MESSAGE: [eglot] Server reports (type=4): tether: Running: Create new.txt",
             "MESSAGE: [eglot] Server reports (type=4): tether: Done",
         ], emacs.report()
-        _clean(emacs)
+        _clean(emacs, home)
     assert (project / "new.txt").read_text() == "New\n"
     [result] = tool_results(home, _session(home))
     assert result.startswith("[approval] user (once)")
@@ -70,7 +75,7 @@ def test_enter_alone_at_the_question_rejects(tmp_path: Path, project: Path, home
         emacs.question()
         emacs.keys("Enter")
         emacs.shown(r"^MESSAGE: Not written\.$", "the answer, echoed")
-        _clean(emacs)
+        _clean(emacs, home)
     assert not (project / "new.txt").exists()
     [result] = tool_results(home, _session(home))
     assert "REJECTED" in result and "user declined" in result
@@ -93,7 +98,7 @@ def test_a_code_action_longer_than_the_request_timeout_still_answers(
             "MESSAGE: [eglot] Server reports (type=3): tether: Reading it.\nIt greets.\n"
             f"Transcript: {transcript}"
         )
-        _clean(emacs)
+        _clean(emacs, home)
     assert "It greets." in transcript.read_text()
 
 
@@ -122,5 +127,5 @@ def test_quitting_and_tether_cancel_stop_the_turn(
         emacs.command("tether-cancel")
         cancelled = EGLOT + r"\(type=3\): tether: Cancelled(\nworking)?\nTranscript: "
         emacs.shown(cancelled, "the cancelled message")
-        _clean(emacs)
+        _clean(emacs, home)
     assert not (project / "new.txt").exists()
