@@ -282,6 +282,21 @@ async def test_progress_reports_are_coalesced(project: Path, tmp_path: Path) -> 
         assert set(reports) <= {"line", "last line"}
 
 
+async def test_a_wait_counts_down_in_the_progress(project: Path, tmp_path: Path) -> None:
+    """The `wait` tool's countdown (its card's text over ACP) is the progress line here."""
+    wait = {"seconds": 2, "reason": "the build"}
+    script = script_file(
+        tmp_path / "wait.json",
+        [[{"tool_call": {"id": "w1", "name": "wait", "arguments": wait}}], [{"text": "Built."}]],
+    )
+    async with lsp_in_process(project, script) as (editor, _):
+        await editor.start()
+        assert (await editor.prompt("wait for the build"))["text"] == "Built."
+        reports = [v["message"] for v in editor.values("report")]
+    assert "Running: Wait 2 s: the build — 1 s left of 2 s" in reports, reports
+    _check_clean(editor)
+
+
 async def test_ask_user_offers_its_choices(home: Path, project: Path, tmp_path: Path) -> None:
     question = {"question": "Which color?", "options": ["red", "blue"]}
     script = script_file(

@@ -17,11 +17,14 @@ from pygls.lsp.server import LanguageServer
 from pygls.workspace import PositionCodec, TextDocument
 
 from tests.harness import REPO
+from tether.engine import events as ev
 from tether.rpc.lsp.edits import fill_empty, line_edit, lines_of
 from tether.rpc.lsp.lsp_handshake import LspHandshake, clean_params
 from tether.rpc.lsp.server import make_server
+from tether.rpc.lsp.view import TurnView
 from tether.rpc.lsp.wire import Connection, prime
 from tether.rpc.startup import initialize_request
+from tether.tools.text import fence
 from tether.transports.framing import ContentLengthFramer
 from tether.transports.memory import memory_pair
 from tether.transports.streams import FramedStream
@@ -162,3 +165,16 @@ def test_the_helix_setup_names_the_server_and_a_valid_mode() -> None:
     assert [server["command"], *server["args"]] == ["tether", "lsp"]
     assert server["config"]["mode"] in MODES
     assert "tether" in doc["language"][0]["language-servers"]
+
+
+def test_a_running_calls_report_is_its_last_line() -> None:
+    """What a running call reports (a command's live output in a fence, wait's countdown)
+    shows as its last line after the call's title; nothing once the call finished."""
+    shown: list[str] = []
+    view = TurnView(shown.append)
+    view.take(ev.ToolStarted("c1", "run_argv", "Run " + "x" * 60, "execute", {}))
+    view.take(ev.ToolUpdated("c1", status="in_progress"))
+    view.take(ev.ToolUpdated("c1", content=[ev.TextOut(fence("compiling\n3 passed\n"))]))
+    view.take(ev.ToolFinished("c1", "completed", [ev.TextOut("done")]))
+    view.take(ev.ToolUpdated("c1", content=[ev.TextOut("late")]))
+    assert shown == [f"Running: Run {'x' * 60}", f"Running: Run {'x' * 35}… — 3 passed"]
