@@ -68,6 +68,51 @@ def test_an_edit_allowed_at_the_question_lands(tmp_path: Path, project: Path, ho
     assert result.startswith("[approval] user (once)")
 
 
+def test_the_diff_is_on_screen_at_the_question_and_at_eglots_own_confirm(
+    tmp_path: Path, project: Path, home: Path
+) -> None:
+    """The minibuffer keeps only a question's last lines: `*tether review*` shows it whole (the
+    call and its diff) while it is asked; eglot then asks before it applies the edit to the open
+    buffer, naming only the file, and `*tether review*` shows that edit's diff meanwhile."""
+    edit = {"path": "notes.txt", "old": "hello", "new": "hello, world"}
+    rounds = [
+        [{"tool_call": {"id": "e1", "name": "edit_replace", "arguments": edit}}],
+        [{"text": "Edited."}],
+    ]
+    script = script_file(tmp_path / "script.json", rounds)
+    diff = ["-hello", "+hello, world"]
+    with emacs_on(tmp_path, project, home, script, "notes.txt") as emacs:
+        emacs.command("tether-prompt", "greet the world")
+        emacs.question()
+        emacs.on_screen(
+            lambda s: (
+                "*tether review*" in s
+                and "tether asks to Edit notes.txt (+1 -1)" in s
+                and all(f"\n{line}\n" in s for line in diff)
+            ),
+            "the question's diff",
+        )
+        emacs.keys("C-a", "C-k")
+        emacs.type("Allow")
+        emacs.keys("Enter")
+        emacs.shown(r"^PROMPT: \[eglot\] Server wants to edit:", "eglot's own confirm")
+        emacs.on_screen(
+            lambda s: (
+                "*tether review*" in s
+                and f"+++ {project / 'notes.txt'}" in s
+                and all(f"\n{line}\n" in s for line in diff)
+            ),
+            "the edit's diff at eglot's confirm",
+        )
+        emacs.type("y")
+        emacs.shown(r"^MESSAGE: Edited\.$", "the answer, echoed")
+        emacs.on_screen(lambda s: "*tether review*" not in s, "the review window closed")
+        _clean(emacs, home)
+    assert (project / "notes.txt").read_text() == "hello\n"  # the buffer changed, not the disk
+    [result] = tool_results(home, _session(home))
+    assert result.startswith("[approval] user (once)")
+
+
 def test_enter_alone_at_the_question_rejects(tmp_path: Path, project: Path, home: Path) -> None:
     script = _write_new(tmp_path, "Not written.")
     with emacs_on(tmp_path, project, home, script, "notes.txt") as emacs:
@@ -90,6 +135,10 @@ def test_a_code_action_longer_than_the_request_timeout_still_answers(
     script = script_file(tmp_path / "script.json", rounds)
     env = {"TETHER_TEST_REQUEST_TIMEOUT": "3"}
     with emacs_on(tmp_path, project, home, script, "notes.txt", **env) as emacs:
+        # tether answers `initialize` at once, then loads the engine: on a busy machine that
+        # can outlast the shortened timeout, so the first request waits for it (10 s).
+        emacs.command("tether-cancel")
+        emacs.shown(r"^MESSAGE: tether: no turn is running$", "tether to be ready")
         emacs.command("eglot-code-actions", "tether: Explain")
         emacs.shown(EGLOT + r"\(type=4\): tether: working: Explain what the selected code does")
         answer = emacs.shown(EGLOT + r"\(type=3\): tether: ", "the answer as a message")

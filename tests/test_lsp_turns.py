@@ -88,7 +88,15 @@ async def test_a_two_call_round_asks_once_and_edits_land_in_buffers(
         assert asked.message.splitlines() == [
             "tether asks to Edit a.txt, README.md:",
             "1. Create a.txt (+1 -0)",
+            "@@ -0,0 +1 @@",
+            "+A",
             "2. Replace README.md (+1 -1)",
+            "@@ -1,3 +1,3 @@",
+            " # Demo project",
+            " ",
+            "-UNSAVED",
+            "+Hello, LSP.",
+            "Allow these changes?",
         ]
         # The open buffer got one versioned edit of the line that differs; its unsaved text was
         # what the agent read (the diff's old side), and the file on disk is untouched.
@@ -116,9 +124,11 @@ async def test_a_two_call_round_asks_once_and_edits_land_in_buffers(
         assert editor.values("end")[0]["message"] == "Done"
         reports = [v["message"] for v in editor.values("report")]
         assert "Writing two files." in reports
-        # The transcript: written, and shown without taking the focus.
-        await editor.wait_for(lambda: bool(editor.shown))
-        [shown] = editor.shown
+        # The round's diff was shown before the question; the transcript after the turn,
+        # both without taking the focus.
+        await editor.wait_for(lambda: len(editor.shown) == 2)
+        review, shown = editor.shown
+        assert review.uri.endswith("/review-1.diff") and review.take_focus is False
         assert shown.uri == result["transcript"] and shown.take_focus is False
         transcript = Path(shown.uri.removeprefix("file://")).read_text()
         assert "## You\n\nwrite both" in transcript and "See README.md." in transcript
@@ -187,7 +197,7 @@ async def test_always_allow_becomes_a_session_grant(project: Path, tmp_path: Pat
         await editor.prompt("second")
         assert len(editor.asked) == 1
         assert "Always allow: write_file in " in editor.asked[0].message
-        assert editor.asked[0].message.endswith(", for this session)")
+        assert editor.asked[0].message.splitlines()[1].endswith(", for this session)")
         assert editor.text("a.txt") == "AA\n"
         _check_clean(editor)
 
