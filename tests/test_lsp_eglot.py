@@ -178,3 +178,34 @@ def test_quitting_and_tether_cancel_stop_the_turn(
         emacs.shown(cancelled, "the cancelled message")
         _clean(emacs, home)
     assert not (project / "new.txt").exists()
+
+
+def test_a_cancelled_turns_partial_answer_is_shown_once(
+    tmp_path: Path, project: Path, home: Path
+) -> None:
+    """After a cancel, the answer so far is shown once: echoed when `tether-prompt` waited
+    (`C-g`), in tether's message when it ran in the background (`tether-cancel`); the other
+    entries say only that the turn ended. Each turn says its partial answer, then starts a
+    60 s `wait`, whose start (a message) shows the answer was streamed before the cancel."""
+    rounds = [
+        [
+            {"text": f"Partial {n}.\n"},
+            {"tool_call": {"id": f"w{n}", "name": "wait", "arguments": {"seconds": 60}}},
+        ]
+        for n in (1, 2)
+    ]
+    script = script_file(tmp_path / "script.json", rounds)
+    with emacs_on(tmp_path, project, home, script, "notes.txt") as emacs:
+        for n, background in ((1, False), (2, True)):
+            mark = emacs.mark()
+            emacs.command("tether-prompt", f"turn {n}", prefix=background)
+            emacs.shown(EGLOT + r"\(type=4\): tether: Running: Wait 60 s", "the wait", mark)
+            if background:
+                emacs.command("tether-cancel")
+                emacs.shown(EGLOT + r"\(type=3\): tether: Cancelled\nPartial", "the end", mark)
+            else:
+                emacs.keys("C-g")
+                emacs.shown(r"^MESSAGE: tether: cancelled\nPartial", "the echo", mark)
+            said = [e for e in emacs.entries()[mark:] if f"Partial {n}." in e]
+            assert len(said) == 1, emacs.report()
+        _clean(emacs, home)
