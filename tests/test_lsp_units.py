@@ -18,6 +18,9 @@ from pygls.workspace import PositionCodec, TextDocument
 
 from tests.harness import REPO
 from tether.engine import events as ev
+from tether.engine.events import DiffOut
+from tether.engine.seam import ConfirmRequest
+from tether.rpc.lsp.approval_text import diffs_of, review_text, title_line
 from tether.rpc.lsp.edits import fill_empty, line_edit, lines_of
 from tether.rpc.lsp.lsp_handshake import LspHandshake, clean_params
 from tether.rpc.lsp.server import make_server
@@ -178,3 +181,23 @@ def test_a_running_calls_report_is_its_last_line() -> None:
     view.take(ev.ToolFinished("c1", "completed", [ev.TextOut("done")]))
     view.take(ev.ToolUpdated("c1", content=[ev.TextOut("late")]))
     assert shown == [f"Running: Run {'x' * 60}", f"Running: Run {'x' * 35}… — 3 passed"]
+
+
+def test_a_diff_line_that_looks_like_a_header_counts_and_no_change_shows_nothing() -> None:
+    """A removed line `-- x` reads `--- x` in the diff: it is a change, not a header. A call
+    whose diff changes nothing adds no line to the question and nothing to the review."""
+    lua = DiffOut("/p/a.lua", "x = 1\n", "-- x\nx = 1\n")
+    same = DiffOut("/p/b.txt", "b\n", "b\n")
+    calls = [
+        ConfirmRequest("c1", "edit_replace", "Edit a.lua", "edit", {}, "", content=[lua]),
+        ConfirmRequest("c2", "write_file", "Replace b.txt", "edit", {}, "", content=[same]),
+    ]
+    first, second = diffs_of(calls)
+    assert first.hunks == ["@@ -1,2 +1 @@", "--- x", " x = 1"]
+    assert title_line(calls[0], first) == "Edit a.lua (+0 -1)"
+    assert second.hunks == [] and title_line(calls[1], second) == "Replace b.txt"
+    assert review_text([first, second]).splitlines() == [
+        "--- /p/a.lua",
+        "+++ /p/a.lua",
+        *first.hunks,
+    ]

@@ -16,15 +16,28 @@ DIFF_LINES = 60  # lines of diff a question carries, all its calls together
 LINE_WIDTH = 200  # characters of one line of it
 
 
-def title_line(req: ConfirmRequest) -> str:
+class CallDiff:
+    """A call's diff, worked out once (difflib takes a while on a large file: the caller runs
+    `diffs_of` in a worker thread): each file it changes with its hunks, without headers."""
+
+    __slots__ = ("files",)
+
+    def __init__(self, req: ConfirmRequest) -> None:
+        self.files = [(d, _hunks(d)) for d in req.content if isinstance(d, DiffOut)]
+
+    @property
+    def hunks(self) -> list[str]:
+        return [line for _, hunks in self.files for line in hunks]
+
+
+def diffs_of(batch: Sequence[ConfirmRequest]) -> list[CallDiff]:
+    return [CallDiff(req) for req in batch]
+
+
+def title_line(req: ConfirmRequest, diff: CallDiff) -> str:
     """The call as the user judges it at a glance: its title and its diff's size."""
-    added = removed = 0
-    for d in _diffs(req):
-        for line in _hunks(d):
-            if line.startswith("+"):
-                added += 1
-            elif line.startswith("-"):
-                removed += 1
+    added = sum(1 for line in diff.hunks if line.startswith("+"))
+    removed = sum(1 for line in diff.hunks if line.startswith("-"))
     return f"{req.title} (+{added} -{removed})" if added or removed else req.title
 
 
@@ -58,23 +71,15 @@ class DiffBudget:
         return [*cut, question]
 
 
-def call_diff(req: ConfirmRequest) -> list[str]:
-    """The call's hunks, without file headers (its title names the file)."""
-    return [line for d in _diffs(req) for line in _hunks(d)]
-
-
-def review_text(batch: Sequence[ConfirmRequest]) -> str:
-    """The batch's diffs as one unified diff with file headers; empty when it has none."""
+def review_text(diffs: Sequence[CallDiff]) -> str:
+    """The calls' diffs as one unified diff with file headers; empty when they change nothing."""
     lines: list[str] = []
-    for req in batch:
-        for d in _diffs(req):
-            old = "/dev/null" if d.old_text is None else d.path
-            lines += [f"--- {old}", f"+++ {d.path}", *_hunks(d)]
+    for diff in diffs:
+        for d, hunks in diff.files:
+            if hunks:
+                old = "/dev/null" if d.old_text is None else d.path
+                lines += [f"--- {old}", f"+++ {d.path}", *hunks]
     return "\n".join(lines) + "\n" if lines else ""
-
-
-def _diffs(req: ConfirmRequest) -> list[DiffOut]:
-    return [c for c in req.content if isinstance(c, DiffOut)]
 
 
 def _hunks(d: DiffOut) -> list[str]:

@@ -71,17 +71,20 @@ class LspApproval:
     ) -> list[ConfirmDecision]:
         if not self._can_ask:
             return self._refuse(batch, card)
+        diffs = await anyio.to_thread.run_sync(text.diffs_of, batch)
         if card is not None:
-            return await self._round(batch, card)
-        return await self._each(batch)
+            return await self._round(batch, diffs, card)
+        return await self._each(batch, diffs)
 
-    async def _round(self, batch: list[ConfirmRequest], card: RoundCard) -> list[ConfirmDecision]:
-        review = await self._review(batch)
+    async def _round(
+        self, batch: list[ConfirmRequest], diffs: list[text.CallDiff], card: RoundCard
+    ) -> list[ConfirmDecision]:
+        review = await self._review(diffs)
         budget = text.DiffBudget()
         lines = [f"tether asks to {card.title}:"]
-        for i, r in enumerate(batch):
-            lines += [f"{i + 1}. {text.title_line(r)}", *text.details(r)]
-            lines += budget.take(text.call_diff(r))
+        for i, (r, diff) in enumerate(zip(batch, diffs, strict=True)):
+            lines += [f"{i + 1}. {text.title_line(r, diff)}", *text.details(r)]
+            lines += budget.take(diff.hunks)
         lines += budget.end(review, "Allow these changes?")
         self._status(f"Waiting for your approval: {card.title}")
         choice = await self._ask("\n".join(lines), [REJECT_ALL, ALLOW_ALL, ONE_BY_ONE])
@@ -90,13 +93,13 @@ class LspApproval:
         if choice == REJECT_ALL:
             return [ConfirmDecision("reject", by="user (round)") for _ in batch]
         if choice == ONE_BY_ONE:
-            return await self._each(batch, review or "")
+            return await self._each(batch, diffs, review or "")
         if not self._can_ask:  # "method not found": this client cannot ask at all
             return self._refuse(batch, card)
         return [ConfirmDecision("cancelled") for _ in batch]
 
     async def _each(
-        self, batch: list[ConfirmRequest], review: str | None = None
+        self, batch: list[ConfirmRequest], diffs: list[text.CallDiff], review: str | None = None
     ) -> list[ConfirmDecision]:
         """Each call asked on its own; `review`: the round's review document ("" none), which
         serves its calls (no document of their own)."""
@@ -104,22 +107,24 @@ class LspApproval:
         for n, req in enumerate(batch):
             if not self._can_ask:  # the client turned out unable to ask
                 return decisions + self._refuse(batch[n:], None)
-            decision = await self._one(req, review)
+            decision = await self._one(req, diffs[n], review)
             decisions.append(decision)
             if decision.verdict == "cancelled":  # dismissed: stop asking
                 decisions += [ConfirmDecision("cancelled") for _ in batch[n + 1 :]]
                 break
         return decisions
 
-    async def _one(self, req: ConfirmRequest, review: str | None) -> ConfirmDecision:
+    async def _one(
+        self, req: ConfirmRequest, diff: text.CallDiff, review: str | None
+    ) -> ConfirmDecision:
         scope = req.grant_label or (f"{req.tool} in {req.scope}" if req.scope else req.tool)
         if review is None:
-            review = await self._review([req])
-        lines = [f"tether asks to {text.title_line(req)}", *text.details(req)]
+            review = await self._review([diff])
+        lines = [f"tether asks to {text.title_line(req, diff)}", *text.details(req)]
         if req.grantable:
             lines.append(f"({ALWAYS}: {scope}, for this {req.lasting})")
         budget = text.DiffBudget()
-        lines += budget.take(text.call_diff(req))
+        lines += budget.take(diff.hunks)
         lines += budget.end(review or None, "Allow this change?")
         self._status(f"Waiting for your approval: {req.title}")
         choice = await self._ask(
@@ -133,12 +138,12 @@ class LspApproval:
             return ConfirmDecision("reject", by="user (once)")
         return ConfirmDecision("cancelled")
 
-    async def _review(self, batch: list[ConfirmRequest]) -> str | None:
+    async def _review(self, diffs: list[text.CallDiff]) -> str | None:
         """The batch's whole diff as a review document, shown first to a client that shows
         documents; written for others only when the question cannot carry all of it. Its
         path; None when there is no document."""
-        diff = text.review_text(batch)
-        long = sum(len(text.call_diff(r)) for r in batch) > text.DIFF_LINES
+        diff = text.review_text(diffs)
+        long = sum(len(d.hunks) for d in diffs) > text.DIFF_LINES
         if not diff or self._reviews is None or not (self._shows_documents or long):
             return None
         path = await self._reviews.write(diff)
