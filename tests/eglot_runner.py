@@ -120,6 +120,18 @@ class Emacs:
         )
         return _prompts(entries, "tether asks to")[count - 1]
 
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "emacs")
+
+    def on_screen(self, cond: Callable[[str], bool], what: str) -> str:
+        """Wait until the terminal shows what `cond` looks for; returns that screen."""
+        deadline = time.monotonic() + WAIT
+        while not cond(screen := self.screen()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what} on the screen\n{self.report()}")
+            time.sleep(0.05)
+        return screen
+
     def report(self) -> str:
         try:
             screen = self.tmux("capture-pane", "-p", "-t", "emacs")

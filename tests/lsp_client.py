@@ -126,12 +126,11 @@ class Editor(LanguageClient):
     # --- what the server asks of us -------------------------------------------------------
 
     def _register(self) -> None:
-        choose = self.choose
-
         @self.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
         def ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
             self.asked.append(params)
             self._note()
+            choose = self.choose  # as it is now: a test may wrap it
             if choose is None:
                 raise JsonRpcMethodNotFound.of(types.WINDOW_SHOW_MESSAGE_REQUEST)
             title = choose(params)

@@ -3,6 +3,7 @@ answer oddly, and bad input: each gets a clear answer, and the server keeps serv
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -268,3 +269,20 @@ async def test_a_token_from_the_client_is_used(project: Path, tmp_path: Path) ->
         await editor.workspace_execute_command_async(params)
         assert editor.created_tokens == []
         assert {t for t, _ in editor.progress_log} == {"mine"}
+
+
+async def test_a_configuration_change_is_taken_quietly(
+    project: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Neovim and eglot send `workspace/didChangeConfiguration` as they connect: no warning in
+    tether's log (pygls logs one for a notification nobody handles), and the server goes on."""
+    script = script_file(tmp_path / "ok.json", [[{"text": "fine"}]])
+    async with lsp_in_process(project, script) as (editor, _):
+        await editor.start()
+        editor.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"tether": {"mode": "code"}})
+        )
+        assert (await editor.prompt("hello"))["text"] == "fine"
+        assert editor.errors == []
+    noisy = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert noisy == [], [r.getMessage() for r in noisy]

@@ -35,9 +35,14 @@ def _session(home: Path) -> str:
     return session.name
 
 
-def _clean(emacs: Emacs) -> None:
+def _clean(emacs: Emacs, home: Path) -> None:
+    """Emacs showed no error, and tether logged no warning (eglot's connect, its answers)."""
     errors = [e for e in emacs.entries() if e.startswith("ERROR: ")]
     assert errors == [], emacs.report()
+    logged = [
+        line for log in (home / "logs").glob("*.log") for line in log.read_text().splitlines()
+    ]
+    assert [line for line in logged if " WARNING " in line or " ERROR " in line] == []
 
 
 def test_an_edit_allowed_at_the_question_lands(tmp_path: Path, project: Path, home: Path) -> None:
@@ -57,8 +62,53 @@ def test_an_edit_allowed_at_the_question_lands(tmp_path: Path, project: Path, ho
             "MESSAGE: [eglot] Server reports (type=4): tether: Running: Create new.txt",
             "MESSAGE: [eglot] Server reports (type=4): tether: Done",
         ], emacs.report()
-        _clean(emacs)
+        _clean(emacs, home)
     assert (project / "new.txt").read_text() == "New\n"
+    [result] = tool_results(home, _session(home))
+    assert result.startswith("[approval] user (once)")
+
+
+def test_the_diff_is_on_screen_at_the_question_and_at_eglots_own_confirm(
+    tmp_path: Path, project: Path, home: Path
+) -> None:
+    """The minibuffer keeps only a question's last lines: `*tether review*` shows it whole (the
+    call and its diff) while it is asked; eglot then asks before it applies the edit to the open
+    buffer, naming only the file, and `*tether review*` shows that edit's diff meanwhile."""
+    edit = {"path": "notes.txt", "old": "hello", "new": "hello, world"}
+    rounds = [
+        [{"tool_call": {"id": "e1", "name": "edit_replace", "arguments": edit}}],
+        [{"text": "Edited."}],
+    ]
+    script = script_file(tmp_path / "script.json", rounds)
+    diff = ["-hello", "+hello, world"]
+    with emacs_on(tmp_path, project, home, script, "notes.txt") as emacs:
+        emacs.command("tether-prompt", "greet the world")
+        emacs.question()
+        emacs.on_screen(
+            lambda s: (
+                "*tether review*" in s
+                and "tether asks to Edit notes.txt (+1 -1)" in s
+                and all(f"\n{line}\n" in s for line in diff)
+            ),
+            "the question's diff",
+        )
+        emacs.keys("C-a", "C-k")
+        emacs.type("Allow")
+        emacs.keys("Enter")
+        emacs.shown(r"^PROMPT: \[eglot\] Server wants to edit:", "eglot's own confirm")
+        emacs.on_screen(
+            lambda s: (
+                "*tether review*" in s
+                and f"+++ {project / 'notes.txt'}" in s
+                and all(f"\n{line}\n" in s for line in diff)
+            ),
+            "the edit's diff at eglot's confirm",
+        )
+        emacs.type("y")
+        emacs.shown(r"^MESSAGE: Edited\.$", "the answer, echoed")
+        emacs.on_screen(lambda s: "*tether review*" not in s, "the review window closed")
+        _clean(emacs, home)
+    assert (project / "notes.txt").read_text() == "hello\n"  # the buffer changed, not the disk
     [result] = tool_results(home, _session(home))
     assert result.startswith("[approval] user (once)")
 
@@ -70,7 +120,7 @@ def test_enter_alone_at_the_question_rejects(tmp_path: Path, project: Path, home
         emacs.question()
         emacs.keys("Enter")
         emacs.shown(r"^MESSAGE: Not written\.$", "the answer, echoed")
-        _clean(emacs)
+        _clean(emacs, home)
     assert not (project / "new.txt").exists()
     [result] = tool_results(home, _session(home))
     assert "REJECTED" in result and "user declined" in result
@@ -85,6 +135,10 @@ def test_a_code_action_longer_than_the_request_timeout_still_answers(
     script = script_file(tmp_path / "script.json", rounds)
     env = {"TETHER_TEST_REQUEST_TIMEOUT": "3"}
     with emacs_on(tmp_path, project, home, script, "notes.txt", **env) as emacs:
+        # tether answers `initialize` at once, then loads the engine: on a busy machine that
+        # can outlast the shortened timeout, so the first request waits for it (10 s).
+        emacs.command("tether-cancel")
+        emacs.shown(r"^MESSAGE: tether: no turn is running$", "tether to be ready")
         emacs.command("eglot-code-actions", "tether: Explain")
         emacs.shown(EGLOT + r"\(type=4\): tether: working: Explain what the selected code does")
         answer = emacs.shown(EGLOT + r"\(type=3\): tether: ", "the answer as a message")
@@ -93,7 +147,7 @@ def test_a_code_action_longer_than_the_request_timeout_still_answers(
             "MESSAGE: [eglot] Server reports (type=3): tether: Reading it.\nIt greets.\n"
             f"Transcript: {transcript}"
         )
-        _clean(emacs)
+        _clean(emacs, home)
     assert "It greets." in transcript.read_text()
 
 
@@ -122,5 +176,36 @@ def test_quitting_and_tether_cancel_stop_the_turn(
         emacs.command("tether-cancel")
         cancelled = EGLOT + r"\(type=3\): tether: Cancelled(\nworking)?\nTranscript: "
         emacs.shown(cancelled, "the cancelled message")
-        _clean(emacs)
+        _clean(emacs, home)
     assert not (project / "new.txt").exists()
+
+
+def test_a_cancelled_turns_partial_answer_is_shown_once(
+    tmp_path: Path, project: Path, home: Path
+) -> None:
+    """After a cancel, the answer so far is shown once: echoed when `tether-prompt` waited
+    (`C-g`), in tether's message when it ran in the background (`tether-cancel`); the other
+    entries say only that the turn ended. Each turn says its partial answer, then starts a
+    60 s `wait`, whose start (a message) shows the answer was streamed before the cancel."""
+    rounds = [
+        [
+            {"text": f"Partial {n}.\n"},
+            {"tool_call": {"id": f"w{n}", "name": "wait", "arguments": {"seconds": 60}}},
+        ]
+        for n in (1, 2)
+    ]
+    script = script_file(tmp_path / "script.json", rounds)
+    with emacs_on(tmp_path, project, home, script, "notes.txt") as emacs:
+        for n, background in ((1, False), (2, True)):
+            mark = emacs.mark()
+            emacs.command("tether-prompt", f"turn {n}", prefix=background)
+            emacs.shown(EGLOT + r"\(type=4\): tether: Running: Wait 60 s", "the wait", mark)
+            if background:
+                emacs.command("tether-cancel")
+                emacs.shown(EGLOT + r"\(type=3\): tether: Cancelled\nPartial", "the end", mark)
+            else:
+                emacs.keys("C-g")
+                emacs.shown(r"^MESSAGE: tether: cancelled\nPartial", "the echo", mark)
+            said = [e for e in emacs.entries()[mark:] if f"Partial {n}." in e]
+            assert len(said) == 1, emacs.report()
+        _clean(emacs, home)

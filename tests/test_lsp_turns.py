@@ -88,7 +88,15 @@ async def test_a_two_call_round_asks_once_and_edits_land_in_buffers(
         assert asked.message.splitlines() == [
             "tether asks to Edit a.txt, README.md:",
             "1. Create a.txt (+1 -0)",
+            "@@ -0,0 +1 @@",
+            "+A",
             "2. Replace README.md (+1 -1)",
+            "@@ -1,3 +1,3 @@",
+            " # Demo project",
+            " ",
+            "-UNSAVED",
+            "+Hello, LSP.",
+            "Allow these changes?",
         ]
         # The open buffer got one versioned edit of the line that differs; its unsaved text was
         # what the agent read (the diff's old side), and the file on disk is untouched.
@@ -116,9 +124,11 @@ async def test_a_two_call_round_asks_once_and_edits_land_in_buffers(
         assert editor.values("end")[0]["message"] == "Done"
         reports = [v["message"] for v in editor.values("report")]
         assert "Writing two files." in reports
-        # The transcript: written, and shown without taking the focus.
-        await editor.wait_for(lambda: bool(editor.shown))
-        [shown] = editor.shown
+        # The round's diff was shown before the question; the transcript after the turn,
+        # both without taking the focus.
+        await editor.wait_for(lambda: len(editor.shown) == 2)
+        review, shown = editor.shown
+        assert review.uri.endswith("/review-1.diff") and review.take_focus is False
         assert shown.uri == result["transcript"] and shown.take_focus is False
         transcript = Path(shown.uri.removeprefix("file://")).read_text()
         assert "## You\n\nwrite both" in transcript and "See README.md." in transcript
@@ -186,7 +196,8 @@ async def test_always_allow_becomes_a_session_grant(project: Path, tmp_path: Pat
         await editor.prompt("first")
         await editor.prompt("second")
         assert len(editor.asked) == 1
-        assert "(Always allow: replacing README.md, for this session)" in editor.asked[0].message
+        assert "Always allow: replacing README.md" in editor.asked[0].message
+        assert editor.asked[0].message.splitlines()[1].endswith(", for this session)")
         assert (project / "README.md").read_text() == "AA\n"
         _check_clean(editor)
 
@@ -279,6 +290,21 @@ async def test_progress_reports_are_coalesced(project: Path, tmp_path: Path) -> 
         reports = [v["message"] for v in editor.values("report")]
         assert 1 <= len(reports) <= 3, reports
         assert set(reports) <= {"line", "last line"}
+
+
+async def test_a_wait_counts_down_in_the_progress(project: Path, tmp_path: Path) -> None:
+    """The `wait` tool's countdown (its card's text over ACP) is the progress line here."""
+    wait = {"seconds": 2, "reason": "the build"}
+    script = script_file(
+        tmp_path / "wait.json",
+        [[{"tool_call": {"id": "w1", "name": "wait", "arguments": wait}}], [{"text": "Built."}]],
+    )
+    async with lsp_in_process(project, script) as (editor, _):
+        await editor.start()
+        assert (await editor.prompt("wait for the build"))["text"] == "Built."
+        reports = [v["message"] for v in editor.values("report")]
+    assert "Running: Wait 2 s: the build — 1 s left of 2 s" in reports, reports
+    _check_clean(editor)
 
 
 async def test_ask_user_offers_its_choices(home: Path, project: Path, tmp_path: Path) -> None:

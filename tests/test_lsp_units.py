@@ -17,11 +17,17 @@ from pygls.lsp.server import LanguageServer
 from pygls.workspace import PositionCodec, TextDocument
 
 from tests.harness import REPO
+from tether.engine import events as ev
+from tether.engine.events import DiffOut
+from tether.engine.seam import ConfirmRequest
+from tether.rpc.lsp.approval_text import diffs_of, review_text, title_line
 from tether.rpc.lsp.edits import fill_empty, line_edit, lines_of
 from tether.rpc.lsp.lsp_handshake import LspHandshake, clean_params
 from tether.rpc.lsp.server import make_server
+from tether.rpc.lsp.view import TurnView
 from tether.rpc.lsp.wire import Connection, prime
 from tether.rpc.startup import initialize_request
+from tether.tools.text import fence
 from tether.transports.framing import ContentLengthFramer
 from tether.transports.memory import memory_pair
 from tether.transports.streams import FramedStream
@@ -162,3 +168,36 @@ def test_the_helix_setup_names_the_server_and_a_valid_mode() -> None:
     assert [server["command"], *server["args"]] == ["tether", "lsp"]
     assert server["config"]["mode"] in MODES
     assert "tether" in doc["language"][0]["language-servers"]
+
+
+def test_a_running_calls_report_is_its_last_line() -> None:
+    """What a running call reports (a command's live output in a fence, wait's countdown)
+    shows as its last line after the call's title; nothing once the call finished."""
+    shown: list[str] = []
+    view = TurnView(shown.append)
+    view.take(ev.ToolStarted("c1", "run_argv", "Run " + "x" * 60, "execute", {}))
+    view.take(ev.ToolUpdated("c1", status="in_progress"))
+    view.take(ev.ToolUpdated("c1", content=[ev.TextOut(fence("compiling\n3 passed\n"))]))
+    view.take(ev.ToolFinished("c1", "completed", [ev.TextOut("done")]))
+    view.take(ev.ToolUpdated("c1", content=[ev.TextOut("late")]))
+    assert shown == [f"Running: Run {'x' * 60}", f"Running: Run {'x' * 35}… — 3 passed"]
+
+
+def test_a_diff_line_that_looks_like_a_header_counts_and_no_change_shows_nothing() -> None:
+    """A removed line `-- x` reads `--- x` in the diff: it is a change, not a header. A call
+    whose diff changes nothing adds no line to the question and nothing to the review."""
+    lua = DiffOut("/p/a.lua", "x = 1\n", "-- x\nx = 1\n")
+    same = DiffOut("/p/b.txt", "b\n", "b\n")
+    calls = [
+        ConfirmRequest("c1", "edit_replace", "Edit a.lua", "edit", {}, "", content=[lua]),
+        ConfirmRequest("c2", "write_file", "Replace b.txt", "edit", {}, "", content=[same]),
+    ]
+    first, second = diffs_of(calls)
+    assert first.hunks == ["@@ -1,2 +1 @@", "--- x", " x = 1"]
+    assert title_line(calls[0], first) == "Edit a.lua (+0 -1)"
+    assert second.hunks == [] and title_line(calls[1], second) == "Replace b.txt"
+    assert review_text([first, second]).splitlines() == [
+        "--- /p/a.lua",
+        "+++ /p/a.lua",
+        *first.hunks,
+    ]

@@ -13,9 +13,7 @@ from tests.inprocess import Client, agent_in_memory
 from tests.lsp_client import lsp_in_process, script_file
 from tests.stored import stored_messages
 from tether.engine.commands.context_commands import INIT_PROMPT
-from tether.engine.commands.slash_registry import COMMANDS
 from tether.engine.history import TextPart, UserMessage
-from tether.rpc.lsp.lsp_handshake import SLASH_NAMES
 from tether.tools import catalog
 
 pytestmark = pytest.mark.anyio
@@ -99,10 +97,6 @@ async def test_each_command_over_lsp(
             await editor.start()
             result = await editor.command(f"tether.{name}", *([arg] if arg else []))
         assert reply in result["text"]
-
-
-def test_the_lsp_front_names_every_fixed_command() -> None:
-    assert list(SLASH_NAMES) == [c.name for c in COMMANDS]
 
 
 async def test_help_gives_each_tool_its_whole_description(home: Path, project: Path) -> None:

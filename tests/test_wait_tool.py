@@ -105,9 +105,9 @@ async def test_tether_lsp_shows_and_cancels_the_wait(
         await editor.start()
         pending = editor.prompt_request("go", msg_id="p1")
 
-        def waiting() -> bool:  # the LSP front shows the running call's title
-            shown = [v.get("message") for v in editor.values("report")]
-            return "Running: Wait 120 s: a slow build" in shown
+        def waiting() -> bool:  # the LSP front shows the running call's title (and countdown)
+            shown = [v.get("message") or "" for v in editor.values("report")]
+            return any(m.startswith("Running: Wait 120 s: a slow build") for m in shown)
 
         await editor.wait_for(waiting)
         await anyio.sleep(0.5)

@@ -16,14 +16,17 @@
 ;;                         "tether: Explain", "tether: Fix". The answer comes as a message (eglot
 ;;                         gives up on a command after 10 s, so tether answers it at once).
 ;;
-;; Approval questions come through the minibuffer (eglot's completing-read). The first action is
-;; the safe one and eglot puts it in the minibuffer: RET alone rejects. To allow, replace it
-;; (C-a C-k, then `Allow all' or `Allow', TAB completes). C-g at a question dismisses it and
-;; stops the turn. Edits land through eglot's workspace edits (see
-;; `eglot-confirm-server-initiated-edits'); new files and files not open in Emacs are written
-;; to the disk.
+;; Approval questions come through the minibuffer (eglot's completing-read), and the question
+;; (each call with its diff; a command with where it runs) is shown whole in a `*tether review*'
+;; window meanwhile (the minibuffer keeps only its last lines). The first action is the safe one
+;; and eglot puts it in the minibuffer: RET alone rejects. To allow, replace it (C-a C-k, then
+;; `Allow all' or `Allow', TAB completes). C-g at a question dismisses it and stops the turn.
+;; Edits land through eglot's workspace edits; when eglot asks before applying one (see
+;; `eglot-confirm-server-initiated-edits'), `*tether review*' shows its diff. New files and files
+;; not open in Emacs are written to the disk.
 
 (require 'cl-lib)
+(require 'diff-mode)
 (require 'eglot)
 (require 'jsonrpc)
 
@@ -137,16 +140,88 @@ as a message, and `tether-cancel' stops the turn."
       (message "tether: %s" (plist-get failure :message)))
      (t (message "%s" (tether--answer result))))))
 
+(defconst tether--review "*tether review*")
+
+(defun tether--show-review (text)
+  "Show TEXT in the `*tether review*' window (made for it); return that window."
+  (with-current-buffer (get-buffer-create tether--review)
+    (let ((inhibit-read-only t))
+      (erase-buffer)
+      (insert text)
+      (diff-mode)
+      (setq buffer-read-only t)
+      (goto-char (point-min))))
+  (display-buffer tether--review '(display-buffer-pop-up-window (inhibit-same-window . t))))
+
+(defun tether--close-review (window)
+  (when (and (window-live-p window)
+             (eq (window-buffer window) (get-buffer tether--review)))
+    (quit-restore-window window 'bury)))
+
 (cl-defmethod eglot-handle-request
-  ((server tether-eglot-server) (_method (eql window/showMessageRequest)) &rest _)
-  "Eglot's question; quitting it dismisses it and stops the turn.
-Left unanswered, tether would wait for the answer."
-  (condition-case nil
-      (cl-call-next-method)
-    (quit
-     (tether--cancel server)
-     (message "tether: cancelling the turn")
-     nil)))                             ; JSON null: dismissed
+  ((server tether-eglot-server) (_method (eql window/showMessageRequest)) &key message
+   &allow-other-keys)
+  "Eglot's question, an approval's whole text in `*tether review*' meanwhile.
+Quitting it dismisses it and stops the turn (unanswered, tether would wait)."
+  (let ((window (and (stringp message) (string-prefix-p "tether asks to " message)
+                     (tether--show-review message))))
+    (unwind-protect
+        (condition-case nil
+            (cl-call-next-method)
+          (quit
+           (tether--cancel server)
+           (message "tether: cancelling the turn")
+           nil))                        ; JSON null: dismissed
+      (tether--close-review window))))
+
+(defun tether--edit-diff (path buffer edits)
+  "A unified diff of what the LSP text EDITS make of BUFFER (visiting PATH)."
+  (let ((old (make-temp-file "tether-old")) (new (make-temp-file "tether-new"))
+        (coding-system-for-write 'utf-8-unix))
+    (unwind-protect
+        (progn
+          (with-current-buffer buffer (write-region nil nil old nil 'silent))
+          (with-temp-buffer
+            (insert-buffer-substring buffer)
+            (let ((inhibit-message t)) (eglot--apply-text-edits edits nil))
+            (write-region nil nil new nil 'silent))
+          (with-temp-buffer
+            (call-process "diff" nil t nil "-u" "--label" path "--label" path old new)
+            (buffer-string)))
+      (delete-file old)
+      (delete-file new))))
+
+(defun tether--edited (edit)
+  "The workspace EDIT's changes of buffers, as (PATH BUFFER TEXT-EDITS) each."
+  (let (found)
+    (cl-flet ((add (uri edits)
+                (let* ((path (eglot--uri-to-path uri))
+                       (buffer (find-buffer-visiting path)))
+                  (when buffer (push (list path buffer edits) found)))))
+      (seq-doseq (change (plist-get edit :documentChanges))
+        (when (plist-get change :edits)
+          (add (plist-get (plist-get change :textDocument) :uri) (plist-get change :edits))))
+      (cl-loop for (uri edits) on (plist-get edit :changes) by #'cddr
+               do (add (substring (symbol-name uri) 1) edits)))
+    (nreverse found)))
+
+(cl-defmethod eglot-handle-request
+  ((_server tether-eglot-server) (_method (eql workspace/applyEdit)) &key edit
+   &allow-other-keys)
+  "Apply a workspace edit, reporting the change at once.
+Eglot's own confirm of it names only the files, so `*tether review*' shows
+its diff while that asks (see `eglot-confirm-server-initiated-edits').
+Eglot reports changes when Emacs is idle, never while `tether-prompt' waits;
+tether fails an edit it does not hear of within seconds."
+  (let* ((edited (tether--edited edit))
+         (window (and eglot-confirm-server-initiated-edits edited
+                      (tether--show-review
+                       (mapconcat (lambda (e) (apply #'tether--edit-diff e)) edited "")))))
+    (unwind-protect
+        (prog1 (cl-call-next-method)
+          (dolist (e edited)
+            (with-current-buffer (nth 1 e) (eglot--signal-textDocument/didChange))))
+      (tether--close-review window))))
 
 (provide 'tether-eglot)
 ;;; eglot.el ends here

@@ -51,14 +51,29 @@ vim.api.nvim_create_autocmd("LspProgress", {
   end,
 })
 
--- vim.ui.select picks by action title; every question is recorded.
+-- The review documents (review-N.diff) windows show: { name, lines } each.
+local function reviews()
+  local shown = {}
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    local buf = vim.api.nvim_win_get_buf(win)
+    local name = vim.api.nvim_buf_get_name(buf)
+    if name:match("/review%-%d+%.diff$") then
+      shown[#shown + 1] = { name = vim.fs.basename(name), lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false) }
+    end
+  end
+  return shown
+end
+
+-- vim.ui.select picks by action title; every question is recorded, with the review documents
+-- on screen as it is asked and the window then focused.
 local questions = {}
 local picks = {}
 vim.ui.select = function(items, opts, on_choice)
   local titles = vim.tbl_map(function(item)
     return item.title
   end, items)
-  questions[#questions + 1] = { prompt = opts.prompt, titles = titles }
+  questions[#questions + 1] =
+    { prompt = opts.prompt, titles = titles, reviews = reviews(), focus = vim.api.nvim_get_current_win() }
   local want = table.remove(picks, 1)
   for _, item in ipairs(items) do
     if item.title == want then
@@ -125,6 +140,15 @@ local cases = {
       truthy(questions[1].prompt:find("tether asks to Edit app.py, notes.md:", 1, true), "prompt title")
       truthy(questions[1].prompt:find("1. Edit app.py (+1 -1)", 1, true), "first call listed")
       truthy(questions[1].prompt:find("2. Create notes.md (+1 -0)", 1, true), "second call listed")
+      -- Each call's diff in the question, and the round's whole diff in a window beside it.
+      local diff = { '-    return "hello " + name  # unsaved', '+    return f"Hello, {name}!"' }
+      truthy(questions[1].prompt:find(table.concat(diff, "\n"), 1, true), "app.py's diff asked")
+      truthy(questions[1].prompt:find("\n+Notes\n", 1, true), "notes.md's diff asked")
+      eq(1, #questions[1].reviews, "review windows at the question")
+      eq("review-1.diff", questions[1].reviews[1].name, "the review document")
+      eq("--- " .. app, questions[1].reviews[1].lines[1], "the review's first line")
+      truthy(vim.tbl_contains(questions[1].reviews[1].lines, diff[2]), "the review's diff")
+      eq(vim.fn.win_getid(vim.fn.bufwinnr(buf)), questions[1].focus, "the focus stayed")
 
       -- The edit was made against the unsaved text, landed in the buffer, which stays modified;
       -- one undo brings the unsaved text back. The disk is untouched.
@@ -168,6 +192,27 @@ local cases = {
         return #vim.lsp.get_clients({ bufnr = vim.fn.bufnr(transcript), name = "tether" }) == 1
       end, "the transcript to join the server")
       eq(1, #vim.lsp.get_clients({ name = "tether" }), "one server")
+      stop(client)
+    end,
+  },
+  {
+    "each question's review replaces the last one's in the same window",
+    function()
+      answers, questions = {}, {}
+      local client = open_with("two.json", project .. "/README.md")
+      picks = { "Allow", "Allow" }
+      vim.cmd("Tether write two")
+      wait(function()
+        return #answers > 0
+      end, "the prompt's answer")
+      eq({ { msg = "Wrote both." } }, answers, "the answer")
+      eq(2, #questions, "questions asked")
+      eq("review-1.diff", questions[1].reviews[1].name, "the first review")
+      eq({ "review-2.diff" }, vim.tbl_map(function(r)
+        return r.name
+      end, questions[2].reviews), "only the second review, in the one window")
+      truthy(vim.tbl_contains(questions[2].reviews[1].lines, "+B"), "the second review's diff")
+      eq(-1, vim.fn.bufnr("review-1.diff"), "the first review's buffer is gone")
       stop(client)
     end,
   },

@@ -67,6 +67,7 @@ from tether.rpc.lsp.lsp_messages import (
 from tether.rpc.lsp.message_approval import LspApproval
 from tether.rpc.lsp.progress import MessageProgress, TurnProgress
 from tether.rpc.lsp.questions import LspAsk
+from tether.rpc.lsp.review_document import ReviewDocuments
 from tether.rpc.lsp.transcript_document import write_transcript
 from tether.rpc.lsp.view import TurnView
 from tether.rpc.lsp.wire import Connection, RequestId
@@ -164,7 +165,12 @@ class LspFront:
     def capabilities(self, session: Session, model: LLM) -> Capabilities:
         features = self.features
         if self._approval is None:
-            self._approval = LspApproval(self.conn, status=self._report)
+            self._approval = LspApproval(
+                self.conn,
+                status=self._report,
+                reviews=ReviewDocuments(self.deps.spill_root / session.id),
+                shows_documents=features.show_document,
+            )
         if self._web is None:  # one per process
             from tether.engine.web.build import build_web
 

@@ -16,12 +16,13 @@ if TYPE_CHECKING:
 
 PROMPT = "tether.prompt"
 CANCEL = "tether.cancel"
-# The engine's fixed slash commands (engine/commands/slash_registry.py; a test keeps the two
-# lists equal), each also `tether.NAME` with an optional argument string: named here so that
-# the first answer imports no engine.
+# The slash commands every session offers (engine/commands/slash_registry.py: its fixed
+# commands, then `/skills`; tests/test_lsp_commands.py keeps the two lists equal), each also
+# `tether.NAME` with an optional argument string: named here so that the first answer imports
+# no engine. A skill's and an MCP prompt's commands vary by session: typed as prompts.
 SLASH_NAMES = (
     *("mode", "model", "undo", "title", "compact", "retry", "status", "btw", "clear"),
-    *("export", "grants", "init", "mcp", "help"),
+    *("export", "grants", "init", "mcp", "help", "skills"),
 )
 SLASH = [f"tether.{name}" for name in SLASH_NAMES]
 COMMANDS = [PROMPT, CANCEL, *SLASH]

@@ -1,6 +1,7 @@
-"""The pygls language server and what it routes to the front: the two commands, code actions,
+"""The pygls language server and what it routes to the front: the commands, code actions,
 document sync (pygls keeps the texts; the front hears of each change), progress cancellation,
-`initialized` and `shutdown`."""
+`initialized` and `shutdown`; `workspace/didChangeConfiguration` is taken and left (the session's
+settings come with `initializationOptions`)."""
 
 from __future__ import annotations
 
@@ -77,6 +78,10 @@ def register(server: LanguageServer, front: LspFront) -> None:
     def initialized(params):
         front.initialized()
 
+    def configuration_changed(params):
+        # Neovim and eglot send one as they connect; unhandled, pygls logs a warning for each.
+        log.debug("workspace/didChangeConfiguration taken and left: %s", params.settings)
+
     async def shutdown(*args):
         try:
             await front.shutdown()
@@ -97,4 +102,5 @@ def register(server: LanguageServer, front: LspFront) -> None:
         server.feature(method)(document_changed)
     server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)(progress_cancelled)
     server.feature(types.INITIALIZED)(initialized)
+    server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(configuration_changed)
     server.feature(types.SHUTDOWN)(shutdown)

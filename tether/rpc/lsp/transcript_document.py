@@ -21,11 +21,12 @@ async def write_transcript(store: Store, spill_root: Path, s: Session) -> Path:
     events = await store.events(s.id, s)
     text = to_markdown(s, events)
     path = spill_root / s.id / NAME
-    await anyio.to_thread.run_sync(_replace, path, text)
+    await anyio.to_thread.run_sync(replace_private, path, text)
     return path
 
 
-def _replace(path: Path, text: str) -> None:
+def replace_private(path: Path, text: str) -> None:
+    """Write `path` (owner-only, in an owner-only session directory) as one replace."""
     private_dir(path.parent.parent)  # the spill root: other sessions' files are there
     private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.tmp")
