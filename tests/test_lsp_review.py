@@ -86,7 +86,7 @@ async def test_one_call_carries_its_diff_after_what_always_covers(
         [asked] = editor.asked
     assert asked.message.splitlines() == [
         "tether asks to Create a.txt (+1 -0)",
-        f"(Always allow: write_file in {project}, for this session)",
+        "(Always allow: creating a.txt, for this session)",
         "@@ -0,0 +1 @@",
         "+A",
         "Allow this change?",
