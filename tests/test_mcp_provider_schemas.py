@@ -127,9 +127,8 @@ async def test_schemas_the_apis_refuse_as_they_are_are_sent_as_they_take_them(
     home: Path, project: Path, tmp_path: Path, api: str
 ) -> None:
     kind, route, calls, done, names_of, results_of = APIS[api]
-    ids = [f"c{i}" for i in range(len(CALLS))]
     with MockLLMServer() as server:
-        script = [(cid, f"mcp__h__{tool}", sent) for cid, (tool, sent, _) in zip(ids, CALLS)]
+        script = [(f"c{i}", f"mcp__h__{tool}", sent) for i, (tool, sent, _) in enumerate(CALLS)]
         server.script(route, calls(script), done)
         write_config(tmp_path / "config.toml", kind, server.url)
         async with spawn_agent(home, env={"TETHER_CONFIG": str(tmp_path / "config.toml")}) as agent:
@@ -147,5 +146,5 @@ async def test_schemas_the_apis_refuse_as_they_are_are_sent_as_they_take_them(
         f"mcp__h__{t}" for t in TOOLS
     ]
     results = results_of(bodies[1])
-    for cid, (_, _, received) in zip(ids, CALLS):
-        assert results[cid] == json.dumps(received, sort_keys=True), results[cid]
+    for i, (_, _, received) in enumerate(CALLS):
+        assert results[f"c{i}"] == json.dumps(received, sort_keys=True), results[f"c{i}"]

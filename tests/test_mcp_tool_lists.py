@@ -29,7 +29,7 @@ def hostile(scenario: str, era: str) -> Frame:
 
 
 def left_out(u: Frame) -> bool:
-    return u["sessionUpdate"] == "notice" and "tools left out" in u["title"]
+    return u["sessionUpdate"] == "notice" and u["title"].endswith(" left out")
 
 
 def served(body: dict[str, object]) -> list[str]:
@@ -98,7 +98,7 @@ async def test_a_changed_list_keeps_its_valid_tools_and_names_the_others(
             shown = await reply(agent, sid, "/mcp")
         bodies = [r.json() for r in llm.posts]
     assert changed["severity"] == "info"
-    assert told["title"] == "MCP server h: 1 tools left out"
+    assert told["title"] == "MCP server h: 1 tool left out"
     assert (
         told["description"] == "- untyped: not a valid MCP tool (inputSchema.type: Field required)"
     )
