@@ -3,16 +3,21 @@ MCP SDK validates a `tools/list` result as a whole against the negotiated protoc
 types, so one tool whose `inputSchema` is not `type: "object"` would cost every tool of the
 server ("could not start: ValidationError"). Here the valid tools stay, and the others are
 named, with why, in a notice and in `/mcp`, when the server starts and when its list changes;
-for servers of both protocol eras (the handshake one and 2026-07-28)."""
+for servers of both protocol eras (the handshake one and 2026-07-28), over stdio and over
+streamable HTTP (hand-written servers: the SDK's own would not send such tools)."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.harness import REPO, Frame, spawn_agent
+from tests.mcp_servers.hostile_http import serving_hostile
 from tests.providers.mock_llm_server import MockLLMServer
 from tests.test_mcp_commands import reply
 from tests.test_mcp_servers import NOTICES, calls, config, new_session, notice, text, wait_for
@@ -32,8 +37,8 @@ def left_out(u: Frame) -> bool:
     return u["sessionUpdate"] == "notice" and u["title"].endswith(" left out")
 
 
-def served(body: dict[str, object]) -> list[str]:
-    return [n for n in sent_tools(body) if n.startswith("mcp__h__")]  # type: ignore[arg-type]
+def served(body: dict[str, Any]) -> list[str]:
+    return [n for n in sent_tools(body) if n.startswith("mcp__h__")]
 
 
 UNTYPED = {
@@ -43,15 +48,25 @@ UNTYPED = {
 }
 
 
+@contextlib.contextmanager
+def untyped_three(transport: str, era: str) -> Iterator[Frame]:
+    if transport == "stdio":
+        yield hostile("untyped-three", era)
+        return
+    with serving_hostile("untyped-three", modern=era == "modern") as url:
+        yield {"type": "http", "name": "h", "url": url, "headers": []}
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("era", ERAS)
 async def test_tools_that_are_not_valid_mcp_tools_are_left_out_one_by_one(
-    home: Path, project: Path, tmp_path: Path, era: str
+    home: Path, project: Path, tmp_path: Path, era: str, transport: str
 ) -> None:
-    with MockLLMServer() as llm:
+    with MockLLMServer() as llm, untyped_three(transport, era) as server:
         llm.script("/v1/chat/completions", text("ok"))
         async with spawn_agent(home, env=config(tmp_path, llm.url)) as agent:
             await agent.initialize(**NOTICES)
-            sid = await new_session(agent, project, [hostile("untyped-three", era)])
+            sid = await new_session(agent, project, [server])
             told = await wait_for(agent, sid, left_out)
             await wait_for(agent, sid, notice("MCP server h is ready"))
             assert (await agent.prompt(sid, "hi"))["result"] == {"stopReason": "end_turn"}

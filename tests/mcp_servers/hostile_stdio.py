@@ -177,7 +177,7 @@ def _tools(scenario: str) -> list[dict[str, Any]]:
     return [{"name": "echo", "inputSchema": GOOD}]
 
 
-def _answer(scenario: str, msg: dict[str, Any], modern: bool) -> dict[str, Any] | None:
+def answer(scenario: str, msg: dict[str, Any], modern: bool) -> dict[str, Any] | None:
     method, rid = msg.get("method"), msg.get("id")
     if rid is None:
         return None  # a notification
@@ -231,7 +231,7 @@ def main() -> None:
     for line in sys.stdin:
         if not line.strip():
             continue
-        reply = _answer(scenario, json.loads(line), modern)
+        reply = answer(scenario, json.loads(line), modern)
         if reply is not None:
             _send(reply)
 

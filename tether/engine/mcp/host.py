@@ -235,7 +235,7 @@ class McpHost:
             log.exception("MCP server %s failed", server.spec.name)
             failure = ServerFailed(server.connection is not None, f"{type(exc).__name__}: {exc}")
         finally:
-            server.tools = []
+            server.tools, server.left_out = [], []
             told = failure is not None and not self._closing
             server.state = "stopped"
             if failure is not None and told:

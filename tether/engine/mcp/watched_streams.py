@@ -4,7 +4,7 @@ passed on without the tools the MCP spec refuses, each left out on its own with 
 most MAX_TOOLS of them.
 
 The SDK checks a `tools/list` result as a whole, first against the negotiated protocol
-version's wire types (`mcp_types.methods.validate_server_result`: there `inputSchema.type` must
+version's wire types (`mcp.types.methods.validate_server_result`: there `inputSchema.type` must
 be `"object"`), then against its own `Tool`: one tool failing either costs every tool of the
 server. The raw result is taken here, before the SDK reads it, and each tool is put through
 the same two checks on its own (in a result of one tool, so the envelope is checked as the SDK
@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 import mcp.types as mt
 from mcp.shared.message import SessionMessage
-from mcp_types import methods
+from mcp.types import methods
 from pydantic import ValidationError
 
 from tether.engine.mcp.server_state import LeftOut
