@@ -275,7 +275,8 @@ def test_every_position_holding_a_schema_is_fitted_and_values_are_left_alone() -
 
 def test_older_drafts_are_sent_as_draft_2020_12_and_checked_as_they_were() -> None:
     """Anthropic takes draft 2020-12 only; the arguments are still checked against the draft
-    the server wrote (its tuple closed after two numbers, its exclusive bound)."""
+    the server wrote (its tuple closed after two numbers, its exclusive bound), or implied: a
+    tuple `items` with no `$schema` is read as draft-07, not refused as 2020-12."""
     draft7 = {
         "$schema": "http://json-schema.org/draft-07/schema#",
         "type": "object",
@@ -286,7 +287,12 @@ def test_older_drafts_are_sent_as_draft_2020_12_and_checked_as_they_were() -> No
     }
     draft4 = {**draft7, "$schema": "http://json-schema.org/draft-04/schema#"}
     draft4["properties"] = {"n": {"type": "integer", "minimum": 0, "exclusiveMinimum": True}}
+    implied = {k: v for k, v in draft7.items() if k != "$schema"}  # before MCP named a default
     t7, t4 = schema_tool("t", "", draft7, _noop), schema_tool("u", "", draft4, _noop)
+    t7i = schema_tool("v", "", implied, _noop)
+    assert t7i.parameters == t7.parameters
+    with pytest.raises(ToolError, match="Additional items are not allowed"):
+        t7i.decode('{"xy": [1, 2, 3]}')
     for t in (t7, t4):
         validators.Draft202012Validator.check_schema(t.parameters)
         assert "$schema" not in t.parameters

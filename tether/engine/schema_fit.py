@@ -43,6 +43,7 @@ TOP_DROPPED = ("not", "enum")  # OpenAI refuses them at the top
 ELSEWHERE = ("not", "if", "then", "else", "contains", "propertyNames", "contentSchema")
 DEFINITIONS = ("$defs", "definitions")
 BOUNDS = (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum"))
+DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
 
 class KeyMap:
@@ -121,11 +122,12 @@ def fit(
     """The schema as every provider takes it, and the function renaming arguments back (None
     when no key was renamed). ValueError when it cannot be made valid draft 2020-12."""
     top = _flatten_union(copy.deepcopy(schema))
-    top.pop("$schema", None)
+    dialect = top.pop("$schema", DRAFT_2020_12)
     keys = KeyMap()
     out = _walk(top, keys)
     out.setdefault("properties", {})
-    _check(out)
+    if str(dialect).rstrip("#") != DRAFT_2020_12:
+        _check(out)  # checked as 2020-12 already (json_schema.problem), and kept valid here
     return out, (None if keys.empty else keys.back)
 
 
