@@ -26,7 +26,7 @@ def hostile(scenario: str) -> Frame:
 
 
 def left_out(u: Frame) -> bool:
-    return u["sessionUpdate"] == "notice" and "tools left out" in u["title"]
+    return u["sessionUpdate"] == "notice" and u["title"].endswith(" left out")
 
 
 def ready(u: Frame) -> bool:

@@ -242,3 +242,75 @@ def test_a_schema_that_explodes_when_inlined_is_refused_in_bounded_work() -> Non
         self_contained(
             {"type": "object", "properties": {"x": {"$ref": "#/$defs/d0"}}, "$defs": defs}
         )
+
+
+def test_every_position_holding_a_schema_is_fitted_and_values_are_left_alone() -> None:
+    """Keys renamed anywhere (a union's branch, a map's values, a tuple's positions) come back
+    renamed; `default` and `enum` are values, not schemas: nothing in them changes."""
+    from tether.engine.schema_fit import fit
+
+    odd = {"type": "object", "properties": {"a b": {"type": "string"}}, "required": ["a b"]}
+    value = {"type": "array", "properties": {"c d": 1}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "u": {"anyOf": [odd, {"type": "null"}]},
+            "m": {"type": "object", "additionalProperties": odd},
+            "t": {"type": "array", "prefixItems": [odd], "items": {"type": ["array", "null"]}},
+            "v": {"type": "object", "default": value, "enum": [value]},
+        },
+    }
+    sent, back = fit(schema)
+    props = sent["properties"]
+    assert props["u"]["anyOf"][0]["required"] == ["a_b"]
+    assert props["t"]["items"] == {"type": ["array", "null"], "items": {}}
+    assert props["v"] == schema["properties"]["v"]
+    assert back is not None
+    assert back({"u": {"a_b": "1"}, "m": {"k": {"a_b": "2"}}, "t": [{"a_b": "3"}, []]}) == {
+        "u": {"a b": "1"},
+        "m": {"k": {"a b": "2"}},
+        "t": [{"a b": "3"}, []],
+    }
+
+
+def test_older_drafts_are_sent_as_draft_2020_12_and_checked_as_they_were() -> None:
+    """Anthropic takes draft 2020-12 only; the arguments are still checked against the draft
+    the server wrote (its tuple closed after two numbers, its exclusive bound), or implied: a
+    tuple `items` with no `$schema` is read as draft-07, not refused as 2020-12."""
+    draft7 = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {
+            "xy": {"type": "array", "items": [{"type": "number"}] * 2, "additionalItems": False},
+            "n": {"type": "integer", "minimum": 0, "exclusiveMaximum": 9},
+        },
+    }
+    draft4 = {**draft7, "$schema": "http://json-schema.org/draft-04/schema#"}
+    draft4["properties"] = {"n": {"type": "integer", "minimum": 0, "exclusiveMinimum": True}}
+    implied = {k: v for k, v in draft7.items() if k != "$schema"}  # before MCP named a default
+    t7, t4 = schema_tool("t", "", draft7, _noop), schema_tool("u", "", draft4, _noop)
+    t7i = schema_tool("v", "", implied, _noop)
+    assert t7i.parameters == t7.parameters
+    with pytest.raises(ToolError, match="Additional items are not allowed"):
+        t7i.decode('{"xy": [1, 2, 3]}')
+    for t in (t7, t4):
+        validators.Draft202012Validator.check_schema(t.parameters)
+        assert "$schema" not in t.parameters
+    assert t7.parameters["properties"]["xy"] == {
+        "type": "array", "prefixItems": [{"type": "number"}] * 2, "items": {}, "maxItems": 2,
+    }  # fmt: skip
+    assert t4.parameters["properties"]["n"] == {"type": "integer", "exclusiveMinimum": 0}
+    with pytest.raises(ToolError, match="Additional items are not allowed"):
+        t7.decode('{"xy": [1, 2, 3]}')
+    with pytest.raises(ToolError, match="less than or equal to the minimum of 0"):
+        t4.decode('{"n": 0}')
+
+
+def test_a_schema_still_no_draft_2020_12_when_reshaped_is_refused() -> None:
+    draft3 = {
+        "$schema": "http://json-schema.org/draft-03/schema#",
+        "type": "object",
+        "properties": {"q": {"type": "string", "required": True}},
+    }
+    with pytest.raises(ValueError, match="no valid JSON Schema draft 2020-12"):
+        schema_tool("t", "", draft3, _noop)

@@ -7,6 +7,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import uvicorn
 
@@ -16,11 +17,17 @@ from tests.mcp_servers.tools import build
 @contextmanager
 def serving(name: str = "web") -> Iterator[str]:
     """Serve an MCP server; yields its URL. Leaving stops it (connections dropped)."""
+    with serving_app(build(name).streamable_http_app()) as url:
+        yield url
+
+
+@contextmanager
+def serving_app(app: Any) -> Iterator[str]:
+    """Serve an ASGI app at `/mcp` on 127.0.0.1; yields its URL."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen()
     port = sock.getsockname()[1]
-    app = build(name).streamable_http_app()
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

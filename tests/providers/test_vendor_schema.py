@@ -3,6 +3,8 @@ and the mock server answers such a body as the API would: 400 `invalid_request_e
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import pytest
 
@@ -12,6 +14,7 @@ from tether.engine.providers.openai_chat_adapter import OpenAIChat
 from . import wire
 from .helpers import FAST_RETRY, collect, model_info, request
 from .mock_llm_server import MockLLMServer, Reply
+from .vendor_rules import refusal
 from .vendor_schema import API, problems
 
 CHAT = {
@@ -91,3 +94,117 @@ async def test_the_server_answers_a_refused_body_with_a_400() -> None:
             ):
                 await collect(llm, request())
         assert server.rule_errors and server.schema_errors == []
+
+
+def _with_tool(api: API, schema: dict[str, Any], strict: bool | None = False) -> dict[str, Any]:
+    """A valid request carrying one tool of this schema, as each API spells a tool."""
+    if api == "chat":
+        function: dict[str, Any] = {"name": "t", "parameters": schema}
+        if strict is not None:
+            function["strict"] = strict
+        return {**CHAT, "tools": [{"type": "function", "function": function}]}
+    if api == "responses":
+        tool = {"type": "function", "name": "t", "parameters": schema, "strict": strict}
+        return {**RESPONSES, "tools": [tool]}
+    return {**MESSAGES, "tools": [{"name": "t", "input_schema": schema}]}
+
+
+OBJ = {"type": "object", "properties": {}}
+STRING_OR_LIST = {"type": ["string", "array"], "description": "One path or several."}
+TUPLE = {"type": "array", "items": [{"type": "integer"}, {"type": "integer"}]}
+REFUSED_TOOLS: list[tuple[list[API], dict[str, Any], str]] = [
+    (
+        ["chat", "responses"],
+        {**OBJ, "properties": {"paths": STRING_OR_LIST}},
+        "In context=('properties', 'paths', 'type', '1'), array schema missing items.",
+    ),
+    (
+        ["chat", "responses"],
+        {**OBJ, "properties": {"m": {"type": "object", "additionalProperties": {"type": "array"}}}},
+        "In context=('properties', 'm', 'additionalProperties'), array schema missing items.",
+    ),
+    (
+        ["chat", "responses"],
+        {**OBJ, "properties": {"a": {"anyOf": [{"type": "array"}, {"type": "null"}]}}},
+        "In context=('properties', 'a', 'anyOf', '0'), array schema missing items.",
+    ),
+    (
+        ["chat", "responses"],
+        {**OBJ, "properties": {"p": {"type": "array", "prefixItems": [{"type": "array"}]}}},
+        "In context=('properties', 'p'), array schema missing items.",
+    ),
+    (
+        ["chat", "responses"],
+        {**OBJ, "$defs": {"D": {"type": ["array", "null"]}}},
+        "In context=('$defs', 'D', 'type', '0'), array schema missing items.",
+    ),
+    (
+        ["chat", "responses"],
+        {**OBJ, "not": {"required": ["a"]}},
+        "schema must have type 'object' and not have 'oneOf'/'anyOf'/'allOf'/'enum'/'not'",
+    ),
+    (["chat", "responses"], {"type": "object"}, "object schema missing properties"),
+    (["chat", "responses"], {**OBJ, "properties": []}, "[] is not of type 'object'"),
+    (["anthropic"], {"properties": {}}, "tools.0.custom.input_schema.type: Field required"),
+    (
+        ["anthropic"],
+        {**OBJ, "properties": {"w": TUPLE}},
+        "tools.0.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft "
+        "2020-12",
+    ),
+    (
+        ["anthropic"],
+        {**OBJ, "properties": {"f": {"anyOf": [{**OBJ, "properties": {"a b": {}}}]}}},
+        "Property keys should match pattern",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("api", "schema", "expected"),
+    [(api, s, e) for apis, s, e in REFUSED_TOOLS for api in apis],
+)
+def test_tool_schemas_the_apis_refuse_are_refused(
+    api: API, schema: dict[str, Any], expected: str
+) -> None:
+    body = _with_tool(api, schema)
+    assert problems(api, body) == []  # the request schemas type a tool's schema as any object
+    found = refusal(api, body, "openai")
+    assert found is not None and expected in found, found
+
+
+ACCEPTED_TOOLS: list[tuple[list[API], dict[str, Any]]] = [
+    (["chat", "responses", "anthropic"], {**OBJ, "properties": {"paths": {**STRING_OR_LIST, "items": {}}}}),
+    (["chat", "responses", "anthropic"], {**OBJ, "properties": {"o": {"type": "object"}}}),
+    (["chat", "responses", "anthropic"], {**OBJ, "properties": {"n": {"type": ["string", "null"]}}}),
+    (
+        ["chat", "responses", "anthropic"],
+        {**OBJ, "properties": {"w": {"type": "array", "prefixItems": [{"type": "integer"}], "items": {}}}},
+    ),
+    (["anthropic"], {"type": "object"}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("api", "schema"), [(api, s) for apis, s in ACCEPTED_TOOLS for api in apis]
+)
+def test_tool_schemas_the_apis_take_pass(api: API, schema: dict[str, Any]) -> None:
+    body = _with_tool(api, schema)
+    assert problems(api, body) == [] and refusal(api, body, "openai") is None
+
+
+@pytest.mark.parametrize(
+    ("api", "strict"), [("chat", True), ("responses", True), ("responses", None)]
+)
+def test_strict_tools_must_close_every_object_and_require_every_property(
+    api: API, strict: bool | None
+) -> None:
+    """Responses makes a tool strict unless it says `strict: false` (tether says it)."""
+    loose = {**OBJ, "properties": {"a": {"type": "string"}}, "required": []}
+    closed = {**loose, "additionalProperties": False}
+    found = refusal(api, _with_tool(api, loose, strict), "openai")
+    assert found is not None and "'additionalProperties' is required" in found
+    found = refusal(api, _with_tool(api, closed, strict), "openai")
+    assert found is not None and "Missing 'a'" in found
+    assert refusal(api, _with_tool(api, {**closed, "required": ["a"]}, strict), "openai") is None
+    assert refusal(api, _with_tool(api, loose, False), "openai") is None

@@ -12,9 +12,7 @@ user would see from the real service:
   block on its anthropic endpoint, which also has no `redacted_thinking`).
 * Images: Anthropic refuses a base64 image over 5 MB and one whose bytes are another type than
   its `media_type` says; OpenAI refuses a data URL of a type other than png, jpeg, gif or webp.
-* Tool schemas: OpenAI refuses an array schema without `items` ("array schema missing items");
-  Anthropic refuses `oneOf`/`allOf`/`anyOf` at the top of an `input_schema` and property keys
-  outside `^[a-zA-Z0-9_.-]{1,64}$`. One such tool fails the whole request.
+* Tool schemas: see `tool_schema_rules.py` (one refused tool fails the whole request).
 """
 
 from __future__ import annotations
@@ -24,6 +22,7 @@ import binascii
 import re
 from typing import Any
 
+from . import tool_schema_rules
 from .vendor_schema import API, Dialect
 
 REASONING_MODEL = re.compile(r"^(?:o[1-9]|gpt-[5-9])")
@@ -32,8 +31,7 @@ EFFORT_ONLY_CLAUDE = re.compile(r"^claude-(?:opus|sonnet|haiku|fable|mythos)-[5-
 
 def refusal(api: API, body: dict[str, Any], dialect: Dialect) -> str | None:
     """The API's error message for a schema-valid body it still refuses, or None."""
-    tools = _tool_schemas(api, body)
-    problem = _anthropic_tools(tools) if api == "anthropic" else _openai_tools(tools)
+    problem = tool_schema_rules.refusal(api, body)
     if problem is not None:
         return problem
     problem = _anthropic_images(body) if api == "anthropic" else _openai_images(body)
@@ -105,26 +103,6 @@ def _deepseek(api: API, body: dict[str, Any]) -> str | None:
     return None
 
 
-_ANTHROPIC_KEY = re.compile(r"^[a-zA-Z0-9_.-]{1,64}$")
-
-
-def _tool_schemas(api: API, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    found: list[tuple[str, dict[str, Any]]] = []
-    for t in body.get("tools") or []:
-        if not isinstance(t, dict):
-            continue
-        if api == "anthropic":
-            schema = t.get("input_schema")
-        elif api == "chat":
-            schema = (t.get("function") or {}).get("parameters")
-        else:
-            schema = t.get("parameters")
-        name = t.get("name") or (t.get("function") or {}).get("name") or "?"
-        if isinstance(schema, dict):
-            found.append((str(name), schema))
-    return found
-
-
 def _nodes(schema: Any) -> list[dict[str, Any]]:
     """Every subschema, the schema itself first."""
     out: list[dict[str, Any]] = []
@@ -137,33 +115,6 @@ def _nodes(schema: Any) -> list[dict[str, Any]]:
         elif isinstance(node, list):
             stack.extend(node)
     return out
-
-
-def _openai_tools(tools: list[tuple[str, dict[str, Any]]]) -> str | None:
-    for name, schema in tools:
-        for node in _nodes(schema):
-            if node.get("type") == "array" and "items" not in node:
-                return f"Invalid schema for function '{name}': In context=(), array schema missing items."
-    return None
-
-
-def _anthropic_tools(tools: list[tuple[str, dict[str, Any]]]) -> str | None:
-    for i, (_, schema) in enumerate(tools):
-        if any(k in schema for k in ("oneOf", "allOf", "anyOf")):
-            return (
-                f"tools.{i}.custom.input_schema: input_schema does not support oneOf, allOf, or "
-                "anyOf at the top level"
-            )
-        for node in _nodes(schema):
-            props = node.get("properties")
-            if isinstance(props, dict):
-                for key in props:
-                    if not _ANTHROPIC_KEY.match(str(key)):
-                        return (
-                            f"tools.{i}.custom.input_schema.properties: Property keys should "
-                            f"match pattern '^[a-zA-Z0-9_.-]{{1,64}}$'"
-                        )
-    return None
 
 
 ANTHROPIC_IMAGE_MAX = 5 * 1024 * 1024  # bytes of base64 per image

@@ -18,6 +18,7 @@ from typing import Any
 from tether.errors import TetherError
 
 DEFINITION_KEYS = ("$defs", "definitions")
+DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 MAX_PROBLEMS = 5  # problems named in one INVALID_ARGS message
 # Inlining a chain of definitions each used twice doubles per link: a 2 KB schema can grow to
 # millions of nodes. Past this many, the schema is refused (its tool is left out).
@@ -42,17 +43,18 @@ class SchemaTooLarge(TetherError, ValueError):
 
 
 def self_contained(schema: dict[str, Any]) -> dict[str, Any]:
-    """A copy of an object schema with no reference a provider could fail to resolve: a
-    recursive one keeps its definitions (it resolves inside the schema)."""
+    """A copy of an object schema with no reference a provider could fail to resolve (a
+    recursive one keeps its definitions: it resolves inside the schema), and its dialect
+    named where it was only implied."""
     out = copy.deepcopy(schema)
     out.setdefault("type", "object")
     if out.get("type") == "object" and not isinstance(out.get("properties"), dict):
         out["properties"] = {}
     body = {k: v for k, v in out.items() if k not in DEFINITION_KEYS}
     try:
-        return inline(body, out)
+        return _dialect(inline(body, out))
     except RecursiveRef:
-        return _drop_dangling(out, out)
+        return _dialect(_drop_dangling(out, out))
 
 
 def target(root: dict[str, Any], ref: str) -> Any:
@@ -125,6 +127,30 @@ def problem(schema: dict[str, Any]) -> str | None:
     except SchemaError as exc:
         return f"not a valid JSON schema: {exc.message}"
     return None
+
+
+def _dialect(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema`, marked draft-07 when it names no `$schema` and is valid as draft-07 but not as
+    draft 2020-12 (the default): servers wrote the tuple `items: [...]` before MCP named a
+    default dialect (2025-11-25), and the checker then reads it as they meant it."""
+    if "$schema" in schema or not _tuple_items(schema):
+        return schema  # the common case, decided without a check
+    from jsonschema import Draft7Validator, Draft202012Validator
+
+    if Draft202012Validator(Draft202012Validator.META_SCHEMA).is_valid(schema):
+        return schema  # the list was a value (a `default`), not a tuple
+    if not Draft7Validator(Draft7Validator.META_SCHEMA).is_valid(schema):
+        return schema  # invalid either way: `problem` says why
+    return {"$schema": DRAFT_07, **schema}
+
+
+def _tuple_items(node: Any) -> bool:
+    """Whether an `items` holds a list somewhere (draft 2020-12 refuses it, draft-07 takes it)."""
+    if isinstance(node, list):
+        return any(_tuple_items(v) for v in node)
+    if not isinstance(node, dict):
+        return False
+    return isinstance(node.get("items"), list) or any(_tuple_items(v) for v in node.values())
 
 
 def checker(schema: dict[str, Any]) -> Checker:

@@ -12,7 +12,7 @@ from tether.engine import events as ev
 from tether.engine.commands.slash_command import Command, CommandContext, Handler, prompt_turn
 from tether.engine.history import TextPart, UserPart
 from tether.engine.mcp.names import tool_name, unique
-from tether.engine.mcp.server_state import ServerStatus
+from tether.engine.mcp.server_state import ServerStatus, left_out_lines
 from tether.engine.mcp.spec import PromptArgument, RemotePrompt
 from tether.errors import TetherError
 
@@ -65,7 +65,11 @@ def _line(s: ServerStatus) -> str:
     if s.state == "ready":
         prompts = f", {s.prompts} prompt{'' if s.prompts == 1 else 's'}" if s.prompts else ""
         tools = ", ".join(f"`{t}`" for t in s.tools) or "none"
-        return f"{head}{prompts}\n  - tools ({len(s.tools)}): {tools}"
+        lines = [f"{head}{prompts}", f"  - tools ({len(s.tools)}): {tools}"]
+        if s.left_out:
+            lines.append(f"  - left out ({len(s.left_out)}):")
+            lines += [f"    - {x}" for x in left_out_lines(s.left_out, quote="`")]
+        return "\n".join(lines)
     if s.state in ("failed", "exited"):
         lines = s.output.strip().splitlines()
         last = lines[-1][:OUTPUT_LINE].replace("`", "'") if lines else ""  # one code span

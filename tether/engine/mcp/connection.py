@@ -33,6 +33,7 @@ from tether import __version__
 from tether.engine.history import ImagePart
 from tether.engine.mcp.list_changes import ListChanges, ListName
 from tether.engine.mcp.results import prompt_parts, to_output
+from tether.engine.mcp.server_state import LeftOut
 from tether.engine.mcp.spec import (
     PromptArgument,
     RemotePrompt,
@@ -64,7 +65,10 @@ class Connection:
         self.cwd = cwd
         self.tools: list[RemoteTool] = []
         self.prompts: list[RemotePrompt] = []
-        self.invalid: list[str] = []  # tools the server listed that the MCP spec refuses: why
+        # Of the last listing: tools the MCP spec refuses (each with why), and how many were
+        # past MAX_TOOLS (left out unread). Set with `tools`, so the three agree.
+        self.invalid: list[LeftOut] = []
+        self.dropped = 0
         self.instructions = ""
         self._client: Client | None = None
         self._ended = anyio.Event()  # the transport ended, or `stop` was called
@@ -73,11 +77,6 @@ class Connection:
         self._stdio: StdioTransport | None = None
         self._watched: Watched | None = None
         self._changes = ListChanges(spec.name)
-
-    @property
-    def dropped(self) -> int:
-        """Tools the server listed past MAX_TOOLS (left out unread)."""
-        return self._watched.lists.dropped if self._watched is not None else 0
 
     @property
     def alive(self) -> bool:
@@ -113,7 +112,7 @@ class Connection:
 
     async def _hold(self, ready: Callable[[], Awaitable[None]], changed: Changed) -> None:
         started = False
-        watched = self._watched = Watched(self._transport(), self._ended, self.invalid)
+        watched = self._watched = Watched(self._transport(), self._ended)
         with anyio.CancelScope(deadline=anyio.current_time() + CONNECT_TIMEOUT) as limit:
             async with Client(
                 watched,
@@ -122,7 +121,8 @@ class Connection:
                 logging_callback=self._server_log,
                 message_handler=self._changes.on_message,
             ) as client:
-                self.tools = await _list_tools(client)
+                watched.lists.version = client.protocol_version  # what the SDK checks against
+                await self._read_tools(client)
                 self.prompts = await _list_prompts(client, self.spec.name)
                 self.instructions = (client.instructions or "").strip()
                 self._client = client
@@ -146,9 +146,7 @@ class Connection:
             try:
                 with anyio.fail_after(self.spec.request_timeout):
                     if "tools" in stale:
-                        assert self._watched is not None
-                        self._watched.lists.restart()
-                        self.tools = await _list_tools(client)
+                        await self._read_tools(client)
                     if "prompts" in stale:
                         self.prompts = await _list_prompts(client, self.spec.name)
                 await changed(stale)
@@ -156,6 +154,13 @@ class Connection:
                 log.warning("MCP server %s: listing again failed: %s", self.spec.name, exc)
             finally:
                 self._changes.done()
+
+    async def _read_tools(self, client: Client) -> None:
+        """List the tools; those the MCP spec refuses are left out one by one (`invalid`)."""
+        tools = await _list_tools(client)
+        assert self._watched is not None
+        lists = self._watched.lists
+        self.tools, self.invalid, self.dropped = tools, list(lists.invalid), lists.dropped
 
     def _transport(self) -> contextlib.AbstractAsyncContextManager[Streams]:
         spec = self.spec

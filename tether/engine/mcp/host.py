@@ -22,7 +22,14 @@ import anyio.abc
 from tether.engine.events import Notice
 from tether.engine.history import ImagePart
 from tether.engine.mcp.names import tool_name, unique
-from tether.engine.mcp.server_state import McpChange, ServerState, ServerStatus, tools_changed
+from tether.engine.mcp.server_state import (
+    LeftOut,
+    McpChange,
+    ServerState,
+    ServerStatus,
+    left_out_lines,
+    tools_changed,
+)
 from tether.engine.mcp.spec import RemotePrompt, RemoteTool, ServerFailed, ServerSpec
 from tether.engine.registry import ToolDef, ToolError, ToolOutput, schema_tool
 from tether.engine.seam import Capabilities
@@ -57,6 +64,7 @@ class _Server:
     connection: Connection | None = None
     tools: list[ToolDef] = field(default_factory=list[ToolDef])
     listed: list[RemoteTool] = field(default_factory=list[RemoteTool])  # what `tools` came from
+    left_out: list[LeftOut] = field(default_factory=list[LeftOut])  # of the last listing, why
     offered: set[str] = field(default_factory=set[str])  # every tool name it ever had
     state: ServerState = "starting"
     reason: str = ""  # why it failed or exited
@@ -147,6 +155,7 @@ class McpHost:
                 [t.name for t in s.tools] if s.live else [],
                 len(s.connection.prompts) if s.live and s.connection is not None else 0,
                 s.output,
+                list(s.left_out) if s.live else [],
             )
             for s in self._servers
         ]
@@ -226,7 +235,7 @@ class McpHost:
             log.exception("MCP server %s failed", server.spec.name)
             failure = ServerFailed(server.connection is not None, f"{type(exc).__name__}: {exc}")
         finally:
-            server.tools = []
+            server.tools, server.left_out = [], []
             told = failure is not None and not self._closing
             server.state = "stopped"
             if failure is not None and told:
@@ -282,45 +291,40 @@ class McpHost:
         """The server's tools as it lists them now, offered from the next request on; the
         list they replace."""
         assert server.connection is not None
+        connection = server.connection
         async with server.listing:  # a change told as it became ready: the newest list wins
-            before, listed = server.listed, list(server.connection.tools)
+            before, listed = server.listed, list(connection.tools)
+            refused = [*connection.invalid, *_dropped(connection.dropped)]
             # Schemas are made self-contained and checked off the event loop: a hostile one
             # can take a while before its bound refuses it, and nothing else may wait.
-            tools, left_out = await anyio.to_thread.run_sync(self._tools_of, server, listed)
+            tools, unusable = await anyio.to_thread.run_sync(self._tools_of, server, listed)
             server.tools, server.listed = tools, listed  # one swap: a request sees one set
+            server.left_out = [*refused, *unusable]
         server.offered.update(t.name for t in tools)
-        if left_out:
-            await self._tell(
-                Notice(
-                    "warning",
-                    f"MCP server {server.spec.name}: {_count(server, tools)} tools left out",
-                    "\n".join(left_out),
-                )
-            )
+        if server.left_out:
+            count = len(connection.invalid) + connection.dropped + len(unusable)
+            tools_ = "tool" if count == 1 else "tools"
+            title = f"MCP server {server.spec.name}: {count} {tools_} left out"
+            lines = left_out_lines(server.left_out)
+            await self._tell(Notice("warning", title, "\n".join(f"- {x}" for x in lines)))
         return before
 
     def _tools_of(
         self, server: _Server, listed: list[RemoteTool]
-    ) -> tuple[list[ToolDef], list[str]]:
-        """The server's tools as tether offers them, and what was left out, with why."""
-        assert server.connection is not None
+    ) -> tuple[list[ToolDef], list[LeftOut]]:
+        """The server's tools as tether offers them, and those whose schema it cannot use."""
         taken = {t.name for s in self._servers if s is not server for t in s.tools}
-        left_out = [f"- {why}" for why in server.connection.invalid]
-        if server.connection.dropped:
-            left_out.append(
-                f"- {server.connection.dropped:,} more tools: tether offers at most "
-                f"{MAX_TOOLS} of one server (every request carries every tool)"
-            )
         tools: list[ToolDef] = []
+        unusable: list[LeftOut] = []
         for remote in listed:
             name = unique(tool_name(server.spec.name, remote.name), taken)
             try:
                 tools.append(self._tool(server, remote, name))
             except ValueError as exc:
-                left_out.append(f"- {remote.name}: {exc}")
+                unusable.append((remote.name, str(exc)))
                 continue
             taken.add(name)
-        return tools, left_out
+        return tools, unusable
 
     def _tool(self, server: _Server, remote: RemoteTool, name: str) -> ToolDef:
         connection = server.connection
@@ -375,7 +379,8 @@ class McpHost:
             log.warning("could not tell the client: %s", notice.title)
 
 
-def _count(server: _Server, tools: list[ToolDef]) -> int:
-    c = server.connection
-    assert c is not None
-    return len(c.tools) + len(c.invalid) + c.dropped - len(tools)
+def _dropped(count: int) -> list[LeftOut]:
+    if not count:
+        return []
+    why = f"tether offers at most {MAX_TOOLS} of one server (every request carries every tool)"
+    return [("", f"{count:,} more tools: {why}")]

@@ -3,7 +3,7 @@ changes (its state, its tools, its prompts)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from tether.engine.mcp.spec import RemoteTool
@@ -11,6 +11,8 @@ from tether.engine.mcp.spec import RemoteTool
 # starting: connecting; ready: serving; failed: never became ready; exited: went away after
 # it was ready; stopped: the session stopped it.
 ServerState = Literal["starting", "ready", "failed", "exited", "stopped"]
+# A tool of the server left out, and why: its name ("" for a count of tools past the cap).
+LeftOut = tuple[str, str]
 
 
 @dataclass(frozen=True)
@@ -30,11 +32,17 @@ class ServerStatus:
     tools: list[str]  # the names the model knows them by
     prompts: int
     output: str = ""  # the end of what it wrote to stderr when it failed or exited
+    left_out: list[LeftOut] = field(default_factory=list[LeftOut])  # tools not offered, why
 
     @property
     def summary(self) -> str:
         """ "ready", "exited: the server went away", ..."""
         return f"{self.state}: {self.reason}" if self.reason else self.state
+
+
+def left_out_lines(left_out: list[LeftOut], quote: str = "") -> list[str]:
+    """ "no_type: not a valid MCP tool (...)", one per tool left out (`quote` around names)."""
+    return [f"{quote}{name}{quote}: {why}" if name else why for name, why in left_out]
 
 
 def tools_changed(server: str, before: list[RemoteTool], after: list[RemoteTool]) -> str:
