@@ -79,7 +79,16 @@ def status_line(result: CommandResult, timeout: float) -> str:
     if len(result.stage_codes) > 1:
         codes = " | ".join("killed" if c is None else str(c) for c in result.stage_codes)
         line += f" (pipeline: {codes})"
+    if result.launcher_skipped:  # first line: what a client terminal's card shows of the text
+        line += f" {LAUNCHER_SKIPPED}"
     return line
+
+
+LAUNCHER_SKIPPED = (
+    "⚠ the editor did not start tether's launcher for this command: it ran outside the "
+    "sandbox and outside tether's hold, or did not run at all (the editor looked the "
+    "program up elsewhere); tether now names its launcher by its path in this editor"
+)
 
 
 def result_text(result: CommandResult, timeout: float) -> str:
