@@ -59,8 +59,12 @@ class Client:
             return {"outcome": {"outcome": "cancelled"}}
         return {"outcome": {"outcome": "selected", "optionId": self.choice}}
 
-    async def start(self, cwd: Path, caps: dict[str, Any] | None = None) -> str:
-        params = {"protocolVersion": 1, "clientCapabilities": caps or {}}
+    async def start(
+        self, cwd: Path, caps: dict[str, Any] | None = None, info: dict[str, Any] | None = None
+    ) -> str:
+        params: dict[str, Any] = {"protocolVersion": 1, "clientCapabilities": caps or {}}
+        if info is not None:
+            params["clientInfo"] = info
         await self.peer.request("initialize", params)
         result = await self.peer.request("session/new", {"cwd": str(cwd), "mcpServers": []})
         return result["sessionId"]

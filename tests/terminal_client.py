@@ -1,10 +1,26 @@
 """The client side of ACP's `terminal/*`, for real: `terminal/create` starts the process, output
 is collected (truncated from the beginning at `outputByteLimit`, as the spec says), and
-`kill` / `release` stop it. Every request the agent sends is validated against the schema."""
+`kill` / `release` stop it. Every request the agent sends is validated against the schema.
+
+How `command` and `args` are started is the client's (`runs`):
+- `exec` (the default): the program itself, looked up by name in the PATH of the environment
+  it is given: what acpx does (Node's `child_process.spawn` with `env`), and Python's
+  subprocess, Rust's `Command`, libuv;
+- `toad`: Toad's `TerminalTool` (batrachianai/toad, src/toad/widgets/terminal_tool.py): the line
+  `command` (when it holds a space) or `command` and the shell-quoted `args`, run by the user's
+  `$SHELL -c`, itself started through `/bin/sh -c`, with Toad's environment and the agent's
+  `env` on top;
+- `own-path`: a client that looks the program up in its own PATH and drops the agent's `PATH`
+  (Go's exec.Command, Java's ProcessBuilder, glibc's posix_spawnp; a Toad fork that blocks
+  `PATH` from the agent's `env`);
+- `toad-bare`: Toad's way, ignoring the agent's `env` altogether.
+"""
 
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
 import signal
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +43,8 @@ class _Term:
 
 
 class TerminalServer:
-    def __init__(self) -> None:
+    def __init__(self, runs: str = "exec") -> None:
+        self.runs = runs
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.terms: dict[str, _Term] = {}
         self.started = anyio.Event()  # set when a terminal's process has started
@@ -65,8 +82,9 @@ class TerminalServer:
 
             raise RpcError(-32603, self.refuse)
         env = {**os.environ, **{e["name"]: e["value"] for e in params.get("env") or []}}
+        argv = self._argv(params["command"], params.get("args", []), env)
         proc = await anyio.open_process(
-            [params["command"], *params.get("args", [])],
+            argv,
             cwd=params.get("cwd"),
             env=env,
             stdin=None,
@@ -80,6 +98,22 @@ class TerminalServer:
         self._tg.start_soon(self._collect, term)
         self.started.set()
         return {"terminalId": tid}
+
+    def _argv(self, command: str, args: list[str], env: dict[str, str]) -> list[str]:
+        if self.runs == "toad-bare":
+            env.clear()
+            env.update(os.environ)
+        if self.runs in ("toad", "toad-bare"):
+            line = command if " " in command else f"{command} {shlex.join(args)}"
+            shell = os.environ.get("SHELL", "sh")
+            return ["/bin/sh", "-c", shlex.join([shell, "-c", line])]
+        if self.runs == "own-path":
+            own = env["PATH"] = os.environ.get("PATH", os.defpath)
+            return [
+                command if "/" in command else shutil.which(command, path=own) or command,
+                *args,
+            ]
+        return [command, *args]
 
     async def _collect(self, term: _Term) -> None:
         assert term.proc.stdout is not None

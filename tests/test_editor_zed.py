@@ -12,7 +12,9 @@ checked too (`check_sent`).
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -20,12 +22,13 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from jsonschema import Draft7Validator
 
 from tests.harness import REPO, AgentProcess, script, spawn_agent
 from tests.protocol_log import check_sent
-from tests.zed_terminal import ZedTerminal
+from tests.zed_terminal import ZedTerminal, zed_argv
 from tether import __version__
 
 ZED = REPO / "editors" / "zed"
@@ -267,16 +270,17 @@ def check_command_in_a_zed_terminal(
     [create] = [dict(f["params"]) for f in agent.frames if f.get("method") == "terminal/create"]
     assert create.pop("outputByteLimit") > 0
     # Zed joins command and args through a shell: tether sends the argv as one quoted line,
-    # the sandbox's one-use launcher first; the environment is the command environment (with
-    # tether's process marker), every other variable of tether's own emptied.
-    launcher, rest = create.pop("command").split(" ", 1)
-    assert re.fullmatch(r"/\S+/run/sandboxed-\d+", launcher) and rest == "python3 check.py"
+    # after the sandbox's one-use launcher named by a variable (so the user reads the command);
+    # the environment is the command environment (with tether's process marker), every other
+    # variable of tether's own emptied, and the launcher.
+    assert create.pop("command") == '"$TETHER_SANDBOXED" python3 check.py'
     sent = {e["name"]: e["value"] for e in create.pop("env")}
     assert sent["TETHER_OWNER"] and sent["PATH"] and sent["TETHER_HOME"] == ""
+    assert re.fullmatch(r"/\S+/run/sandboxed-\d+", sent["TETHER_SANDBOXED"])
     assert create == {"sessionId": sid, "args": [], "cwd": str(project)}
     [(tid, terminal)] = zed.released.items()
     assert zed.terminals == {}  # every terminal the agent created was released
-    assert terminal.label.endswith("python3 check.py")
+    assert terminal.label == '"$TETHER_SANDBOXED" python3 check.py'  # the card's header
     assert terminal.text == "Hello, Ada!\n"  # check.py ran after app.py was fixed
     assert terminal.exit_status() == {"exitCode": 0}
 
@@ -437,3 +441,63 @@ async def test_zed_runs_the_argv_exactly_nothing_expanded(home: Path, tmp_path: 
     texts = sorted(t.text for t in zed.released.values())
     assert texts == ["$(touch pwned)\n", "two words|a;b|"]
     assert not (project / "pwned").exists()
+
+
+def _plant(path: Path, body: str) -> None:
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mechanism", ["bubblewrap", "landlock"])
+async def test_zed_shows_the_command_and_runs_it_confined(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mechanism: str
+) -> None:
+    """In a project with a virtual environment, which Zed activates before the agent's command
+    line (the venv's `bin` first on PATH, a folder a confined command may write), a `touch`
+    planted there, a program named like a shell builtin (`kill`) and a script named by its
+    path all run in the sandbox, and Zed's card shows each command as the model wrote it."""
+    monkeypatch.setenv("TETHER_SANDBOX", mechanism)
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    venv_bin = project / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    outside.mkdir()
+    (venv_bin / "activate").write_text(
+        f'VIRTUAL_ENV={venv_bin.parent}\nPATH="$VIRTUAL_ENV/bin:$PATH"\nexport VIRTUAL_ENV PATH\n'
+    )
+    _plant(venv_bin / "touch", 'echo planted touch ran\nexec /usr/bin/touch "$@"')
+    _plant(project / "mk.sh", 'exec /usr/bin/touch "$1"')
+    # The replay activates it as Zed does: a bare `touch` on this line finds the planted one,
+    # outside any sandbox (what naming the program alone on Zed's line would run).
+    line = zed_argv("touch", [str(outside / "bare")], project)
+    with anyio.fail_after(30):
+        await anyio.run_process(line, cwd=project)
+    assert (outside / "bare").exists()
+    (outside / "bare").unlink()
+
+    argvs = [
+        ["touch", str(outside / "a")],
+        ["kill", "-0", str(os.getpid())],
+        ["./mk.sh", str(outside / "b")],
+    ]
+    rounds = [
+        [{"tool_call": {"id": f"c{i}", "name": "run_argv", "arguments": {"argv": a}}}]
+        for i, a in enumerate(argvs)
+    ]
+    path = script(tmp_path / "confined.json", [*rounds, [{"text": "done"}]])
+    async with spawn_agent(home, "--script", str(path)) as agent:
+        zed, sid, _ = await zed_session(agent, project)
+        await agent.request("session/set_mode", {"sessionId": sid, "modeId": "code"})
+        resp = await agent.prompt(sid, "try these")
+        assert resp["result"] == {"stopReason": "end_turn"}
+        check_sent(agent.sent, agent.frames)
+    assert list(outside.iterdir()) == []
+    touched, killed, scripted = zed.released.values()
+    assert [t.label for t in (touched, killed, scripted)] == [
+        f'"$TETHER_SANDBOXED" {shlex.join(a)}' for a in argvs
+    ]
+    assert "planted touch ran" in touched.text and touched.exit_status()["exitCode"] != 0
+    assert (
+        killed.exit_status()["exitCode"] != 0
+    )  # not the shell's kill: this process is out of reach
+    assert scripted.exit_status()["exitCode"] != 0

@@ -8,6 +8,12 @@ run in a real terminal (a pseudo-terminal that is the shell's controlling tty) w
 terminal's text (no carriage returns); past `outputByteLimit` Zed keeps the *start* of it, cut
 back to a line end, and says `truncated`; the exit status comes with it once the command ended.
 The terminal's id is a UUID. A released terminal stays on the tool card with what it showed.
+
+When the project holds a Python virtual environment (`terminal.detect_venv`, on by default:
+`.env`, `env`, `.venv` or `venv` with `bin/activate`), Zed makes it the active toolchain and runs
+its activation script first (project::terminals `create_terminal_task`): the user's shell runs
+`. VENV/bin/activate; /bin/sh -i -c "(...) </dev/null"`, so the venv's `bin` comes first on the
+PATH the command line is looked up in.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import fcntl
 import os
 import pty
+import shlex
 import signal
 import subprocess
 import termios
@@ -33,6 +40,22 @@ def shell_line(command: str, args: list[str]) -> str:
     return "(" + " ".join([command, *args]) + ") </dev/null"
 
 
+VENVS = (".env", "env", ".venv", "venv")  # terminal.detect_venv's default directories
+
+
+def zed_argv(command: str, args: list[str], worktree: Path) -> list[str]:
+    """The program Zed starts for a terminal of the agent's, in `worktree`."""
+    argv = [SHELL, "-i", "-c", shell_line(command, args)]
+    activate = next(
+        (worktree / v / "bin" / "activate" for v in VENVS if (worktree / v / "bin").is_dir()),
+        None,
+    )
+    if activate is None or not activate.exists():
+        return argv
+    user_shell = os.environ.get("SHELL", SHELL)
+    return [user_shell, "-c", f". {shlex.quote(str(activate))}; {shlex.join(argv)}"]
+
+
 def _controlling_tty() -> None:
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
@@ -47,7 +70,7 @@ class ZedTerminal:
         master, slave = pty.openpty()
         try:
             self.proc = subprocess.Popen(
-                [SHELL, "-i", "-c", shell_line(params["command"], params.get("args") or [])],
+                zed_argv(params["command"], params.get("args") or [], worktree),
                 cwd=params.get("cwd") or worktree,
                 env=env,
                 stdin=slave,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from tether.engine.events import Location, ToolContent
 from tether.engine.file_search import FileSearch
@@ -111,16 +111,28 @@ class FileSystem(Protocol):
         ...
 
 
+class Launcher(NamedTuple):
+    """The one-use launcher a command starts through (engine/sandbox/): `argv` is then
+    `[path, *program]`. A client terminal may name it another way, so that the user reads
+    `program` (rpc/acp/client_terminal.py); `confined`: it starts the sandbox (else only
+    tether's hold on the command's lifetime)."""
+
+    path: Path
+    program: list[str]
+    confined: bool
+
+
 @dataclass(frozen=True)
 class Stage:
     """One command of a pipeline: its stdout feeds the next stage's stdin (the last stage's
     goes to the output). `mix_stderr` sends stderr along with stdout (`2>&1 |`); otherwise
-    stderr goes straight to the output."""
+    stderr goes straight to the output. `launcher`: what `argv` starts through, if anything."""
 
     argv: list[str]
     cwd: Path
     env: dict[str, str]
     mix_stderr: bool = False
+    launcher: Launcher | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +149,9 @@ class CommandResult:
     timed_out: bool = False  # the command outlived its timeout and was killed
     omitted: int = 0
     stage_codes: tuple[int | None, ...] = ()  # every stage's exit code, for pipelines
+    # The client started something, but not the command's launcher: the command ran outside
+    # the sandbox and tether's hold on it, or did not run.
+    launcher_skipped: bool = False
 
 
 Overflow = Callable[[], Path]  # makes the file a long command output is kept whole in
@@ -166,10 +181,12 @@ class Terminal(Protocol):
         stdin: bytes | None = None,
         progress: CommandProgress | None = None,
         overflow: Overflow | None = None,
+        launcher: Launcher | None = None,
     ) -> CommandResult:
         """Run one command (no shell). A timeout kills it and answers `timed_out`;
         cancellation kills it too. SeamError when it cannot start. `overflow` makes the file
-        the whole output goes to once it is longer than `output_limit` (where it can be)."""
+        the whole output goes to once it is longer than `output_limit` (where it can be).
+        `launcher`: what `argv` starts through, when it does."""
         ...
 
     async def run_pipeline(

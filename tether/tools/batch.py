@@ -341,6 +341,7 @@ class _BatchRun:
                 stdin=node.stdin,
                 progress=self.progress,
                 overflow=lambda: spill.reserve(name),
+                launcher=step.launcher,
             )
         return await terminal.run_pipeline(
             steps,
@@ -353,7 +354,7 @@ class _BatchRun:
 
     async def _confined(self, step: Stage) -> Stage:
         started = await confine(self.ctx, step.argv, step.cwd, step.env, unconfined=self.unconfined)
-        return Stage(started.argv, step.cwd, started.env, step.mix_stderr)
+        return Stage(started.argv, step.cwd, started.env, step.mix_stderr, started.launcher)
 
     def text(self) -> str:
         ran = len(self.blocks)

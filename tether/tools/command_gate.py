@@ -23,7 +23,7 @@ from tether.engine.events import TextOut, ToolContent
 from tether.engine.local.processes import command_environment
 from tether.engine.registry import CallPlan, ToolError
 from tether.engine.sandbox.session_sandbox import SandboxUnavailable, Scope
-from tether.engine.seam import Capabilities, CommandResult
+from tether.engine.seam import Capabilities, CommandResult, Launcher
 from tether.tools.text import fence
 
 __all__ = [
@@ -123,11 +123,13 @@ def _where_it_runs(
 
 class Launch(NamedTuple):
     """What to start: the argv, the variables to start it with (on top of the command
-    environment) and whether it runs in the sandbox."""
+    environment), whether it runs in the sandbox, and the launcher the argv starts through
+    (None: the argv is the command itself)."""
 
     argv: list[str]
     env: dict[str, str]
     confined: bool
+    launcher: Launcher | None = None
 
 
 async def confine(
@@ -152,17 +154,25 @@ async def confine(
     base = command_environment()
     if unconfined or not ctx.sandbox.confines:
         started = await ctx.sandbox.unconfined(argv, base=base, env=env)
-        return Launch(started, {}, confined=False)
+        return _launch(started, argv, confined=False)
     try:
         scope = scope_of(ctx, tty=tty)
         wrapped = await ctx.sandbox.wrap(argv, cwd=cwd, scope=scope, base=base, env=env)
-        return Launch(wrapped, {}, confined=True)
+        return _launch(wrapped, argv, confined=True)
     except SandboxUnavailable as exc:
         raise ToolError(
             "SANDBOX_UNAVAILABLE",
             f"{exc}; the command did not run. Ask to run it with unconfined=true and a reason "
             "(the user is asked).",
         ) from None
+
+
+def _launch(started: list[str], argv: list[str], *, confined: bool) -> Launch:
+    """`started` is `[launcher, *argv]`, or (no launcher where none can run: not Linux,
+    unconfined) the argv itself, after a confined `env` setting the call's variables."""
+    if started[1:] == argv:
+        return Launch(started, {}, confined, Launcher(Path(started[0]), list(argv), confined))
+    return Launch(started, {}, confined)
 
 
 _REFUSALS = re.compile(

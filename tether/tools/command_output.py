@@ -79,15 +79,25 @@ def status_line(result: CommandResult, timeout: float) -> str:
     if len(result.stage_codes) > 1:
         codes = " | ".join("killed" if c is None else str(c) for c in result.stage_codes)
         line += f" (pipeline: {codes})"
+    if result.launcher_skipped:  # first line: what a client terminal's card shows of the text
+        line += f" {LAUNCHER_SKIPPED}"
     return line
+
+
+LAUNCHER_SKIPPED = (
+    "⚠ the editor did not start tether's launcher for this command: it ran outside the "
+    "sandbox and outside tether's hold, or did not run at all (the editor looked the "
+    "program up elsewhere); tether now names its launcher by its path in this editor"
+)
 
 
 def terminal_card(terminal_ids: list[str], result: CommandResult, status: str) -> list[ToolContent]:
     """The card of a command that ran in client terminals: the terminals, which the client
     shows with the exit status it saw (a status line beside them says it twice), and `status`
-    only when it tells what a terminal cannot: that it was killed for taking too long."""
+    only when it tells what a terminal cannot: that it was killed for taking too long, or that
+    the editor did not start tether's launcher."""
     card: list[ToolContent] = [TerminalOut(t) for t in terminal_ids]
-    if result.timed_out:
+    if result.timed_out or result.launcher_skipped:
         card.append(TextOut(status))
     return card
 

@@ -111,6 +111,7 @@ async def run_argv(ctx: Capabilities, args: RunArgvArgs) -> ToolOutput:
             stdin=cmd.stdin,
             progress=progress,
             overflow=lambda: ctx.spill.reserve(f"run_argv-{ctx.call_id}-output"),
+            launcher=started.launcher,
         )
     )
     text = result_text(result, cmd.timeout)

@@ -18,7 +18,14 @@ import anyio.abc
 
 from tether.engine.local import env_allowlist, reaper
 from tether.engine.local.terminal_text import sanitize
-from tether.engine.seam import CommandProgress, CommandResult, Overflow, SeamError, Stage
+from tether.engine.seam import (
+    CommandProgress,
+    CommandResult,
+    Launcher,
+    Overflow,
+    SeamError,
+    Stage,
+)
 
 KILL_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
 DRAIN_AFTER_EXIT = 0.3  # how long a background child may keep the output open after exit
@@ -255,6 +262,7 @@ class LocalTerminal:
         stdin: bytes | None = None,
         progress: CommandProgress | None = None,
         overflow: Overflow | None = None,
+        launcher: Launcher | None = None,  # (a local process runs `argv` as it is)
     ) -> CommandResult:
         stage = Stage(argv, cwd, env, mix_stderr=True)
         return await run_local(

@@ -99,13 +99,6 @@ class Handshake:
         return bool(c and c.session and c.session.notices is not None)
 
     @property
-    def client_runs_commands_in_a_shell(self) -> bool:
-        """Zed runs a terminal's `command` and `args`, joined by spaces unquoted, through
-        `/bin/sh -c` (its ShellBuilder); a spec-following client runs the program itself."""
-        name = (self.client_info or {}).get("name")
-        return isinstance(name, str) and name.strip().lower() == "zed"
-
-    @property
     def one_diff_per_request(self) -> bool:
         """CodeCompanion shows a permission request's first diff only: a round asking once
         for two files would have the user approve the second unseen."""

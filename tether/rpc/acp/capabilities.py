@@ -17,7 +17,7 @@ from tether.engine.vcs.repository import Repositories
 from tether.engine.workspace import DirGrant, Workspace
 from tether.rpc.acp.acp_handshake import Handshake
 from tether.rpc.acp.client_fs import ClientFileSystem
-from tether.rpc.acp.client_terminal import ClientTerminal
+from tether.rpc.acp.client_terminal import ClientTerminal, terminal_form
 from tether.rpc.acp.elicitation import AcpAsk
 from tether.rpc.acp.permission import AcpApproval
 from tether.rpc.peer import Peer
@@ -52,7 +52,7 @@ def acp_capabilities(
         roots=roots,
         fs=ClientFileSystem(peer, s.id, caps.fs),
         terminal=(
-            ClientTerminal(peer, s.id, through_shell=handshake.client_runs_commands_in_a_shell)
+            ClientTerminal(peer, s.id, form=terminal_form(handshake))
             if caps.terminal
             else LocalTerminal()
         ),
