@@ -67,6 +67,21 @@ def card_updates(client: Client, call_id: str) -> list[dict[str, Any]]:
     return [u for u in client.updates if u.get("toolCallId") == call_id]
 
 
+async def test_an_unconfined_command_s_launcher_says_so(
+    home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that names tether's launcher by what it is (tether.nvim, the VS Code extension)
+    must not call an unconfined command sandboxed: its launcher is `unconfined-N`."""
+    monkeypatch.setenv("TETHER_SANDBOX", "none")
+    rounds = [[call("run_argv", "c1", argv=["true"])], [{"text": "ok"}]]
+    async with client_with_terminal(home, rounds) as (client, server, _):
+        sid = await client.start(project, CAPS)
+        assert await client.prompt(sid, "go") == "end_turn"
+    [(method, create)] = server.calls[:1]
+    assert method == "terminal/create"
+    assert create["command"].endswith("/run/unconfined-1") and create["args"] == ["true"]
+
+
 async def test_a_command_runs_in_the_client_terminal(home: Path, project: Path) -> None:
     rounds = [
         [call("run_argv", "c1", argv=["printf", "a b\\n%s\\n", "two words"])],

@@ -29,7 +29,7 @@ pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="the sandbox's launchers are Linux's"),
 ]
 RUNS = {"acpx": "exec", "toad": "toad", "some-editor": "exec"}  # how each client starts it
-LAUNCHER = r"/\S+/tether-sandbox-\w+/run/sandboxed-\d+"
+LAUNCHER = r"/\S+/tether-sandbox-\w+/run/(?:sandboxed|unconfined)-\d+"
 
 
 def call(name: str, cid: str, **arguments: Any) -> dict[str, Any]:
@@ -78,7 +78,7 @@ def check_frame(client: str, create: dict[str, Any], argv: list[str], confined: 
         # launcher named after it; the launcher is gone once the command ran.
         assert (create["command"], create["args"]) == (argv[0], argv[1:])
         first = Path(env["PATH"].split(os.pathsep)[0])
-        assert re.fullmatch(LAUNCHER.replace("sandboxed-\\d+", "named-\\w+"), str(first))
+        assert re.fullmatch(r"/\S+/tether-sandbox-\w+/run/named-\w+", str(first))
         assert not first.exists()
         assert shown(client, create) == " ".join([argv[0], *map(json.dumps, argv[1:])])
     elif client == "toad":
@@ -86,10 +86,13 @@ def check_frame(client: str, create: dict[str, Any], argv: list[str], confined: 
         var = "TETHER_SANDBOXED" if confined else "TETHER_UNCONFINED"
         assert create["command"] == f'"${var}" {shlex.join(argv)}' and create["args"] == []
         assert re.fullmatch(LAUNCHER, env[var])
+        assert Path(env[var]).name.startswith("sandboxed-" if confined else "unconfined-")
         if shlex.join(argv) == " ".join(argv):  # (Toad's header mangles any quoted word)
             assert shown(client, create) == f'"${var}" {" ".join(argv)}'
     else:  # a client tether knows nothing of: the launcher by its path, then the argv
         assert re.fullmatch(LAUNCHER, create["command"]) and create["args"] == argv
+        kind = "sandboxed-" if confined else "unconfined-"
+        assert Path(create["command"]).name.startswith(kind)
 
 
 @pytest.mark.parametrize("mechanism", ["bubblewrap", "landlock", "none"])

@@ -23,6 +23,15 @@ end
 
 H.run({
   {
+    "tether's launcher is named by what it is, sandboxed or unconfined",
+    function()
+      local run = "/tmp/tether-sandbox-x/run/"
+      H.eq("ls -la  (sandboxed)", terminal.shown({ run .. "sandboxed-3", "ls", "-la" }), "confined")
+      H.eq("make push  (unconfined)", terminal.shown({ run .. "unconfined-4", "make", "push" }), "unconfined")
+      H.eq("ls -la", terminal.shown({ "ls", "-la" }), "a plain command")
+    end,
+  },
+  {
     "a command runs in a terminal buffer; output, exit code and env reach the agent",
     function()
       local report = scene("run")

@@ -3,4 +3,4 @@ export { apply, describeStatus, initialState, stopText } from "./chat/model";
 export { hunks, lineDiff } from "./webview/diff";
 export { renderMarkdown } from "./webview/markdown";
 export { sliceLines } from "./host/workspaceFs";
-export { trimToBytes } from "./host/terminals";
+export { display, trimToBytes } from "./host/terminals";

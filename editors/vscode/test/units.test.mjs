@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { testing } from "./helpers.mjs";
 
-const { apply, describeStatus, initialState, renderMarkdown, lineDiff, hunks, sliceLines, trimToBytes } = testing;
+const { apply, describeStatus, display, initialState, renderMarkdown, lineDiff, hunks, sliceLines, trimToBytes } = testing;
 
 function ready() {
   const state = initialState();
@@ -174,5 +174,14 @@ describe("fs and terminal helpers", () => {
     // "é" is two bytes: a cut through it drops the whole character
     assert.deepEqual(trimToBytes("aé", 1), { text: "", truncated: true });
     assert.deepEqual(trimToBytes("aéz", 3), { text: "éz", truncated: true });
+  });
+});
+
+describe("a terminal's name", () => {
+  test("names tether's launcher by what it is, sandboxed or not", () => {
+    const run = "/tmp/tether-sandbox-x/run";
+    assert.equal(display({ sessionId: "s", command: `${run}/sandboxed-3`, args: ["ls", "-la"] }), "ls -la  (sandboxed)");
+    assert.equal(display({ sessionId: "s", command: `${run}/unconfined-4`, args: ["make", "push"] }), "make push  (unconfined)");
+    assert.equal(display({ sessionId: "s", command: "ls", args: ["-la"] }), "ls -la");
   });
 });

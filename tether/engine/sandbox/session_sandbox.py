@@ -39,6 +39,7 @@ from tether.errors import TetherError
 from tether.paths import data_dir
 
 LIFETIME = Path(__file__).with_name("lifetime_exec.py")
+_KINDS = ("sandboxed-", "unconfined-")  # the launchers' names
 SECRETS_FRESH = 10.0  # seconds a secrets scan is reused
 # Seconds a `git status` is reused: the plan's look serves the run that follows it at once.
 WORK_FRESH = 1.0
@@ -179,13 +180,15 @@ class Sandbox:
             return [*_inside(dict(env)), *argv]
         prefix = [sys.executable, "-I", "-S", str(LIFETIME), "--owner", reaper.owner(), "--"]
         prefix += _inside(dict(env))
-        launcher = await anyio.to_thread.run_sync(self._launcher, prefix, dict(base))
+        launcher = await anyio.to_thread.run_sync(self._launcher, prefix, dict(base), "unconfined")
         return [str(launcher), *argv]
 
-    def _launcher(self, prefix: list[str], base: dict[str, str]) -> Path:
-        """A one-use launcher that removes itself and becomes the sandbox around its
-        arguments."""
-        return self._write_launcher(self._script(f'{shlex.join(prefix)} "$@"', base, remove=True))
+    def _launcher(self, prefix: list[str], base: dict[str, str], kind: str = "sandboxed") -> Path:
+        """A one-use launcher that removes itself and becomes the sandbox around its arguments
+        (`kind` names it: `sandboxed-N`, or `unconfined-N` for a command outside the sandbox,
+        so a client that names a launcher by what it is tells the two apart)."""
+        script = self._script(f'{shlex.join(prefix)} "$@"', base, remove=True)
+        return self._write_launcher(script, kind)
 
     def _script(self, run: str, base: dict[str, str], *, remove: bool) -> str:
         """`#!/bin/sh` that (if `remove`) removes itself, joins the session's cgroup (where
@@ -196,20 +199,20 @@ class Sandbox:
         rm = f'{_RM} -f -- "$0"\n' if remove else ""
         return f"#!/bin/sh\n{rm}{join}exec {_ENV} -i {keep} {run}\n"
 
-    def _write_launcher(self, script: str) -> Path:
+    def _write_launcher(self, script: str, kind: str = "sandboxed") -> Path:
         """A one-use launcher in the private directory, whole once it has its name (those
         that emptied themselves when they started go)."""
         run = self._private() / "run"
         with os.scandir(run) as found:
             for old in found:
-                if old.name.startswith("sandboxed-") and old.stat().st_size == 0:
+                if old.name.startswith(_KINDS) and old.stat().st_size == 0:
                     os.unlink(old.path)
         number = next(self._numbers)
         draft = run / f".draft-{number}"
         fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(script)
-        path = run / f"sandboxed-{number}"
+        path = run / f"{kind}-{number}"
         os.rename(draft, path)
         return path
 

@@ -84,11 +84,13 @@ local function lookup(params)
   return t
 end
 
---- The command line as the chat shows it: tether's sandbox launcher (`.../sandboxed-N`) is
---- named by what it is, `(sandboxed)`, instead of by its path.
+--- The command line as the chat shows it: tether's one-use launcher (`.../sandboxed-N`, or
+--- `.../unconfined-N` for a command allowed outside the sandbox) is named by what it is,
+--- `(sandboxed)` or `(unconfined)`, instead of by its path.
 function M.shown(cmd)
-  if cmd[1]:match("/sandboxed%-%d+$") and #cmd > 1 then
-    return table.concat(vim.list_slice(cmd, 2), " ") .. "  (sandboxed)"
+  local kind = cmd[1]:match("/(%a+)%-%d+$")
+  if (kind == "sandboxed" or kind == "unconfined") and #cmd > 1 then
+    return table.concat(vim.list_slice(cmd, 2), " ") .. "  (" .. kind .. ")"
   end
   return table.concat(cmd, " ")
 end

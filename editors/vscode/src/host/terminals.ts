@@ -17,14 +17,16 @@ export function trimToBytes(text: string, limit: number): { text: string; trunca
   return { text: bytes.subarray(start).toString("utf8"), truncated: true };
 }
 
-// tether starts a confined command through a one-use launcher (`.../run/sandboxed-N`): the
-// terminal names what runs, and that it runs in the sandbox, rather than the launcher's path.
-const LAUNCHER = /\/sandboxed-\d+$/;
+// tether starts a command through a one-use launcher (`.../run/sandboxed-N`, or
+// `.../run/unconfined-N` for one allowed outside the sandbox): the terminal names what runs,
+// and where, rather than the launcher's path.
+const LAUNCHER = /\/(sandboxed|unconfined)-\d+$/;
 
-function display(p: acp.CreateTerminalRequest): string {
+export function display(p: acp.CreateTerminalRequest): string {
   const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
   const args = (p.args ?? []).map(quote);
-  if (LAUNCHER.test(p.command) && args.length > 0) return `${args.join(" ")}  (sandboxed)`;
+  const kind = LAUNCHER.exec(p.command)?.[1];
+  if (kind && args.length > 0) return `${args.join(" ")}  (${kind})`;
   return [p.command, ...args].join(" ");
 }
 
