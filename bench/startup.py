@@ -127,14 +127,14 @@ def _memory_kb(pid: int) -> dict[str, int]:
 
 
 def _worker_of(launcher: int, base: str) -> int | None:
-    """The warm server's worker serving `launcher` (the one holding the launcher's stdin: on
-    a private fd, fd 0 is the null device once claimed)."""
-    stdin = os.readlink(f"/proc/{launcher}/fd/0")
+    """The warm server's worker serving `launcher` (the one holding the launcher's stdout: on
+    a private fd, fd 1 is the null device once claimed)."""
+    stdout = os.readlink(f"/proc/{launcher}/fd/1")
     for pid_file in Path(base).glob("*.pid"):
         server = int(pid_file.read_text())
         for task in Path(f"/proc/{server}/task").iterdir():
             for child in (task / "children").read_text().split():
-                if stdin in _open_files(int(child)):
+                if stdout in _open_files(int(child)):
                     return int(child)
     return None
 

@@ -14,7 +14,7 @@ TRASH_HOME = Path(tempfile.mkdtemp(prefix="tether-test-xdg-"))
 os.environ["XDG_DATA_HOME"] = str(TRASH_HOME)
 
 # Agents the tests spawn start cold, in-process: the agent is the test's child. With
-# TETHER_TEST_WARM=1 they start warm, from one warm server (tether/cli/warm_server.py) in a
+# TETHER_TEST_WARM=1 they start warm, from one warm server (tether/warm/fork_server.py) in a
 # private directory, stopped at the end of the run (faster: a cold start costs the engine's
 # imports, about 0.4 s of CPU), except in modules marked `cold_start`. Not the default: a warm
 # worker outlives its SIGKILLed launcher by a moment, and the test process's own servers then
@@ -52,7 +52,7 @@ def _isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    from tether.cli.warm_client import stop_servers
+    from tether.warm.control import stop_servers
 
     stop_servers(str(WARM_DIR))
 
