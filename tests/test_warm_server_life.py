@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -165,7 +166,7 @@ def test_a_killed_launcher_is_seen_dead_only_once_its_worker_and_its_connections
         assert alive(server)
 
 
-def _answer(proc: subprocess.Popen[bytes], rid: int) -> dict[str, object]:
+def _answer(proc: subprocess.Popen[bytes], rid: int) -> dict[str, Any]:
     assert proc.stdout is not None
     for line in proc.stdout:
         frame = json.loads(line)
@@ -179,7 +180,7 @@ def test_one_server_serves_every_nice_level_each_worker_at_its_launchers(
 ) -> None:
     server = warm.start(home)
     for level in (5, 10):
-        with warm.initialized(home, preexec_fn=lambda level=level: os.nice(level)) as proc:
+        with warm.initialized(home, preexec_fn=_niced(level)) as proc:
             assert proc.stdin is not None
             worker = worker_of(proc.pid, server)
             assert _nice(worker) == _nice(proc.pid) == os.getpriority(os.PRIO_PROCESS, 0) + level
@@ -206,7 +207,7 @@ def test_a_launcher_at_a_better_priority_than_its_server_s_gets_it(warm: Warm, h
     _wait(lambda: warm.running() is not None, "a server listening")
     servers = set()
     for level in (0, 10, 0):
-        with warm.initialized(home, preexec_fn=lambda level=level: os.nice(level)) as proc:
+        with warm.initialized(home, preexec_fn=_niced(level)) as proc:
             assert proc.stdin is not None
             worker = worker_of(proc.pid, warm.server())
             assert _nice(worker) == os.getpriority(os.PRIO_PROCESS, 0) + level
@@ -214,6 +215,13 @@ def test_a_launcher_at_a_better_priority_than_its_server_s_gets_it(warm: Warm, h
             proc.stdin.close()
             assert proc.wait(timeout=20) == 0
     assert len(servers) == 1 and len(list(warm.base.glob("*.sock"))) == 1
+
+
+def _niced(level: int) -> Callable[[], None]:
+    def nice() -> None:
+        os.nice(level)
+
+    return nice
 
 
 def _parent(pid: int) -> int:
