@@ -154,15 +154,10 @@ _BOOT = (
 def start_server(base: str, name: str, successor: bool = False) -> None:
     """Start the server in the background unless one holds its lock (starting or serving; a
     `successor` waits for it): detached (its own session, stdio on the null device, not this
-    process's child), in `/`, its environment empty of this window's but for what starts the
-    interpreter (the options and import path this interpreter runs with go as arguments)."""
+    process's child), in `/`."""
     if not successor and _locked(os.path.join(base, name + ".lock")):
         return
-    starter = str(os.getpid())  # this start, which serves cold meanwhile
-    idle = os.environ.get("TETHER_WARM_IDLE_SECONDS", "")
-    command = [sys.executable, "-P", *identity.interpreter_options(), "-c", _BOOT]
-    command += [base, name, starter, idle, "--", *sys.path[1:]]
-    env = {k: os.environ[k] for k in identity.INTERPRETER_ENV if k in os.environ}
+    command, env = server_command([base, name, str(os.getpid())])  # it serves cold meanwhile
     first = os.fork()
     if first:
         os.waitpid(first, 0)
@@ -178,6 +173,19 @@ def start_server(base: str, name: str, successor: bool = False) -> None:
         os.execve(sys.executable, command, env)
     finally:
         os._exit(1)
+
+
+def server_command(args: list[str], boot: str = _BOOT) -> tuple[list[str], dict[str, str]]:
+    """The server's command line and environment: this interpreter with the options it runs
+    with, the import path as arguments, an environment empty of this window's but for what
+    starts the interpreter (a worker's /proc/PID/environ is the server's)."""
+    idle = os.environ.get("TETHER_WARM_IDLE_SECONDS", "")
+    # No -P: it would show in a worker's sys.flags. Nothing is imported from the directory it
+    # starts in ("/") before the boot's first line replaces the import path (`sys` is built in).
+    command = [sys.executable, *identity.interpreter_options(), "-c", boot]
+    command += [*args, idle, "--", *sys.path[1:]]
+    env = {k: os.environ[k] for k in identity.INTERPRETER_ENV if k in os.environ}
+    return command, env
 
 
 def _locked(path: str) -> bool:
