@@ -92,7 +92,7 @@ def warm(tmp_path: Path) -> Iterator[Warm]:
     base = tmp_path / "warm"
     base.mkdir(mode=0o700)
     yield Warm(base)
-    stop_servers(str(base))
+    stop_servers(str(base), wait=30)
 
 
 @pytest.fixture(scope="session")
@@ -101,7 +101,7 @@ def shared_warm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Warm]:
     base = tmp_path_factory.mktemp("warm-shared")
     base.chmod(0o700)
     yield Warm(base)
-    stop_servers(str(base))
+    stop_servers(str(base), wait=30)
 
 
 def answered_initialize(done: subprocess.CompletedProcess[bytes]) -> dict[str, Any]:
