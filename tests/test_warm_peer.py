@@ -32,10 +32,15 @@ env = {**os.environ, "TETHER_WARM": "1", "TETHER_WARM_DIR": base, "TETHER_HOME":
 acp = [sys.executable, "-m", "tether", "acp"]
 INIT = b'{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}\n'
 subprocess.run(acp, input=b"", env=env, check=True, capture_output=True)
+def listening():  # the server's name, once its socket and pid file are there
+    for n in os.listdir(base):
+        pid = os.path.join(base, n[:-5] + ".pid")
+        if n.endswith(".sock") and os.path.exists(pid) and open(pid).read().strip():
+            return n[:-5]
 deadline = time.monotonic() + 60
-while not [n for n in os.listdir(base) if n.endswith(".sock")] and time.monotonic() < deadline:
+while listening() is None and time.monotonic() < deadline:
     time.sleep(0.05)
-[name] = [n[:-5] for n in os.listdir(base) if n.endswith(".sock")]
+name = listening()
 server = int(open(os.path.join(base, name + ".pid")).read())
 
 os.kill(server, signal.SIGSTOP)  # busy, as a server may be, while the next connects and exits
