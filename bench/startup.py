@@ -127,14 +127,14 @@ def _memory_kb(pid: int) -> dict[str, int]:
 
 
 def _worker_of(launcher: int, base: str) -> int | None:
-    """The warm server's worker serving `launcher` (the one holding the launcher's stdin: on
-    a private fd, fd 0 is the null device once claimed)."""
-    stdin = os.readlink(f"/proc/{launcher}/fd/0")
+    """The warm server's worker serving `launcher` (the one holding the launcher's stdout: on
+    a private fd, fd 1 is the null device once claimed)."""
+    stdout = os.readlink(f"/proc/{launcher}/fd/1")
     for pid_file in Path(base).glob("*.pid"):
         server = int(pid_file.read_text())
         for task in Path(f"/proc/{server}/task").iterdir():
             for child in (task / "children").read_text().split():
-                if stdin in _open_files(int(child)):
+                if stdout in _open_files(int(child)):
                     return int(child)
     return None
 
@@ -190,6 +190,7 @@ def main() -> None:
                         times.setdefault(f"{front} {start} init", []).append(i)
                         times.setdefault(f"{front} {start} ready", []).append(r)
             held = {"warm": memory(warm, project), "cold": memory(cold, project)}
+            server = _memory_kb(_server_of(warm["TETHER_WARM_DIR"]))
     b = statistics.median(times["base"])
     print(f"python -c pass                     median {b * 1000:7.1f} ms")
     labels = {"init": "initialize", "ready": "first session/new"}
@@ -208,6 +209,31 @@ def main() -> None:
                 f"tether acp {start} start, {what:10} RSS {kb['Rss'] / 1024:5.1f} MB, "
                 f"PSS {kb['Pss'] / 1024:5.1f} MB, private {kb['Private'] / 1024:5.1f} MB"
             )
+    _memory_ratios(held, server)
+
+
+def _server_of(base: str) -> int:
+    [pid_file] = Path(base).glob("*.pid")
+    return int(pid_file.read_text())
+
+
+def _memory_ratios(
+    held: dict[str, list[tuple[str, dict[str, int]]]], server: dict[str, int]
+) -> None:
+    """A warm client (stand-in + worker) against the cold process, by what each holds alone
+    (private: USS) and by its share of what it shares (PSS); the server's, once per interpreter
+    and install, apart."""
+    cold = held["cold"][0][1]
+    for key, name in (("Private", "USS"), ("Pss", "PSS")):
+        warm = sum(kb[key] for _, kb in held["warm"])
+        print(
+            f"warm client {name} {warm / 1024:5.1f} MB against the cold process's "
+            f"{cold[key] / 1024:5.1f} MB: {warm / cold[key]:.2f}x"
+        )
+    print(
+        f"the warm server (one per interpreter and install): private {server['Private'] / 1024:5.1f}"
+        f" MB, {server['Private'] / cold['Private']:.2f}x the cold process"
+    )
 
 
 if __name__ == "__main__":

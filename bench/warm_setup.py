@@ -1,6 +1,6 @@
 """The two ways `tether acp` / `tether lsp` start, for the benches: cold (in-process: a user's
 first start after a boot, an upgrade or a long idle) and warm (a worker forked by the user's
-warm server, tether/cli/warm_server.py: every other start). The warm server runs in a private
+warm server, tether/warm/fork_server.py: every other start). The warm server runs in a private
 directory and is stopped at the end."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tether.cli.warm_client import stop_servers
+from tether.warm.control import stop_servers
 
 COLD = {"TETHER_WARM": "0"}
 

@@ -13,16 +13,16 @@ from tests.warm import shared_warm, warm  # noqa: F401 (fixtures: warm servers)
 TRASH_HOME = Path(tempfile.mkdtemp(prefix="tether-test-xdg-"))
 os.environ["XDG_DATA_HOME"] = str(TRASH_HOME)
 
-# Agents the tests spawn start cold, in-process: the agent is the test's child. With
-# TETHER_TEST_WARM=1 they start warm, from one warm server (tether/cli/warm_server.py) in a
-# private directory, stopped at the end of the run (faster: a cold start costs the engine's
-# imports, about 0.4 s of CPU), except in modules marked `cold_start`. Not the default: a warm
-# worker outlives its SIGKILLed launcher by a moment, and the test process's own servers then
-# meet a client that lingers past their stop (see the README's known limitations).
-# tests/test_warm_start.py tests warm starts themselves.
+# Agents the tests spawn start warm, as users' do: one warm server (tether/warm/fork_server.py)
+# in a private directory serves the whole run and is stopped at its end (a cold start costs the
+# engine's imports, about 0.4 s of CPU, and the suite spawns hundreds). Tests marked
+# `cold_start` spawn theirs in-process (the agent is then their child, its memory its own, and
+# the engine loads on a thread beside the first answers); TETHER_TEST_WARM=0 runs all of them
+# cold. A launcher a test kills is seen dead only once its worker is gone (the server holds
+# it), so no worker outlives its test. tests/test_warm_*.py test warm starts themselves.
 WARM_DIR = Path(tempfile.mkdtemp(prefix="tether-test-warm-"))
 os.environ["TETHER_WARM_DIR"] = str(WARM_DIR)
-os.environ["TETHER_WARM"] = "1" if os.environ.get("TETHER_TEST_WARM") == "1" else "0"
+os.environ["TETHER_WARM"] = "0" if os.environ.get("TETHER_TEST_WARM") == "0" else "1"
 
 # What selects a real provider: a test must never reach the developer's keys or config file
 # (spawned agents inherit os.environ).
@@ -52,9 +52,9 @@ def _isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    from tether.cli.warm_client import stop_servers
+    from tether.warm.control import stop_servers
 
-    stop_servers(str(WARM_DIR))
+    stop_servers(str(WARM_DIR), wait=30)
 
 
 @pytest.fixture

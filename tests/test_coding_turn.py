@@ -31,7 +31,9 @@ def _tool_text(body: dict[str, object], call_id: str) -> str:
 async def test_run_the_tests_fix_the_code_rerun_them(home: Path, project: Path) -> None:
     (project / "calc.py").write_text(CODE)
     (project / "test_calc.py").write_text(TEST)
-    run = {"argv": [sys.executable, "-m", "unittest", "-q"]}
+    # -B: the fix keeps calc.py's size and can land in the second of the first run, which
+    # Python's cached bytecode (keyed by size and mtime in seconds) would not see.
+    run = {"argv": [sys.executable, "-B", "-m", "unittest", "-q"]}
     fix = {"path": "calc.py", "old": "return a - b", "new": "return a + b"}
     with MockLLMServer() as server:
         server.script(

@@ -100,10 +100,19 @@ def _room(module: str) -> str:
 
 
 FORBIDDEN = {  # room -> rooms it may never import
-    "tether.engine": ("tether.rpc", "tether.cli", "tether.tools", "tether.command_policy"),
-    "tether.tools": ("tether.rpc", "tether.cli"),
+    "tether.engine": (
+        "tether.rpc",
+        "tether.cli",
+        "tether.tools",
+        "tether.command_policy",
+        "tether.warm",
+    ),
+    "tether.tools": ("tether.rpc", "tether.cli", "tether.warm"),
     # command safety judges command lines; the tools call it, it calls no tool
-    "tether.command_policy": ("tether.rpc", "tether.cli", "tether.tools"),
+    "tether.command_policy": ("tether.rpc", "tether.cli", "tether.tools", "tether.warm"),
+    # warm starts are started by the command line and import the fronts and the engine; the
+    # server is given the command line its workers run when it boots
+    "tether.warm": ("tether.cli",),
     "tether.schemas": (
         "tether.engine",
         "tether.rpc",
@@ -111,6 +120,7 @@ FORBIDDEN = {  # room -> rooms it may never import
         "tether.cli",
         "tether.transports",
         "tether.command_policy",
+        "tether.warm",
     ),
     "tether.transports": (
         "tether.rpc",
@@ -118,8 +128,9 @@ FORBIDDEN = {  # room -> rooms it may never import
         "tether.tools",
         "tether.cli",
         "tether.command_policy",
+        "tether.warm",
     ),
-    "tether.rpc": ("tether.cli",),
+    "tether.rpc": ("tether.cli", "tether.warm"),
 }
 
 

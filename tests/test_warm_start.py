@@ -1,4 +1,4 @@
-"""Warm starts (tether/cli/warm_*.py) judged by their effects: the agent that answers is a worker
+"""Warm starts (tether/warm/) judged by their effects: the agent that answers is a worker
 of the user's warm server, not the launcher's child, and it runs with the launcher's working
 directory, environment and stdio; what the launcher's parent does to the launcher (signals,
 SIGKILL) reaches the worker and what it ran; a server whose code changed, that idles, or whose
@@ -24,6 +24,7 @@ from tests.acp_schema import validate_agent_frame
 from tests.harness import REPO, AgentProcess, script, spawn_agent
 from tests.stored import tool_results
 from tests.warm import INIT, Warm, alive, answered_initialize, children, wait_gone, worker_of
+from tether.warm.identity import INTERPRETER_ENV
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="warm starts are Linux-only")
 
@@ -229,7 +230,8 @@ print("connected to the warm server")
 argv = [b"tether", b"config", b"init"]
 path = [p.encode() for p in sys.path]
 env = [b"TETHER_CONFIG=" + out.encode(), b"PATH=" + os.environ["PATH"].encode()]
-fields = [b"tether-warm 2", b"/", b"18", b"3", *argv, b"%d" % len(path), *path, b"0", *env]
+state = [b"/", b"18", b"0", b"", b"C.UTF-8", b"-;-;-"]  # cwd umask nice cpus locale stdio
+fields = [b"tether-warm 3", b"serve", *state, b"3", *argv, b"%d" % len(path), *path, b"0", *env]
 body = b"\\0".join(fields)
 fds = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in (0, 1, 2))
 answer = b""
@@ -294,7 +296,7 @@ def test_the_worker_takes_the_launchers_limits_and_umask(shared_warm: Warm, home
     assert "Umask:\t0027" in status
 
 
-MALFORMED = [b"", b"\x00\x00\x00\x05hello", b"\x00\x00\x00\x0ftether-warm 2\x00/", b"\xff" * 4]
+MALFORMED = [b"", b"\x00\x00\x00\x05hello", b"\x00\x00\x00\x0ftether-warm 3\x00/", b"\xff" * 4]
 
 
 def test_a_malformed_request_is_dropped_and_the_server_serves_on(
@@ -319,21 +321,40 @@ def test_a_malformed_request_is_dropped_and_the_server_serves_on(
 
 def test_the_launcher_loads_nothing_heavy(shared_warm: Warm, home: Path, tmp_path: Path) -> None:
     """Handing over costs the launcher the interpreter and a few C modules (rpc/startup.py's
-    lazy-import policy holds for it too): the engine is the server's."""
+    lazy-import policy holds for it too): the engine is the server's. Then the launcher
+    becomes a shell that waits for the exit code: nothing of Python is left in it."""
     from tether.rpc.startup import LOADED_AFTER_INITIALIZE
 
     shared_warm.start(home)
     record = tmp_path / "modules.json"
-    code = (
-        "import json, sys\nfrom tether.cli.main import main\ncode = main(['acp'])\n"
-        f"open({str(record)!r}, 'w').write(json.dumps(sorted(sys.modules)))\nsys.exit(code)\n"
+    code = (  # what is loaded when the launcher gives up its interpreter (execs its stand-in)
+        "import json, os, sys\nexecve = os.execve\n"
+        "def recording(*args):\n"
+        f"    open({str(record)!r}, 'w').write(json.dumps(sorted(sys.modules)))\n"
+        "    execve(*args)\n"
+        "os.execve = recording\nfrom tether.cli.main import main\nsys.exit(main(['acp']))\n"
     )
     full = {**os.environ, "TETHER_HOME": str(home), **shared_warm.env}
-    done = subprocess.run([sys.executable, "-c", code], input=_lines(INIT), capture_output=True,
-                          env=full, timeout=60)  # fmt: skip
-    answered_initialize(done)
+    with subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, env=full) as proc:  # fmt: skip
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(_lines(INIT))
+        proc.stdin.flush()
+        validate_agent_frame(json.loads(proc.stdout.readline()), method="initialize")
+        deadline = time.monotonic() + 20
+        while os.readlink(f"/proc/{proc.pid}/exe") == os.path.realpath(sys.executable):
+            assert time.monotonic() < deadline, "the launcher is still a Python process"
+            time.sleep(0.01)
+        assert os.path.basename(os.readlink(f"/proc/{proc.pid}/exe")) in (
+            "dash",
+            "sh",
+            "bash",
+            "busybox",
+        )
+        proc.stdin.close()
+        assert proc.wait(timeout=20) == 0
     loaded = json.loads(record.read_text())
-    assert "tether.cli.warm_client" in loaded and "tether.rpc.startup" not in loaded
+    assert "tether.warm.launcher" in loaded and "tether.rpc.startup" not in loaded
     assert [m for m in loaded if m.startswith(LOADED_AFTER_INITIALIZE)] == []
 
 
@@ -397,4 +418,4 @@ def test_no_window_s_environment_shows_in_the_server_or_another_window_s_worker(
             assert secret.encode() not in environ and b"FIRST_WINDOW_TOKEN" not in environ
             assert b"SECOND_WINDOW_TOKEN" not in environ
             keys = {entry.partition(b"=")[0] for entry in environ.split(b"\0") if entry}
-            assert keys <= {b"LD_LIBRARY_PATH", b"PYTHONHOME"}  # what starts the interpreter
+            assert keys <= {k.encode() for k in INTERPRETER_ENV}  # what starts the interpreter

@@ -1,4 +1,4 @@
-"""A warm server of a test's own (tether/cli/warm_server.py): its directory, started by a first
+"""A warm server of a test's own (tether/warm/fork_server.py): its directory, started by a first
 `tether acp` as a user's first start does, stopped at the end; and reading the process tree."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 
 from tests.acp_schema import validate_agent_frame
 from tests.harness import REPO
-from tether.cli.warm_client import stop_servers
+from tether.warm.control import stop_servers
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
 INIT_LINE = json.dumps(INIT).encode() + b"\n"
@@ -92,7 +92,7 @@ def warm(tmp_path: Path) -> Iterator[Warm]:
     base = tmp_path / "warm"
     base.mkdir(mode=0o700)
     yield Warm(base)
-    stop_servers(str(base))
+    stop_servers(str(base), wait=30)
 
 
 @pytest.fixture(scope="session")
@@ -101,7 +101,7 @@ def shared_warm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Warm]:
     base = tmp_path_factory.mktemp("warm-shared")
     base.chmod(0o700)
     yield Warm(base)
-    stop_servers(str(base))
+    stop_servers(str(base), wait=30)
 
 
 def answered_initialize(done: subprocess.CompletedProcess[bytes]) -> dict[str, Any]:
@@ -143,18 +143,19 @@ def wait_gone(pid: int, timeout: float = 10) -> bool:
 
 
 def worker_of(launcher: int, server: int, timeout: float = 10) -> int:
-    """The worker serving `launcher`: the server's child whose stdin is the launcher's."""
-    want = os.readlink(f"/proc/{launcher}/fd/0")
+    """The worker serving `launcher`: the server's child that holds the launcher's stdout (its
+    stdin becomes the server's socket once it has handed over)."""
+    want = os.readlink(f"/proc/{launcher}/fd/1")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for pid in children(server):
             try:
-                if os.readlink(f"/proc/{pid}/fd/0") == want or _holds(pid, want):
+                if _holds(pid, want):
                     return pid
             except OSError:
                 continue
         time.sleep(0.02)
-    raise AssertionError("no worker of the server holds the launcher's stdin")
+    raise AssertionError("no worker of the server holds the launcher's stdout")
 
 
 def _holds(pid: int, target: str) -> bool:

@@ -193,7 +193,7 @@ def _search_engine() -> str:
 
 
 def _startup() -> tuple[str, int | None]:
-    from tether.cli.warm_client import describe
+    from tether.warm.control import describe
 
     return describe()
 

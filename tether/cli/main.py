@@ -167,11 +167,11 @@ def _bad_script(script: str | None) -> bool:
 
 
 def main(argv: list[str] | None = None, warm: bool = True) -> int:
-    """`warm`: hand `acp` and `lsp` to the warm server when one serves this user (warm_client.py);
+    """`warm`: hand `acp` and `lsp` to the warm server when one serves this user (tether/warm/);
     False in the worker it forks, which serves them in-process."""
     argv = sys.argv[1:] if argv is None else argv
     if warm and argv[:1] in (["acp"], ["lsp"]):
-        from tether.cli.warm_client import launch
+        from tether.warm.launcher import launch
 
         code = launch(argv)
         if code is not None:

@@ -5,8 +5,8 @@ loop. Each front brings its own part: its handshake, framer and what it serves o
 (`rpc/acp/acp_serve.py`, `rpc/lsp/lsp_serve.py`).
 
 The lazy-import policy, for both fronts: editors wait on the `initialize` answer, so the modules
-on the way to it (`tether.cli.main`, the warm-start launcher's `tether.cli.warm_client` and
-`warm_wire`, this one, each front's `*_serve` and `*_handshake`, `tether.transports.framing`
+on the way to it (`tether.cli.main`, the warm-start launcher's `tether.warm.launcher` and
+`handover`, this one, each front's `*_serve` and `*_handshake`, `tether.transports.framing`
 and `stdio_fds`, `tether.rpc.json_depth`) import nothing at module level beyond the standard
 library's lightest modules and each other, and stay small (without cached bytecode every line
 of them is compiled first); all else (LOADED_AFTER_INITIALIZE, and whatever a front serves

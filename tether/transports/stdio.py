@@ -14,7 +14,11 @@ import threading
 import anyio
 import anyio.lowlevel
 
-_USE_THREAD = sys.platform == "win32" or os.environ.get("TETHER_STDIO_THREAD") == "1"
+
+def uses_thread() -> bool:
+    """Read with a thread: on Windows, or when TETHER_STDIO_THREAD=1 says so (decided per stream,
+    not at import: a warm worker imported this module in its server, under another environment)."""
+    return sys.platform == "win32" or os.environ.get("TETHER_STDIO_THREAD") == "1"
 
 
 class StdioStream:
@@ -22,12 +26,13 @@ class StdioStream:
         self._in = in_fd
         self._out = out_fd
         self._thread_recv: anyio.abc.ObjectReceiveStream[bytes] | None = None
-        if not _USE_THREAD:
+        self._threaded = uses_thread()
+        if not self._threaded:
             os.set_blocking(in_fd, False)
             os.set_blocking(out_fd, False)
 
     async def receive(self) -> bytes:
-        if _USE_THREAD:
+        if self._threaded:
             return await self._receive_threaded()
         while True:
             try:
@@ -63,7 +68,7 @@ class StdioStream:
         return recv
 
     async def send(self, data: bytes) -> None:
-        if _USE_THREAD:
+        if self._threaded:
             await anyio.to_thread.run_sync(_write_all_blocking, self._out, data)
             return
         view = memoryview(data)

@@ -196,8 +196,8 @@ class Sandbox:
         PTY's own)."""
         keep = " ".join(_kept(name, base) for name in sorted({*base, "TERM"}))
         join = session_cgroups.join_line(self._cgroup())
-        rm = f'{_RM} -f -- "$0"\n' if remove else ""
-        return f"#!/bin/sh\n{rm}{join}exec {_ENV} -i {keep} {run}\n"
+        rm = f'{_system("/bin/rm", "rm")} -f -- "$0"\n' if remove else ""
+        return f"#!/bin/sh\n{rm}{join}exec {_system('/usr/bin/env', 'env')} -i {keep} {run}\n"
 
     def _write_launcher(self, script: str, kind: str = "sandboxed") -> Path:
         """A one-use launcher in the private directory, whole once it has its name (those
@@ -313,16 +313,22 @@ class SandboxUnavailable(TetherError):
         super().__init__("SANDBOX_UNAVAILABLE", message)
 
 
-# The system's `env` and `rm`, never ones a PATH finds first: the launcher runs unconfined.
-_ENV = "/usr/bin/env" if os.path.exists("/usr/bin/env") else shutil.which("env") or "env"
-_RM = "/bin/rm" if os.path.exists("/bin/rm") else shutil.which("rm") or "rm"
+def _system(path: str, name: str) -> str:
+    """The system's `env` or `rm`, never one a PATH finds first (the launcher runs unconfined);
+    looked up when used, not at import (a warm worker's PATH is its launcher's, not its
+    server's)."""
+    return path if os.path.exists(path) else shutil.which(name) or name
+
+
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def _inside(env: dict[str, str]) -> list[str]:
     """The call's own variables, set by a confined `env` after the mechanism (never on the
     launcher, which runs unconfined)."""
-    return [_ENV, "--", *(f"{k}={v}" for k, v in env.items())] if env else []
+    if not env:
+        return []
+    return [_system("/usr/bin/env", "env"), "--", *(f"{k}={v}" for k, v in env.items())]
 
 
 def _kept(name: str, base: dict[str, str]) -> str:
