@@ -193,3 +193,26 @@ def test_the_architecture_names_every_module() -> None:
         if path.name != "__init__.py" and path not in cited and f"`{path.name}`" not in text
     ]
     assert unnamed == []
+
+
+def _tree_rooms() -> set[str]:
+    """The rooms the architecture's tree draws: `tether/x/` and, under engine/, `tether/engine/y/`."""
+    block = ARCHITECTURE.read_text().split("```")[1]
+    rooms: set[str] = set()
+    for line in block.splitlines():
+        found = re.match(r"^( {2}| {4})(\w+)/\s", line)
+        if found:
+            indent, name = found.groups()
+            rooms.add(f"tether/{name}" if indent == "  " else f"tether/engine/{name}")
+    return rooms
+
+
+def test_the_architecture_tree_draws_every_room() -> None:
+    """A package moved or renamed (engine/commands/ became engine/slash/) moves in the tree too."""
+    parts = [p.relative_to(PACKAGE).parts for p in PACKAGE.rglob("__init__.py")]
+    packages = {
+        "/".join(("tether", *p[:-1]))
+        for p in parts
+        if len(p) == 2 or (len(p) == 3 and p[0] == "engine")
+    }
+    assert _tree_rooms() == packages

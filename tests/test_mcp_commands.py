@@ -28,7 +28,7 @@ from tests.test_mcp_servers import (
     tool_results,
     wait_for,
 )
-from tether.engine.commands.mcp_commands import prompt_arguments
+from tether.engine.slash.mcp_commands import prompt_arguments
 from tether.engine.mcp.spec import PromptArgument
 
 pytestmark = pytest.mark.anyio

@@ -12,7 +12,7 @@ import pytest
 from tests.inprocess import Client, agent_in_memory
 from tests.lsp_client import lsp_in_process, script_file
 from tests.stored import stored_messages
-from tether.engine.commands.context_commands import INIT_PROMPT
+from tether.engine.slash.context_commands import INIT_PROMPT
 from tether.engine.history import TextPart, UserMessage
 from tether.tools import catalog
 

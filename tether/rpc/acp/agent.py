@@ -14,8 +14,8 @@ import anyio.abc
 import msgspec
 from msgspec import UNSET
 
-from tether.engine.commands import slash_registry
-from tether.engine.commands.slash_command import CommandContext
+from tether.engine.slash import slash_registry
+from tether.engine.slash.slash_command import CommandContext
 from tether.engine.sessions.deps import EngineDeps
 from tether.engine.sessions.lease import HeldElsewhere
 from tether.engine.sessions.manager import SessionManager, UnknownSession

@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 
 from tether.engine import events as ev
-from tether.engine.commands.slash_command import CommandContext, prompt_turn
+from tether.engine.slash.slash_command import CommandContext, prompt_turn
 from tether.engine.history import TextPart, UserPart
 from tether.engine.local.nofollow import create_new
 from tether.engine.seam import SeamError

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import anyio
 
-from tether.engine.commands.slash_command import Command, CommandContext, prompt_turn
+from tether.engine.slash.slash_command import Command, CommandContext, prompt_turn
 from tether.engine.skills.skill_catalog import activation, resources
 from tether.engine.skills.skill_discovery import SKILL_FILE, Discovery, Skill, discover
 from tether.engine.skills.skill_roots import SkillRoot

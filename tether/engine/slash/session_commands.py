@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 
 from tether.engine import events as ev
-from tether.engine.commands.slash_command import CommandContext
+from tether.engine.slash.slash_command import CommandContext
 from tether.engine.sessions.state import MODES
 
 

@@ -9,15 +9,15 @@ import functools
 import uuid
 
 from tether.engine import events as ev
-from tether.engine.commands import (
+from tether.engine.slash import (
     context_commands,
     grant_commands,
     mcp_commands,
     session_commands,
     status_report,
 )
-from tether.engine.commands.skill_commands import skill_commands
-from tether.engine.commands.slash_command import Command, CommandContext, CommandSource
+from tether.engine.slash.skill_commands import skill_commands
+from tether.engine.slash.slash_command import Command, CommandContext, CommandSource
 from tether.engine.history import UserPart
 from tether.engine.sessions.state import MODES
 from tether.engine.sessions.turn_runner import prompt_text

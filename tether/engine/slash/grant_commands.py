@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tether.engine.commands.slash_command import CommandContext
+from tether.engine.slash.slash_command import CommandContext
 from tether.engine.grants import Grant
 from tether.engine.sessions.state import AccessGrant
 
