@@ -16,7 +16,7 @@ import msgspec
 from tether.engine import events as ev
 from tether.engine.context_window import ContextWindow
 from tether.engine.grants import Grant, GrantBook, Grants, Lasting
-from tether.engine.history import TextPart, UserPart
+from tether.engine.history import UserPart, prompt_text
 from tether.engine.sandbox.acts_later import acts_later
 from tether.engine.sandbox.detect import detect
 from tether.engine.sessions.deps import EngineDeps, Front
@@ -330,7 +330,3 @@ class TurnRunner:
                 "keeping it, so the next start makes a new one."
             )
             await self._emit(s, ev.Notice("error", "tether's session database is damaged", text))
-
-
-def prompt_text(parts: list[UserPart]) -> str:
-    return "\n".join(p.text for p in parts if isinstance(p, TextPart)).strip()
