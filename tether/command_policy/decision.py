@@ -15,8 +15,9 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from tether.command_policy.allowlist import read_only
 from tether.command_policy.danger import command_danger
@@ -35,14 +36,13 @@ from tether.errors import TetherError
 INPUT_SHOWN = 4_000  # characters of a program's input the card shows when the input is code
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(msgspec.Struct, frozen=True):
     """One program line of a call, with what it is given: the variables the call sets, the
     text on its input, or the command line whose output it reads (a pipe)."""
 
     argv: list[str]
     cwd: Path
-    env: dict[str, str] = field(default_factory=dict[str, str])
+    env: dict[str, str] = msgspec.field(default_factory=dict[str, str])
     stdin: bytes | None = None
     stdin_from: tuple[str, ...] = ()
 
@@ -58,8 +58,7 @@ class Command:
         return "| " + shell_join(self.stdin_from)
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(msgspec.Struct, frozen=True):
     """`read_only`: every line is a known read-only invocation (it may run unasked even
     unconfined). `dangers`: the card's warnings, each a reason and the program text it is
     about. `grants`: what an "always" answer covers, one per line."""

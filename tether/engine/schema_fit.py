@@ -15,20 +15,20 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 KEY = re.compile(r"^[a-zA-Z0-9_.-]{1,64}$")
 UNIONS = ("anyOf", "oneOf", "allOf")
 
 
-@dataclass
-class KeyMap:
+class KeyMap(msgspec.Struct):
     """Renamed property keys of one object schema (sent name -> original), and the maps of
     its properties' own objects and of its array items."""
 
-    names: dict[str, str] = field(default_factory=dict[str, str])
-    children: dict[str, KeyMap] = field(default_factory=dict[str, "KeyMap"])
+    names: dict[str, str] = msgspec.field(default_factory=dict[str, str])
+    children: dict[str, KeyMap] = msgspec.field(default_factory=dict[str, "KeyMap"])
     items: KeyMap | None = None
 
     @property

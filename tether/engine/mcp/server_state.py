@@ -3,8 +3,9 @@ changes (its state, its tools, its prompts)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 from tether.engine.mcp.spec import RemoteTool
 
@@ -13,16 +14,14 @@ from tether.engine.mcp.spec import RemoteTool
 ServerState = Literal["starting", "ready", "failed", "exited", "stopped"]
 
 
-@dataclass(frozen=True)
-class McpChange:
+class McpChange(msgspec.Struct, frozen=True):
     """A server's state, tools or prompts changed (its prompts are slash commands)."""
 
     server: str
     what: Literal["state", "tools", "prompts"]
 
 
-@dataclass(frozen=True)
-class ServerStatus:
+class ServerStatus(msgspec.Struct, frozen=True):
     name: str
     transport: str
     state: ServerState

@@ -3,7 +3,6 @@ what other processes stored taken in and shown, the turn's system prompt, and th
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -311,7 +310,7 @@ class TurnRunner:
         system = system_prompt(
             base.system, context, mode, MODES[mode][1], base.sections, mcp, catalog(skills)
         )
-        return dataclasses.replace(base, system=system)
+        return msgspec.structs.replace(base, system=system)
 
     async def _tell_problems(self, s: Session) -> None:
         """Configuration problems found at startup, and a damaged session database, shown
