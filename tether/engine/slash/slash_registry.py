@@ -118,6 +118,10 @@ def _skill_commands(ctx: CommandContext) -> list[Command]:
 
 
 def _mcp_prompt_commands(ctx: CommandContext) -> list[Command]:
+    """The MCP servers' prompts; a session without servers loads none of the MCP code."""
+    manager = ctx.manager
+    if ctx.session.id not in manager.sessions or manager.runtime(ctx.session.id).mcp is None:
+        return []
     from tether.engine.slash.mcp_commands import prompt_commands
 
     return prompt_commands(ctx)
