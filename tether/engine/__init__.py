@@ -8,4 +8,4 @@ import sys
 # sys.modules makes that one import fail as a missing click would, which httpx handles (its
 # `httpx.main` then says the CLI's dependencies are missing). Every httpx import in tether is
 # under this package, so this runs first; anything that loaded httpx earlier keeps its own.
-sys.modules.setdefault("httpx._main", None)
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]  # None: not importable
