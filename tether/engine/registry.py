@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator
-from typing import Any, Generic, TypeVar, cast, get_type_hints
+from typing import Any, Generic, TypeVar, cast
 
 import msgspec
 
@@ -261,10 +261,14 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
 
 
 def _args_type(fn: Callable[..., Any]) -> Any:
-    """The ToolArgs Struct a tool function takes after `ctx`."""
+    """The ToolArgs Struct a tool function takes after `ctx`. Only that one annotation is
+    evaluated, in the function's module, as `typing.get_type_hints` would: it evaluates every
+    annotation (`ctx`'s, the return type's), a cost each tool paid as its module loaded."""
     params = list(inspect.signature(fn).parameters)
+    hint = fn.__annotations__.get(params[1]) if len(params) == 2 else None
     try:
-        hint = get_type_hints(fn).get(params[1]) if len(params) == 2 else None
+        if isinstance(hint, str):  # `from __future__ import annotations`: a name to look up
+            hint = eval(hint, inspect.unwrap(fn).__globals__)
     except NameError as exc:  # a Struct defined inside a function is not found by name
         raise TypeError(
             f"tool {fn.__name__}: define its ToolArgs at module level ({exc})"
