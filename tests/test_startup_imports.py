@@ -144,6 +144,7 @@ def _record_cold_start(home: Path, project: Path, record: Path) -> dict[str, lis
             "TETHER_HOME": str(home),
             "PYTHONPATH": str(REPO),
             "TETHER_WARM": "0",
+            "TETHER_CONFIG": str(home / "config.toml"),  # none: not the machine's user's
             "OPENAI_API_KEY": "sk-test",
             "OPENAI_BASE_URL": server.url + "/v1",
             "TETHER_MODEL": "openai:gpt-5.5",
