@@ -2,8 +2,8 @@
 `@zed-industries/codex-acp`, its platform package holds the binary), timed the same way as
 tether: spawned, its requests written back to back (`initialize`, then `authenticate` with the
 API key from the environment, which it requires, and `session/new`), the prompt right after
-`session/new`'s answer, to its first `agent_message_chunk`, against the same loopback model
-(OpenAI Responses wire). Its config lives in a private CODEX_HOME, kept across runs as tether's
+`session/new`'s answer, to its first `agent_message_chunk` of the model's text, against the
+same loopback model (OpenAI Responses wire). Its config lives in a private CODEX_HOME, kept across runs as tether's
 cache is."""
 
 from __future__ import annotations
@@ -14,6 +14,17 @@ import subprocess
 import time
 from pathlib import Path
 from typing import IO, Any
+
+MODEL_TEXT = "Hello"  # the loopback model's first words (bench/first_chunk.py)
+
+
+def model_text_chunk(line: bytes) -> bool:
+    """An `agent_message_chunk` carrying the model's first words: not a notice an agent sends
+    before the model answers (codex-acp may warn at once, as a message chunk)."""
+    if b'"agent_message_chunk"' not in line:
+        return False
+    update = json.loads(line).get("params", {}).get("update", {})
+    return update.get("content", {}).get("text") == MODEL_TEXT
 
 
 def codex_home(base: Path, model_url: str) -> Path:
@@ -76,6 +87,6 @@ def _until(stdout: IO[bytes], rid: int) -> dict[str, Any]:
 
 def _first_chunk(stdout: IO[bytes]) -> float:
     for line in stdout:
-        if b'"agent_message_chunk"' in line:
+        if model_text_chunk(line):
             return time.perf_counter()
-    raise RuntimeError("codex-acp streamed no chunk")
+    raise RuntimeError("codex-acp streamed none of the model's text")

@@ -147,3 +147,21 @@ def test_a_denylisted_program_is_known_by_its_file(tmp_path: Path) -> None:
         assert hit is not None and "the same program" in hit.message(), argv
     assert deny.check(["./zap", "of=x"]) is None  # without a cwd, names only
     assert deny.check(["ls"], {}, tmp_path) is None
+
+
+def test_the_gate_keeps_the_denylist_function_whatever_loaded_first() -> None:
+    """The policy's parts load when a command is first judged; a warm server imports every
+    module up front instead. Either way the gate's `denylist` is the function, not the
+    `command_policy.denylist` module that shares its name (a worker's every command failed
+    with "'module' object is not callable" when the module had loaded first)."""
+    import subprocess
+    import sys
+
+    from tests.harness import REPO
+
+    code = (
+        "import tether.command_policy.denylist\n"
+        "from tether.tools import command_gate\n"
+        "assert callable(command_gate.denylist), command_gate.denylist\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, timeout=30)

@@ -204,3 +204,47 @@ def test_the_architecture_names_every_module() -> None:
         if path.name != "__init__.py" and path not in cited and f"`{path.name}`" not in text
     ]
     assert unnamed == []
+
+
+def _tree_rooms() -> set[str]:
+    """The rooms the architecture's tree draws: `tether/x/` and, under engine/, `tether/engine/y/`."""
+    block = ARCHITECTURE.read_text().split("```")[1]
+    rooms: set[str] = set()
+    for line in block.splitlines():
+        found = re.match(r"^( {2}| {4})(\w+)/\s", line)
+        if found:
+            indent, name = found.groups()
+            rooms.add(f"tether/{name}" if indent == "  " else f"tether/engine/{name}")
+    return rooms
+
+
+def test_the_architecture_tree_draws_every_room() -> None:
+    """A package moved or renamed (engine/commands/ became engine/slash/) moves in the tree too."""
+    parts = [p.relative_to(PACKAGE).parts for p in PACKAGE.rglob("__init__.py")]
+    packages = {
+        "/".join(("tether", *p[:-1]))
+        for p in parts
+        if len(p) == 2 or (len(p) == 3 and p[0] == "engine")
+    }
+    assert _tree_rooms() == packages
+
+
+def test_no_package_exports_a_name_its_submodule_has() -> None:
+    """Importing a submodule sets the package's attribute of that name to the module: a
+    function re-exported under the same name is gone from then on, in whatever order the
+    modules happen to load (lazily, or all at once in a warm server)."""
+    clashes = []
+    for init in PACKAGE.rglob("__init__.py"):
+        subs = {p.stem for p in init.parent.glob("*.py")} | {
+            d.name for d in init.parent.iterdir() if (d / "__init__.py").exists()
+        }
+        for node in ast.parse(init.read_text()).body:
+            named: set[str] = set()
+            if isinstance(node, ast.ImportFrom):
+                named = {a.asname or a.name for a in node.names}
+            elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+                named = {node.name}
+            elif isinstance(node, ast.Assign):
+                named = {t.id for t in node.targets if isinstance(t, ast.Name)}
+            clashes += [f"{init.parent.name}.{n}" for n in sorted(named & subs)]
+    assert clashes == []

@@ -1,5 +1,5 @@
 """`tether lsp`'s command list is the slash-command registry: every command a session offers
-(what `/help` lists, from tether/engine/commands/) is announced in `initialize` as `tether.NAME`
+(what `/help` lists, from tether/engine/slash/) is announced in `initialize` as `tether.NAME`
 and runs as that command; nothing else is announced."""
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ from tests.test_mcp_servers import (
     tool_results,
     wait_for,
 )
-from tether.engine.commands.mcp_commands import prompt_arguments
 from tether.engine.mcp.spec import PromptArgument
+from tether.engine.slash.mcp_commands import prompt_arguments
 
 pytestmark = pytest.mark.anyio
 BROKEN = {

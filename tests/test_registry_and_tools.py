@@ -144,3 +144,39 @@ async def test_list_dir(project: Path, tmp_path: Path) -> None:
     with pytest.raises(ToolError) as e:
         await list_dir.invoke(ctx, list_dir.decode('{"path": "README.md"}'))
     assert e.value.code == "NOT_A_DIRECTORY"
+
+
+class _EchoArgs(ToolArgs):
+    text: str
+
+
+def test_a_tool_takes_its_arguments_as_one_module_level_struct() -> None:
+    """`@tool` reads the arguments' Struct from the function's own annotation (this module's
+    `from __future__ import annotations` makes it a name, looked up in the module)."""
+
+    async def echo(ctx: Capabilities, args: _EchoArgs) -> str:
+        """Say it back.
+
+        Args:
+            text: what to say
+        """
+        return args.text
+
+    made = tool()(echo)
+    assert made.args_type is _EchoArgs
+    assert made.parameters["properties"]["text"]["description"] == "what to say"
+
+    class Local(ToolArgs):
+        text: str
+
+    async def local(ctx: Capabilities, args: Local) -> str:
+        return args.text
+
+    with pytest.raises(TypeError, match="define its ToolArgs at module level"):
+        tool()(local)
+
+    async def untyped(ctx: Capabilities, args: dict[str, str]) -> str:
+        return ""
+
+    with pytest.raises(TypeError, match="must take"):
+        tool()(untyped)  # type: ignore[arg-type]  # what the check is for

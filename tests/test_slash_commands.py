@@ -12,8 +12,8 @@ import pytest
 from tests.inprocess import Client, agent_in_memory
 from tests.lsp_client import lsp_in_process, script_file
 from tests.stored import stored_messages
-from tether.engine.commands.context_commands import INIT_PROMPT
 from tether.engine.history import TextPart, UserMessage
+from tether.engine.slash.context_commands import INIT_PROMPT
 from tether.tools import catalog
 
 pytestmark = pytest.mark.anyio
@@ -262,3 +262,44 @@ async def test_a_slash_command_with_a_bad_argument_over_lsp_is_invalid_params(
             await editor.command("tether.status", {"not": "a string"})
         still = await editor.command("tether.status")  # the server serves on
     assert "- Model: **scripted**" in still["text"]
+
+
+# --- the registry loads a handler when its command runs --------------------------------------
+
+LISTS_THE_COMMANDS = """
+import sys
+from tether.engine.slash import slash_registry
+assert [c.name for c in slash_registry.COMMANDS] and all(c.help for c in slash_registry.COMMANDS)
+print(sorted(m for m in sys.modules if m.startswith("tether.engine.slash.")))
+"""
+
+
+def test_listing_the_commands_imports_no_handler() -> None:
+    """What a front lists (names, help, hints) comes from the table: the handlers' modules
+    (and the engine they pull in: the seam, the sandbox, export, MCP) load when one runs."""
+    import subprocess
+    import sys
+
+    from tests.harness import REPO
+
+    done = subprocess.run(
+        [sys.executable, "-c", LISTS_THE_COMMANDS],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=30,
+        check=True,
+    )
+    loaded = done.stdout.strip()
+    assert loaded == "['tether.engine.slash.slash_command', 'tether.engine.slash.slash_registry']"
+
+
+def test_every_handler_named_in_the_table_is_an_async_function() -> None:
+    """A handler named by where it lives is checked here, not first met by a user's command."""
+    import inspect
+
+    from tether.engine.slash import slash_registry
+    from tether.engine.slash.slash_command import handler
+
+    for command in slash_registry.COMMANDS:
+        assert inspect.iscoroutinefunction(handler(command.handler)), command.name

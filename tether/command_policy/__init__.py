@@ -7,11 +7,13 @@ beside it are its parts. What keeps the user safe is the sandbox; this package d
 asked, and never calls a command safe because it failed to recognise it.
 """
 
+# `decision.denylist` (the configured denylist, built once) is not re-exported: the policy's
+# parts load when a command is first judged, and the submodule `denylist` then replaces a
+# package attribute of that name; import it from `decision`.
 from tether.command_policy.decision import (
     Command,
     Decision,
     Denied,
-    denylist,
     is_read_only,
     judge,
     refuse_denylisted,
@@ -21,7 +23,6 @@ __all__ = [
     "Command",
     "Decision",
     "Denied",
-    "denylist",
     "is_read_only",
     "judge",
     "refuse_denylisted",

@@ -15,7 +15,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from tether.command_policy.words import program_name
 
@@ -26,8 +27,7 @@ def _no_directory(word: str) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class Reader:
+class Reader(msgspec.Struct, frozen=True):
     """A read-only program: the options it may take (any, or those listed), the options that
     take a value, the options that make it write or run something, and its operands."""
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from tether.command_policy.interpreters import interpreter_danger, interpreter_family
 from tether.command_policy.scan import GIT_OPTIONS, Invocation, scan
@@ -20,8 +21,7 @@ from tether.command_policy.wrappers import REMOTE_CLIENTS
 _SCRIPT_SUFFIXES = (".sh", ".bash", ".zsh", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl")
 
 
-@dataclass(frozen=True)
-class DangerReason:
+class DangerReason(msgspec.Struct, frozen=True):
     """Why a call deserves the user's confirmation: one line per reason, and the code or
     command lines carried in arguments (`python -c:` + the code), for the permission card."""
 

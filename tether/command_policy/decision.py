@@ -15,34 +15,33 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tether.command_policy.allowlist import read_only
-from tether.command_policy.danger import command_danger
-from tether.command_policy.denylist import Denylist
-from tether.command_policy.environment import env_dangers, risky
-from tether.command_policy.grant_scope import CommandGrant, command_grant
-from tether.command_policy.interpreters import runs_its_input
-from tether.command_policy.operands import inside_session
-from tether.command_policy.program_path import resolve_program
-from tether.command_policy.scan import scan
+import msgspec
+
 from tether.command_policy.words import shell_join
 from tether.engine.seam import CommandDenylist
 from tether.engine.workspace import Workspace
 from tether.errors import TetherError
 
+# The policy's parts (the scanner, the denylist, the allowlist, the dangers, the grant
+# scopes: tables and regular expressions) are imported by the functions that judge, when a
+# call first runs a command: a session that runs none, and every start, goes without them.
+if TYPE_CHECKING:
+    from tether.command_policy.denylist import Denylist
+    from tether.command_policy.grant_scope import CommandGrant
+
 INPUT_SHOWN = 4_000  # characters of a program's input the card shows when the input is code
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(msgspec.Struct, frozen=True):
     """One program line of a call, with what it is given: the variables the call sets, the
     text on its input, or the command line whose output it reads (a pipe)."""
 
     argv: list[str]
     cwd: Path
-    env: dict[str, str] = field(default_factory=dict[str, str])
+    env: dict[str, str] = msgspec.field(default_factory=dict[str, str])
     stdin: bytes | None = None
     stdin_from: tuple[str, ...] = ()
 
@@ -50,6 +49,9 @@ class Command:
         """What the program reads and runs, when it runs its input (None otherwise)."""
         if self.stdin is None and not self.stdin_from:
             return None
+        from tether.command_policy.interpreters import runs_its_input
+        from tether.command_policy.scan import scan
+
         found = scan(self.argv, self.env)
         if not any(runs_its_input(inv.program) for inv in found.invocations):
             return None
@@ -58,8 +60,7 @@ class Command:
         return "| " + shell_join(self.stdin_from)
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(msgspec.Struct, frozen=True):
     """`read_only`: every line is a known read-only invocation (it may run unasked even
     unconfined). `dangers`: the card's warnings, each a reason and the program text it is
     about. `grants`: what an "always" answer covers, one per line."""
@@ -78,6 +79,8 @@ class Denied(TetherError):
 
 @functools.lru_cache(maxsize=8)
 def denylist(configured: CommandDenylist) -> Denylist:
+    from tether.command_policy.denylist import Denylist
+
     return Denylist.from_config(configured.entries, builtin=configured.builtin)
 
 
@@ -104,6 +107,11 @@ def is_read_only(policy: Workspace, c: Command) -> bool:
     directories (a `ls` the project or an `env PATH` put first is not `ls`), given no
     variable that may change what it runs and no input it would run, whose file operands lie
     inside the session's directories."""
+    from tether.command_policy.allowlist import read_only
+    from tether.command_policy.environment import risky
+    from tether.command_policy.operands import inside_session
+    from tether.command_policy.program_path import resolve_program
+
     if risky(c.env) or c.feeds() is not None:
         return False
     program = resolve_program(c.argv[0], c.cwd, c.env) if c.argv else None
@@ -118,6 +126,9 @@ def is_read_only(policy: Workspace, c: Command) -> bool:
 
 def _dangers(c: Command) -> list[tuple[str, str]]:
     """The card's lines about one command: its programs, its environment, its input."""
+    from tether.command_policy.danger import command_danger
+    from tether.command_policy.environment import env_dangers
+
     found = command_danger(c.argv, c.env) + env_dangers(c.env)
     feeds = c.feeds()
     if feeds is not None and c.argv:
@@ -131,6 +142,8 @@ def _dangers(c: Command) -> list[tuple[str, str]]:
 
 
 def _grant(readonly: bool, c: Command) -> CommandGrant:
+    from tether.command_policy.grant_scope import command_grant
+
     return command_grant(c.argv, _class(readonly, c), env=c.env, feeds=c.feeds())
 
 
@@ -142,6 +155,9 @@ def _writable_place(policy: Workspace, path: Path) -> bool:
 
 def _class(readonly: bool, c: Command) -> str:
     """What a grant for this command line covers: reading, writing, or running code."""
+    from tether.command_policy.danger import command_danger
+    from tether.command_policy.environment import risky
+
     if readonly:
         return "read-only"
     if risky(c.env) or c.feeds() is not None:

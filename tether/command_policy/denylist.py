@@ -10,8 +10,9 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from tether.command_policy.program_path import resolve_program
 from tether.command_policy.scan import Invocation, Scan, scan
@@ -63,8 +64,7 @@ DEFAULT_DENYLIST: tuple[tuple[str, str], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class DenyRule:
+class DenyRule(msgspec.Struct, frozen=True):
     """`program [flags] [words]`: the program (a trailing `*` matches a prefix), every flag
     given (`-r` also inside `-rf`), and, when words are listed, at least one argument among
     them (`reboot` also matches `reboot.target`; paths compare normalised: `/*`, `//`, `/.`)."""
@@ -113,8 +113,7 @@ def _word_matches(arg: str, words: frozenset[str]) -> bool:
     return a in words or any(a.startswith(w + ".") for w in words)
 
 
-@dataclass(frozen=True)
-class DenyHit:
+class DenyHit(msgspec.Struct, frozen=True):
     rule: DenyRule
     invocation: Invocation
     command: tuple[str, ...]  # the whole command line the model asked for

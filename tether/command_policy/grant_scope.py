@@ -11,7 +11,8 @@ The card names the grant exactly as it is recorded ("Always allow `git checkout`
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from tether.command_policy.environment import env_words, risky, value_digest
 from tether.command_policy.interpreters import interpreter_family
@@ -29,8 +30,7 @@ _SUBCOMMAND_TEXT = (
 SUBCOMMANDS = frozenset(_SUBCOMMAND_TEXT.split(" "))
 
 
-@dataclass(frozen=True)
-class CommandGrant:
+class CommandGrant(msgspec.Struct, frozen=True):
     scope: str  # what is recorded and matched: `git status [read-only]`
     label: str  # what the card says: "`git status`" or "`git checkout` (writing)"
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+
+import msgspec
 
 from tether.command_policy.shell_script import simple_command, split_script, substitutions
 from tether.command_policy.words import (
@@ -33,8 +34,7 @@ from tether.command_policy.wrappers import (
 MAX_DEPTH = 8  # nested wrappers / shells / hops; deeper is reviewed, not followed
 
 
-@dataclass(frozen=True)
-class Invocation:
+class Invocation(msgspec.Struct, frozen=True):
     """One program a command line runs, with its own arguments (argv[0] included)."""
 
     argv: tuple[str, ...]
@@ -50,17 +50,16 @@ class Invocation:
         return self.argv[1:]
 
 
-@dataclass
-class Scan:
+class Scan(msgspec.Struct):
     """What a command line runs: each program, in the order met (a wrapper before what it
     runs), and what the user should review."""
 
-    invocations: list[Invocation] = field(default_factory=list[Invocation])
-    findings: list[Finding] = field(default_factory=list[Finding])
+    invocations: list[Invocation] = msgspec.field(default_factory=list[Invocation])
+    findings: list[Finding] = msgspec.field(default_factory=list[Finding])
     # The environment the programs may see: the caller's, plus every assignment the command
     # line makes (`env NAME=VALUE`, `NAME=VALUE cmd` in a script). Over-approximated on
     # purpose: it decides what a `git` alias may expand to.
-    env: dict[str, str] = field(default_factory=dict[str, str])
+    env: dict[str, str] = msgspec.field(default_factory=dict[str, str])
 
 
 def scan(argv: Sequence[str], env: Mapping[str, str] | None = None) -> Scan:

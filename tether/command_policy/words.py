@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Literal
+
+import msgspec
 
 
 def program_name(word: str) -> str:
@@ -35,8 +36,7 @@ def word_at(args: Sequence[str], i: int) -> str:
 Carry = Literal["split", "shell"]  # `env -S` splits its value into words; `su -c` runs a shell
 
 
-@dataclass(frozen=True)
-class Spec:
+class Spec(msgspec.Struct, frozen=True):
     """How one program's options are spelled, and what its words mean to the scan."""
 
     flags: str = ""  # short options without a value
@@ -67,12 +67,11 @@ def long_options(names: str) -> frozenset[str]:
     return frozenset(f"--{n}" for n in names.split())
 
 
-@dataclass
-class Parsed:
+class Parsed(msgspec.Struct):
     """A wrapper's arguments read through its spec."""
 
     rest: int = 0  # index of the first word after the options (and operands)
-    seen: list[tuple[str, str | None]] = field(default_factory=list[tuple[str, str | None]])
+    seen: list[tuple[str, str | None]] = msgspec.field(default_factory=list[tuple[str, str | None]])
     unknown: str | None = None  # the first option the spec does not know
     missing_value: str | None = None
 

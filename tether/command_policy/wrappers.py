@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+
+import msgspec
 
 from tether.command_policy.shell_script import ASSIGNMENT
 from tether.command_policy.words import (
@@ -23,8 +24,7 @@ from tether.command_policy.words import (
 )
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(msgspec.Struct, frozen=True):
     """Something the user should look at: code carried in an argument, a detached runner, an
     option nobody understood. `preview` is the carried text, labelled (`env -S: ...`)."""
 
@@ -196,16 +196,15 @@ def wrapper_key(argv: tuple[str, ...]) -> str | None:
     return prog if prog in WRAPPERS else None
 
 
-@dataclass
-class Unwrapped:
+class Unwrapped(msgspec.Struct):
     """What a wrapper runs: a command line (`inner`), or shell code it carries (`script`);
     neither when it runs nothing or its options were not understood."""
 
     label: str
     inner: tuple[str, ...] | None = None
     script: str | None = None
-    findings: list[Finding] = field(default_factory=list[Finding])
-    env: dict[str, str] = field(default_factory=dict[str, str])  # NAME=VALUE it sets
+    findings: list[Finding] = msgspec.field(default_factory=list[Finding])
+    env: dict[str, str] = msgspec.field(default_factory=dict[str, str])  # NAME=VALUE it sets
 
 
 def unwrap(argv: tuple[str, ...], key: str) -> Unwrapped:

@@ -17,7 +17,6 @@ estimate, calibrated by the API's own count of a request's input tokens (`ratio`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import msgspec
 
@@ -48,15 +47,14 @@ SUMMARY_PROMPT = (
 SUMMARY_HEADER = "Summary of the earlier part of this session (compacted to fit the context):\n"
 
 
-@dataclass(frozen=True)
-class Window:
+class Window(msgspec.Struct, frozen=True):
     """What a request must fit: the model's budget, and what every request carries besides its
     messages (the system prompt, the tool schemas)."""
 
     budget: int  # tokens for the request's input
     fixed_chars: int  # the system prompt and the tool schemas
     ratio: float = 1.0  # the API's tokens per estimated token, once measured
-    sizes: MessageSizes = field(default_factory=MessageSizes)
+    sizes: MessageSizes = msgspec.field(default_factory=MessageSizes)
 
     @classmethod
     def of(

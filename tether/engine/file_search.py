@@ -9,16 +9,16 @@ only regular files with one name (a second hard link could be a denylisted file'
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
+
+import msgspec
 
 FileKind = Literal["file", "dir", "symlink", "other"]
 EngineName = Literal["ripgrep", "python"]
 
 
-@dataclass(frozen=True)
-class SearchScope:
+class SearchScope(msgspec.Struct, frozen=True):
     """Where to look: `start` (absolute, resolved) below `top`, the root holding it, whose
     `.gitignore` files apply from there down; `denylist`: the workspace's patterns, compared with
     names as `workspace.comparable` spells them."""
@@ -29,8 +29,7 @@ class SearchScope:
     max_depth: int | None = None  # 1: only the start's own entries
 
 
-@dataclass(frozen=True)
-class TreeEntry:
+class TreeEntry(msgspec.Struct, frozen=True):
     rel: str  # relative to the start, `/`-separated
     kind: FileKind
     target: FileKind | None = None  # what a symlink points at
@@ -41,20 +40,18 @@ class TreeEntry:
         return self.rel.rpartition("/")[2]
 
 
-@dataclass
-class TreeListing:
+class TreeListing(msgspec.Struct):
     """The nearest entries first (breadth first, each directory's own sorted: directories,
     then files, by name)."""
 
-    entries: list[TreeEntry] = field(default_factory=list[TreeEntry])
+    entries: list[TreeEntry] = msgspec.field(default_factory=list[TreeEntry])
     more: bool = False  # the limit was reached with entries left
     skipped: int = 0  # entries left out by the rules above
     unreadable: int = 0  # directories that could not be listed
     capped: bool = False  # the walk stopped after looking at MAX_SCANNED entries
 
 
-@dataclass(frozen=True)
-class GrepRequest:
+class GrepRequest(msgspec.Struct, frozen=True):
     pattern: str  # Python `re` syntax (an engine that reads another dialect translates it)
     limit: int  # at most this many lines; `more` says there were others
     budget: float  # seconds of matching the search may spend
@@ -64,17 +61,17 @@ class GrepRequest:
     name_hint: str | None = None
 
 
-@dataclass(frozen=True)
-class GrepHit:
+class GrepHit(msgspec.Struct, frozen=True):
     rel: str  # the file, relative to the start
     line: int  # from 1
     text: str  # the whole line, without its newline
 
 
-@dataclass
-class GrepResult:
+class GrepResult(msgspec.Struct):
     engine: EngineName
-    hits: list[GrepHit] = field(default_factory=list[GrepHit])  # in walk order (see bfs_key)
+    hits: list[GrepHit] = msgspec.field(
+        default_factory=list[GrepHit]
+    )  # in walk order (see bfs_key)
     more: bool = False
     files: int | None = None  # files searched; None where the engine stopped before it knew
     binary: int | None = None  # binary files skipped, where the engine counts them

@@ -24,6 +24,11 @@ class ImagePart(msgspec.Struct, tag="image", frozen=True, omit_defaults=True):
 UserPart = TextPart | ImagePart
 
 
+def prompt_text(parts: list[UserPart]) -> str:
+    """A prompt's text (its images left out)."""
+    return "\n".join(p.text for p in parts if isinstance(p, TextPart)).strip()
+
+
 class ToolCall(msgspec.Struct, frozen=True):
     """A call the model asked for. `arguments` is the raw JSON text the model produced."""
 

@@ -3,11 +3,9 @@ confirm (one batch) -> per-file locks -> timeout -> invoke -> spill."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 import anyio
 import msgspec
@@ -38,8 +36,7 @@ MAX_RESULT_CHARS = 32_768  # [agent] max_tool_result_chars: longer results are s
 SPILL_PREVIEW_CHARS = 4 * 1024
 
 
-@dataclass
-class _Call:
+class _Call(msgspec.Struct):
     call: ToolCall
     tool: ToolDef | None = None
     args: Args | None = None
@@ -297,7 +294,7 @@ class Batch:
 
         try:
             out: ToolOutput | None = None
-            ctx = dataclasses.replace(self._ctx, call_id=c.call.id, report=report)
+            ctx = msgspec.structs.replace(self._ctx, call_id=c.call.id, report=report)
             with anyio.move_on_after(c.tool.timeout):
                 out = await c.tool.invoke(ctx, c.args)
             if out is None:

@@ -3,22 +3,21 @@ and only while the file is as it was read."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 
-@dataclass(frozen=True)
-class ReadRecord:
+
+class ReadRecord(msgspec.Struct, frozen=True):
     stamp: tuple[int, int]  # (mtime_ns, size) on disk when the lines were read
     lines: dict[int, int]  # line number -> hash of the text shown (a cut line is not recorded)
 
 
-@dataclass
-class ReadLedger:
+class ReadLedger(msgspec.Struct):
     """Per turn: a fresh ledger starts every turn; any write, edit, copy, move or delete of a
     path forgets what was read of it (and below it)."""
 
-    _records: dict[Path, ReadRecord] = field(default_factory=dict[Path, ReadRecord])
+    _records: dict[Path, ReadRecord] = msgspec.field(default_factory=dict[Path, ReadRecord])
 
     def record(self, path: Path, stamp: tuple[int, int], lines: dict[int, str]) -> None:
         old = self._records.get(path)

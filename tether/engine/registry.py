@@ -9,8 +9,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, cast, get_type_hints
+from typing import Any, Generic, TypeVar, cast
 
 import msgspec
 
@@ -28,32 +27,30 @@ class ToolError(TetherError):
     """A failure the model should read: `code` is stable (INVALID_ARGS, FILE_EXISTS, ...)."""
 
 
-@dataclass
-class ToolOutput:
+class ToolOutput(msgspec.Struct):
     """What a tool returns: text for the model, content for the user's tool card."""
 
     text: str
-    content: list[ToolContent] = field(default_factory=list[ToolContent])
+    content: list[ToolContent] = msgspec.field(default_factory=list[ToolContent])
     raw_output: Any = None
     plan: list[PlanItem] | None = None  # the session's new plan, when the tool maintains it
-    images: list[ImagePart] = field(default_factory=list[ImagePart])  # for the model only
+    images: list[ImagePart] = msgspec.field(default_factory=list[ImagePart])  # for the model only
     # A failure told in the tool's own words (a seed's exact `Error: ...` text): the result is
     # an error for the model and the card fails, but the text is kept as it is.
     is_error: bool = False
 
 
-@dataclass
-class CallPlan:
+class CallPlan(msgspec.Struct):
     """How a call presents itself before it runs: its card, whether it needs the user's consent,
     what an "always" answer would cover, and which files it writes (for per-file locks)."""
 
     title: str
     kind: str = "other"
-    locations: list[Location] = field(default_factory=list[Location])
-    content: list[ToolContent] = field(default_factory=list[ToolContent])
+    locations: list[Location] = msgspec.field(default_factory=list[Location])
+    content: list[ToolContent] = msgspec.field(default_factory=list[ToolContent])
     confirm: bool = False
     scope: str = ""
-    writes: list[str] = field(default_factory=list[str])
+    writes: list[str] = msgspec.field(default_factory=list[str])
     target: str = ""  # the call's short object (a path, a command line) for round titles
     # The call would ask, but the session's mode lets it run (`code` mode creating a file): its
     # result then says `[approval] mode (code)`.
@@ -84,8 +81,7 @@ Planner = Callable[[Capabilities, A, str], Awaitable[CallPlan]]
 Describer = Callable[[Capabilities, A], CallPlan]
 
 
-@dataclass
-class ToolDef(Generic[A]):
+class ToolDef(msgspec.Struct, Generic[A]):
     name: str
     description: str
     parameters: dict[str, Any]
@@ -265,10 +261,14 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
 
 
 def _args_type(fn: Callable[..., Any]) -> Any:
-    """The ToolArgs Struct a tool function takes after `ctx`."""
+    """The ToolArgs Struct a tool function takes after `ctx`. Only that one annotation is
+    evaluated, in the function's module, as `typing.get_type_hints` would: it evaluates every
+    annotation (`ctx`'s, the return type's), a cost each tool paid as its module loaded."""
     params = list(inspect.signature(fn).parameters)
+    hint = fn.__annotations__.get(params[1]) if len(params) == 2 else None
     try:
-        hint = get_type_hints(fn).get(params[1]) if len(params) == 2 else None
+        if isinstance(hint, str):  # `from __future__ import annotations`: a name to look up
+            hint = eval(hint, inspect.unwrap(fn).__globals__)
     except NameError as exc:  # a Struct defined inside a function is not found by name
         raise TypeError(
             f"tool {fn.__name__}: define its ToolArgs at module level ({exc})"

@@ -8,9 +8,10 @@ depends on which backend is present: a missing backend is a structured error at 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol
+
+import msgspec
 
 from tether.engine.events import Location, ToolContent
 from tether.engine.file_search import FileSearch
@@ -31,8 +32,7 @@ from tether.engine.workspace import Workspace
 from tether.errors import TetherError, WebCode
 
 
-@dataclass(frozen=True)
-class CommandDenylist:
+class CommandDenylist(msgspec.Struct, frozen=True):
     """Commands refused in every mode, nobody asked: the built-in entries (unless `builtin` is
     off) and the configured ones (`program [flags] [words]`, see command_policy/denylist.py)."""
 
@@ -51,8 +51,7 @@ FileKind = Literal["file", "dir", "symlink", "other"]
 TEXT_MAX_BYTES = 4 * 1024 * 1024  # what read_text loads whole (an edit's diff carries it twice)
 
 
-@dataclass(frozen=True)
-class FileStat:
+class FileStat(msgspec.Struct, frozen=True):
     """What `lstat` says of a path (a symlink is not followed)."""
 
     kind: FileKind
@@ -65,8 +64,7 @@ class FileStat:
         return (self.mtime_ns, self.size)
 
 
-@dataclass(frozen=True)
-class DirEntry:
+class DirEntry(msgspec.Struct, frozen=True):
     name: str
     kind: FileKind
     size: int = 0
@@ -122,8 +120,7 @@ class Launcher(NamedTuple):
     confined: bool
 
 
-@dataclass(frozen=True)
-class Stage:
+class Stage(msgspec.Struct, frozen=True):
     """One command of a pipeline: its stdout feeds the next stage's stdin (the last stage's
     goes to the output). `mix_stderr` sends stderr along with stdout (`2>&1 |`); otherwise
     stderr goes straight to the output. `launcher`: what `argv` starts through, if anything."""
@@ -135,8 +132,7 @@ class Stage:
     launcher: Launcher | None = None
 
 
-@dataclass(frozen=True)
-class CommandResult:
+class CommandResult(msgspec.Struct, frozen=True):
     """How a command ended. `output` is the terminal's text (stdout and stderr as they
     arrived), bounded: when `omitted` bytes were dropped, a marker line stands between the
     head and the tail; `truncated` without `omitted` means the client dropped the start."""
@@ -203,8 +199,7 @@ class Terminal(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class PtyRead:
+class PtyRead(msgspec.Struct, frozen=True):
     """What a read of a PTY saw: its sanitised output and whether the program still runs."""
 
     text: str
@@ -255,8 +250,7 @@ class Ptys(Protocol):
     async def close_all(self) -> None: ...
 
 
-@dataclass(frozen=True)
-class ConfirmRequest:
+class ConfirmRequest(msgspec.Struct, frozen=True):
     """One tool call awaiting the user's decision, with what the user needs to judge it."""
 
     call_id: str
@@ -265,8 +259,8 @@ class ConfirmRequest:
     kind: str
     raw_input: Any
     scope: str  # what an "always" answer would cover, e.g. "write_file in /project/src"
-    content: list[ToolContent] = field(default_factory=list[ToolContent])
-    locations: list[Location] = field(default_factory=list[Location])
+    content: list[ToolContent] = msgspec.field(default_factory=list[ToolContent])
+    locations: list[Location] = msgspec.field(default_factory=list[Location])
     target: str = ""  # the short object of the call for a round's title: a path, a command
     # What an "always" answer covers, as the card names it (default: "TOOL in SCOPE"); a
     # call that is not `grantable` (a command run outside the sandbox) asks every time.
@@ -275,8 +269,7 @@ class ConfirmRequest:
     lasting: Lasting = "session"  # what an "always" answer would last for
 
 
-@dataclass(frozen=True)
-class RoundCard:
+class RoundCard(msgspec.Struct, frozen=True):
     """The tool card of a round's permission request (two or more calls, one request)."""
 
     id: str
@@ -291,8 +284,7 @@ Verdict = Literal["allow", "reject", "cancelled"]
 DecidedBy = Literal["user (once)", "user (round)", "user (always)", "grant", "policy"]
 
 
-@dataclass(frozen=True)
-class ConfirmDecision:
+class ConfirmDecision(msgspec.Struct, frozen=True):
     verdict: Verdict
     by: DecidedBy = "user (once)"
     remember: bool = False  # record a grant for the request's scope
@@ -308,8 +300,7 @@ class Approval(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class AskField:
+class AskField(msgspec.Struct, frozen=True):
     """One field of a question's form."""
 
     name: str
@@ -321,13 +312,12 @@ class AskField:
     secret: bool = False
 
 
-@dataclass(frozen=True)
-class AskAnswer:
+class AskAnswer(msgspec.Struct, frozen=True):
     """What the user said: `values` by field name (a choice is the field "choice"); an answer
     that is not `accepted` was declined or dismissed (`dismissed`: cancelled, not a no)."""
 
     accepted: bool
-    values: dict[str, Any] = field(default_factory=dict[str, Any])
+    values: dict[str, Any] = msgspec.field(default_factory=dict[str, Any])
     dismissed: bool = False
 
 
@@ -385,8 +375,7 @@ class Web(Protocol):
         ...
 
 
-@dataclass
-class Capabilities:
+class Capabilities(msgspec.Struct):
     """What a tool call may use. Built per session by the protocol front (the `ctx`)."""
 
     session_id: str
@@ -406,7 +395,9 @@ class Capabilities:
     command_denylist: CommandDenylist = BUILTIN_COMMAND_DENYLIST
     # The path policy; built from `roots` with the default denylist when not given.
     workspace: Workspace | None = None
-    reads: ReadLedger = field(default_factory=ReadLedger)  # per turn: see engine/read_ledger.py
+    reads: ReadLedger = msgspec.field(
+        default_factory=ReadLedger
+    )  # per turn: see engine/read_ledger.py
     # What confines the session's commands (engine/sandbox/); None: nothing does.
     sandbox: Sandbox | None = None
     # Where this turn looks for Agent Skills, first wins (set by the turn: engine/skills/).
@@ -415,7 +406,7 @@ class Capabilities:
     search: FileSearch | None = None
     # The session's repositories as found when it opened (engine/vcs/): the vcs tools' git runs
     # on those, hardened. Fronts pass the session's; a context made without gets its own.
-    repositories: Repositories = field(default_factory=Repositories)
+    repositories: Repositories = msgspec.field(default_factory=Repositories)
 
     def __post_init__(self) -> None:
         if self.workspace is None:

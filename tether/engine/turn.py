@@ -8,11 +8,11 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass
 from typing import Literal
 
 import anyio
 import anyio.lowlevel
+import msgspec
 
 from tether.engine import compaction
 from tether.engine import events as ev
@@ -66,8 +66,7 @@ class TurnFailed(TetherError):
         super().__init__("TURN_FAILED", message)
 
 
-@dataclass
-class TurnConfig:
+class TurnConfig(msgspec.Struct):
     system: str
     max_rounds: int = MAX_ROUNDS
     max_continuations: int = MAX_CONTINUATIONS
@@ -97,8 +96,7 @@ def turn_config(agent: AgentConfig, persona: str, sections: tuple[str, ...]) -> 
     )
 
 
-@dataclass
-class _Round:
+class _Round(msgspec.Struct):
     message: AssistantMessage
     finish: FinishReason
     usage: llm.Usage | None

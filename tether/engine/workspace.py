@@ -14,9 +14,10 @@ import fnmatch
 import os
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+import msgspec
 
 from tether.errors import TetherError
 
@@ -46,23 +47,24 @@ class PathRefused(TetherError):
     """A path the policy refuses: `code` is INVALID_PATH, OUTSIDE_ROOTS or PATH_DENIED."""
 
 
-@dataclass(frozen=True)
-class DirGrant:
+class DirGrant(msgspec.Struct, frozen=True):
     """A directory outside the roots the user opened to tools (read, or read and write)."""
 
     path: Path
     access: Access = "read"
 
 
-@dataclass
-class Workspace:
+class Workspace(msgspec.Struct):
     roots: list[Path]
     denylist: Sequence[str] = DEFAULT_DENYLIST
-    grants: list[DirGrant] = field(default_factory=list[DirGrant])
+    grants: list[DirGrant] = msgspec.field(default_factory=list[DirGrant])
     # Told of every grant made during a turn, so the session keeps it.
     on_grant: Callable[[DirGrant], None] | None = None
-    read_roots: list[Path] = field(default_factory=list[Path])  # readable, never written
-    guarded: list[Path] = field(default_factory=list[Path])  # every change there is asked
+    read_roots: list[Path] = msgspec.field(default_factory=list[Path])  # readable, never written
+    guarded: list[Path] = msgspec.field(default_factory=list[Path])  # every change there is asked
+    # Made from `denylist` as the workspace is made (a field, as a Struct keeps no other
+    # attribute; equal denylists make it equal, so equality is the other fields' as before).
+    _patterns: list[str] = msgspec.field(default_factory=list[str])
 
     def __post_init__(self) -> None:
         self.roots = [_real(r) for r in self.roots]

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 if TYPE_CHECKING:
     from tether.engine.sessions.deps import EngineDeps
@@ -22,8 +23,7 @@ if TYPE_CHECKING:
 SPILL_DAYS = 7.0  # default age after which a session's spill files are removed
 
 
-@dataclass
-class Composed:
+class Composed(msgspec.Struct):
     deps: EngineDeps
     web: WebCapability
     spill_days: float = SPILL_DAYS

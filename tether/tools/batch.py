@@ -4,7 +4,6 @@ the batch so far."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -76,23 +75,21 @@ class BatchNode(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     timeout_seconds: Annotated[float, msgspec.Meta(description="Default 120.")] | None = None
 
 
-@dataclass
-class _Node:
+class _Node(msgspec.Struct):
     steps: list[Stage]  # the pipe chain, head first
     stdin: bytes | None
     stop_on_error: bool
     timeout: float
     where: str
-    then: list[_Node] = field(default_factory=list["_Node"])
-    otherwise: list[_Node] = field(default_factory=list["_Node"])
+    then: list[_Node] = msgspec.field(default_factory=list["_Node"])
+    otherwise: list[_Node] = msgspec.field(default_factory=list["_Node"])
 
     @property
     def line(self) -> str:
         return " | ".join(shell_join(s.argv) for s in self.steps)
 
 
-@dataclass
-class _Parse:
+class _Parse(msgspec.Struct):
     ctx: Capabilities
     count: int = 0
 

@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from tether.command_policy import Command, Denied, denylist, judge
+from tether.command_policy import Command, Denied, judge
 from tether.command_policy import refuse_denylisted as _refuse
+from tether.command_policy.decision import denylist
 from tether.command_policy.program_path import resolve_program
 from tether.engine.events import TextOut, ToolContent
 from tether.engine.local.processes import command_environment

@@ -6,8 +6,9 @@ they run, from the file as it is then (an earlier call of the round may have cha
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from tether.engine.events import DiffOut
 from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
@@ -16,8 +17,7 @@ from tether.tools.text import load_text, split_lines
 from tether.tools.tool_paths import display, named, path_card, regular_file, resolve
 
 
-@dataclass
-class _Edit:
+class _Edit(msgspec.Struct):
     full: Path
     old: str
     new: str

@@ -3,10 +3,10 @@ terminal when the editor offers one, else a local process; the card streams its 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
+import msgspec
 
 from tether.command_policy.words import shell_join
 from tether.engine.events import TextOut, ToolContent
@@ -38,8 +38,7 @@ from tether.tools.text import fence
 from tether.tools.tool_paths import display
 
 
-@dataclass
-class _Command:
+class _Command(msgspec.Struct):
     argv: list[str]
     cwd: Path
     env: dict[str, str]

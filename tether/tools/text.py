@@ -4,8 +4,9 @@ editor when the file is small, streamed from disk when it is not), and whole tex
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from tether.engine.images import image_type
 from tether.engine.registry import ToolError
@@ -73,13 +74,12 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-@dataclass
-class Window:
+class Window(msgspec.Struct):
     """The lines of a read, each cut to the line bound, and the file's line count."""
 
     first: int
-    lines: list[str] = field(default_factory=list[str])
-    full_lengths: list[int] = field(default_factory=list[int])
+    lines: list[str] = msgspec.field(default_factory=list[str])
+    full_lengths: list[int] = msgspec.field(default_factory=list[int])
     total: int = 0
     unit: str = "chars"  # of full_lengths: a line cut while streaming is only known in bytes
 

@@ -13,8 +13,9 @@ the very addresses the plan checked (see `_PlannedTargets`).
 from __future__ import annotations
 
 import contextvars
-import dataclasses
 from typing import Literal, TypeVar
+
+import msgspec
 
 from tether.engine.events import TextOut
 from tether.engine.registry import CallPlan, ToolArgs, ToolDef, ToolOutput, tool
@@ -158,7 +159,6 @@ _TARGET: contextvars.ContextVar[Target | None] = contextvars.ContextVar(
 )
 
 
-@dataclasses.dataclass
 class _PlannedTool(ToolDef[A]):
     """A ToolDef whose run sees the target its plan checked (in `_TARGET`, for this task)."""
 
@@ -171,7 +171,7 @@ class _PlannedTool(ToolDef[A]):
 
 
 def _planned(t: ToolDef[A]) -> ToolDef[A]:
-    fields = {f.name: getattr(t, f.name) for f in dataclasses.fields(t)}
+    fields = {f.name: getattr(t, f.name) for f in msgspec.structs.fields(t)}
     return _PlannedTool(**fields)
 
 

@@ -4,8 +4,9 @@ clients the providers' sessions share (closed with the catalog)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import msgspec
 
 from tether.engine.config.http_clients import HttpClients
 from tether.engine.providers.base import LLM, ModelInfo
@@ -17,8 +18,7 @@ class ListingLLM(LLM, Protocol):
     async def list_models(self) -> Sequence[Any]: ...
 
 
-@dataclass(frozen=True)
-class ProviderHandle:
+class ProviderHandle(msgspec.Struct, frozen=True):
     """A configured provider, as model discovery sees it."""
 
     name: str
@@ -28,22 +28,23 @@ class ProviderHandle:
     open: Callable[[str, ModelInfo], ListingLLM]  # (model name, its info) -> an adapter
 
 
-@dataclass
-class ModelCatalog:
+class ModelCatalog(msgspec.Struct):
     """Model ids ("provider:model") with a factory each; every session opens its own instance."""
 
     default: str
     default_source: str = "nothing is configured"  # why it is the default, for `tether doctor`
-    factories: dict[str, Callable[[], LLM]] = field(default_factory=dict[str, Callable[[], LLM]])
-    infos: dict[str, ModelInfo] = field(default_factory=dict[str, ModelInfo])
+    factories: dict[str, Callable[[], LLM]] = msgspec.field(
+        default_factory=dict[str, Callable[[], LLM]]
+    )
+    infos: dict[str, ModelInfo] = msgspec.field(default_factory=dict[str, ModelInfo])
     # Problems met while building it (a broken config file, an unknown TETHER_MODEL): tether
     # still serves, and a front may show these to the user once.
-    warnings: list[str] = field(default_factory=list[str])
+    warnings: list[str] = msgspec.field(default_factory=list[str])
     # The config file's `[workspace] path_denylist`, when it sets one (None: the built-in list).
     path_denylist: tuple[str, ...] | None = None
     # The providers behind the models, by name (empty for the demo and scripted models).
-    providers: dict[str, ProviderHandle] = field(default_factory=dict[str, ProviderHandle])
-    clients: HttpClients = field(default_factory=HttpClients)
+    providers: dict[str, ProviderHandle] = msgspec.field(default_factory=dict[str, ProviderHandle])
+    clients: HttpClients = msgspec.field(default_factory=HttpClients)
 
     def add(self, info: ModelInfo, factory: Callable[[], LLM]) -> None:
         self.infos[info.id] = info

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
-from tether.engine.config.check import Checker
 from tether.engine.config.issues import ConfigError, ConfigIssue, key_name
 from tether.engine.config.toml_lines import Key, index_keys, line_of
 from tether.paths import config_path
 from tether.schemas.config import ConfigFile
+
+if TYPE_CHECKING:
+    import tomllib
 
 
 def example_config() -> str:
@@ -52,6 +54,11 @@ def load_config(path: Path | None = None, *, env: Mapping[str, str] | None = Non
 
 
 def parse_config(text: str, path: Path | None = None) -> Config:
+    # The TOML reader and the checks load with a file to read: most starts have none.
+    import tomllib
+
+    from tether.engine.config.check import Checker
+
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -7,8 +7,9 @@ says why (with the key and line) when a session would start it.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
+
+import msgspec
 
 from tether.engine.config.env_refs import Unset, expand
 from tether.engine.config.file import Config
@@ -56,7 +57,7 @@ class _Expander:
                 timeout=s.timeout,
             )
         if self.problems:
-            return dataclasses.replace(spec, problem=self.problems[0])
+            return msgspec.structs.replace(spec, problem=self.problems[0])
         return spec
 
     def text(self, key: Key, value: str) -> str:

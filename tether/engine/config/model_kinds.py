@@ -8,8 +8,9 @@ Adapters are imported when first made: a session on the demo model never loads h
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from tether.engine.config.builtin_models import ANTHROPIC, DEEPSEEK, OPENAI
 from tether.schemas.config import ModelConfig
@@ -21,8 +22,7 @@ if TYPE_CHECKING:
 # --- model providers --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class EnvVars:
+class EnvVars(msgspec.Struct, frozen=True):
     """Variables that add a provider named like its kind, usable with no file at all. Either
     one adds it: a base URL alone is a server that wants no key (Ollama, llama.cpp, vLLM; or a
     gateway that adds credentials itself), so requests carry none."""
@@ -31,8 +31,7 @@ class EnvVars:
     base_url: str  # OPENAI_BASE_URL
 
 
-@dataclass(frozen=True)
-class ProviderKind:
+class ProviderKind(msgspec.Struct, frozen=True):
     name: str  # what `kind = "..."` names in the file
     adapter: Callable[[], type[HTTPProvider]]  # the adapter class, imported when first used
     base_url: str  # the kind's public API

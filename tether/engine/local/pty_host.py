@@ -11,11 +11,11 @@ import os
 import shutil
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 import anyio
+import msgspec
 
 from tether.engine.local.processes import (
     command_environment,
@@ -63,19 +63,18 @@ class _Backend(Protocol):
         ...
 
 
-@dataclass(eq=False)
-class _Pty:
+class _Pty(msgspec.Struct, eq=False):
     id: int
     argv: list[str]
     backend: _Backend
-    read_lock: anyio.Lock = field(default_factory=anyio.Lock)
-    write_lock: anyio.Lock = field(default_factory=anyio.Lock)
-    decoder: codecs.IncrementalDecoder = field(
+    read_lock: anyio.Lock = msgspec.field(default_factory=anyio.Lock)
+    write_lock: anyio.Lock = msgspec.field(default_factory=anyio.Lock)
+    decoder: codecs.IncrementalDecoder = msgspec.field(
         default_factory=lambda: codecs.getincrementaldecoder("utf-8")("replace")
     )
     produced: int = 0
     confined: bool = False  # runs in the sandbox
-    hidden: SecretFilter = field(default_factory=SecretFilter)  # answers typed by the user
+    hidden: SecretFilter = msgspec.field(default_factory=SecretFilter)  # answers typed by the user
     timer: asyncio.TimerHandle | None = None
     ended: PtyRead | None = None  # set once the program is gone and its terminal released
 

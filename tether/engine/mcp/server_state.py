@@ -3,8 +3,9 @@ changes (its state, its tools, its prompts)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Literal
+
+import msgspec
 
 from tether.engine.mcp.spec import RemoteTool
 
@@ -15,16 +16,14 @@ ServerState = Literal["starting", "ready", "failed", "exited", "stopped"]
 LeftOut = tuple[str, str]
 
 
-@dataclass(frozen=True)
-class McpChange:
+class McpChange(msgspec.Struct, frozen=True):
     """A server's state, tools or prompts changed (its prompts are slash commands)."""
 
     server: str
     what: Literal["state", "tools", "prompts"]
 
 
-@dataclass(frozen=True)
-class ServerStatus:
+class ServerStatus(msgspec.Struct, frozen=True):
     name: str
     transport: str
     state: ServerState
@@ -32,7 +31,7 @@ class ServerStatus:
     tools: list[str]  # the names the model knows them by
     prompts: int
     output: str = ""  # the end of what it wrote to stderr when it failed or exited
-    left_out: list[LeftOut] = field(default_factory=list[LeftOut])  # tools not offered, why
+    left_out: list[LeftOut] = msgspec.field(default_factory=list[LeftOut])  # not offered, why
 
     @property
     def summary(self) -> str:

@@ -5,8 +5,9 @@ the SDK never appears here)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import msgspec
 
 from tether.errors import TetherError
 
@@ -14,17 +15,16 @@ Transport = Literal["stdio", "http", "sse"]
 DEFAULT_TIMEOUT = 120.0  # seconds for one request: as long as any built-in tool may run
 
 
-@dataclass(frozen=True)
-class ServerSpec:
+class ServerSpec(msgspec.Struct, frozen=True):
     """One configured server: a command to run (stdio) or a URL (streamable HTTP)."""
 
     name: str
     transport: Transport
     command: str = ""
-    args: list[str] = field(default_factory=list[str])
-    env: dict[str, str] = field(default_factory=dict[str, str])
+    args: list[str] = msgspec.field(default_factory=list[str])
+    env: dict[str, str] = msgspec.field(default_factory=dict[str, str])
     url: str = ""
-    headers: dict[str, str] = field(default_factory=dict[str, str])
+    headers: dict[str, str] = msgspec.field(default_factory=dict[str, str])
     # Every tool of the server runs without asking (the user vouches for it).
     read_only: bool = False
     # Why it cannot start, known before trying (a variable its config names is unset).
@@ -45,8 +45,7 @@ def merged(client: Iterable[ServerSpec], configured: Iterable[ServerSpec]) -> li
     return servers + [s for s in configured if s.name not in named]
 
 
-@dataclass(frozen=True)
-class RemoteTool:
+class RemoteTool(msgspec.Struct, frozen=True):
     """A tool as the server lists it."""
 
     name: str
@@ -56,20 +55,18 @@ class RemoteTool:
     read_only_hint: bool = False
 
 
-@dataclass(frozen=True)
-class PromptArgument:
+class PromptArgument(msgspec.Struct, frozen=True):
     name: str
     description: str = ""
     required: bool = False
 
 
-@dataclass(frozen=True)
-class RemotePrompt:
+class RemotePrompt(msgspec.Struct, frozen=True):
     """A prompt as the server lists it (offered as the slash command `/mcp__<server>__<name>`)."""
 
     name: str
     description: str
-    arguments: list[PromptArgument] = field(default_factory=list[PromptArgument])
+    arguments: list[PromptArgument] = msgspec.field(default_factory=list[PromptArgument])
     title: str = ""
 
 

@@ -3,12 +3,12 @@ turns into its own terms."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 
-@dataclass(frozen=True)
-class Confinement:
+
+class Confinement(msgspec.Struct, frozen=True):
     """`writable`: the trees a command may change (the session's roots, directories granted for
     writing). `protected`: paths inside them it may read but not change, and not make where
     they do not exist (uncommitted work, `.git`, what acts later). `hidden`: paths it may
@@ -27,4 +27,4 @@ class Confinement:
     masks: tuple[Path, Path] | None = None
     # An empty read-only directory, mounted where a protected path does not exist yet.
     placeholder: Path | None = None
-    unset_env: tuple[str, ...] = field(default=())  # variables the command must not see
+    unset_env: tuple[str, ...] = msgspec.field(default=())  # variables the command must not see

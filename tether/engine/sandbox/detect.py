@@ -15,9 +15,10 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+import msgspec
 
 Mechanism = Literal["bubblewrap", "landlock", "seatbelt", "none"]
 MECHANISMS: tuple[str, ...] = ("auto", "bubblewrap", "landlock", "none")
@@ -26,8 +27,7 @@ PROBE_TIMEOUT = 10.0
 LAUNCHER = Path(__file__).with_name("landlock_exec.py")
 
 
-@dataclass(frozen=True)
-class SandboxInfo:
+class SandboxInfo(msgspec.Struct, frozen=True):
     mechanism: Mechanism
     program: str | None = None  # bwrap, sandbox-exec, or the Python running the launcher
     summary: str = ""  # one line: what confines commands

@@ -14,8 +14,9 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from tether.engine.sandbox.home_secrets import HOME_SECRETS
 from tether.engine.vcs.repository import Repository
@@ -33,8 +34,7 @@ SKIP_DIRS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Work:
+class Work(msgspec.Struct, frozen=True):
     """The protected paths of one tree; with a `problem`, why not all of them could be (the
     paths are then what still is: the repository)."""
 

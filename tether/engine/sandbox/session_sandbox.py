@@ -21,10 +21,10 @@ import shutil
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
+import msgspec
 
 from tether.engine.local import env_allowlist, reaper
 from tether.engine.sandbox import placeholders, protect, session_cgroups, session_dirs
@@ -45,8 +45,7 @@ SECRETS_FRESH = 10.0  # seconds a secrets scan is reused
 WORK_FRESH = 1.0
 
 
-@dataclass(frozen=True)
-class Scope:
+class Scope(msgspec.Struct, frozen=True):
     """Where one command may work: the trees it may write (roots, write grants), the path
     denylist, the denylisted program names, whether it runs on a PTY, and directories inside
     the trees it must not change or make (the skills roots: a change there is the user's to

@@ -4,9 +4,10 @@ and the protocol front it shows events through."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+import msgspec
 
 from tether.engine import events as ev
 from tether.engine.config.catalog import ModelCatalog
@@ -42,17 +43,20 @@ class Front(Protocol):
         ...
 
 
-@dataclass
-class EngineDeps:
+class EngineDeps(msgspec.Struct):
     catalog: ModelCatalog
     registry_factory: Callable[[], Registry]
     store: Store
     spill_root: Path
-    turn: TurnConfig = field(default_factory=lambda: TurnConfig(system=PERSONA))
+    turn: TurnConfig = msgspec.field(default_factory=lambda: TurnConfig(system=PERSONA))
     path_denylist: tuple[str, ...] = DEFAULT_DENYLIST  # unless the config file sets one
     command_denylist: CommandDenylist = BUILTIN_COMMAND_DENYLIST  # unless the config says more
     web: Web | None = None  # ctx.web for every session; None: built from the environment
     mcp_servers: tuple[ServerSpec, ...] = ()  # the config file's, for every session
-    sandbox: SandboxConfig = field(default_factory=SandboxConfig)  # the config's [sandbox]
-    agent: AgentConfig = field(default_factory=AgentConfig)  # [agent]: a new session's defaults
-    skills: SkillPlaces = field(default_factory=SkillPlaces)  # tether's own and [skills] paths
+    sandbox: SandboxConfig = msgspec.field(default_factory=SandboxConfig)  # the config's [sandbox]
+    agent: AgentConfig = msgspec.field(
+        default_factory=AgentConfig
+    )  # [agent]: a new session's defaults
+    skills: SkillPlaces = msgspec.field(
+        default_factory=SkillPlaces
+    )  # tether's own and [skills] paths

@@ -13,7 +13,8 @@ import os
 import socket
 import time
 import uuid
-from dataclasses import dataclass
+
+import msgspec
 
 from tether.errors import TetherError
 
@@ -41,8 +42,7 @@ def lease_seconds() -> float:
     return value if 0 < value < 86_400 else DEFAULT_LEASE_SECONDS
 
 
-@dataclass(frozen=True)
-class Holder:
+class Holder(msgspec.Struct, frozen=True):
     host: str
     pid: int
     token: str

@@ -10,8 +10,9 @@ another tag (an older tether, another front) is ignored and the event is transla
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cached_property
+
+import msgspec
 
 from tether.engine.events import Event
 
@@ -43,8 +44,7 @@ def worth_keeping(shown: bytes) -> bool:
     return len(shown) <= MAX_RENDERING
 
 
-@dataclass
-class Replay:
+class Replay(msgspec.Struct):
     """A stored session's events in order: each one's rendering when one was kept under the
     store's renderer, else the event itself (`missing` lists their row numbers, in order)."""
 

@@ -4,7 +4,6 @@ its history. Synchronous: the store runs these on its database thread."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -29,8 +28,7 @@ class SessionRow(msgspec.Struct, frozen=True):
     updated_at: str
 
 
-@dataclass
-class CatchUp:
+class CatchUp(msgspec.Struct):
     """What other processes stored in a session since this process last looked."""
 
     messages: list[Message]

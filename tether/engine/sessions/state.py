@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -114,14 +113,13 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-@dataclass
-class Session:
+class Session(msgspec.Struct):
     id: str
     cwd: str
     state: SessionState
-    history: list[Message] = field(default_factory=list[Message])
+    history: list[Message] = msgspec.field(default_factory=list[Message])
     title: str | None = None
-    updated_at: str = field(default_factory=now_iso)
+    updated_at: str = msgspec.field(default_factory=now_iso)
     # The running turn's scope, made when the prompt is accepted (before anything awaits), so
     # a second prompt is refused and a cancel arriving before the turn really starts still
     # counts: a scope cancelled before it is entered cancels at once when entered.
@@ -132,16 +130,16 @@ class Session:
     # Set when the running turn is cancelled, for what waits before the turn's scope is entered.
     turn_cancelled: anyio.Event | None = None
     # The store's row number of each saved history entry (rows of other processes between).
-    message_seqs: list[int] = field(default_factory=list[int])
+    message_seqs: list[int] = msgspec.field(default_factory=list[int])
     # False for a session replayed but not yet prompted: its messages are still on disk
     # (`Store.load_history` reads them before a turn).
     history_loaded: bool = True
     # Events not yet stored, kept for replay.
-    pending_events: list[Event] = field(default_factory=list[Event])
+    pending_events: list[Event] = msgspec.field(default_factory=list[Event])
     # Stored history entries changed since (their images left out): rewritten at the next save.
-    rewritten: set[int] = field(default_factory=set[int])
+    rewritten: set[int] = msgspec.field(default_factory=set[int])
     # Each message's size as requests carry it, remembered (see history.MessageSizes).
-    sizes: MessageSizes = field(default_factory=MessageSizes)
+    sizes: MessageSizes = msgspec.field(default_factory=MessageSizes)
     # The store's row after the last event this process stored or showed: rows from it on
     # were written by another process, and are shown before this process's next turn.
     event_end: int = 0

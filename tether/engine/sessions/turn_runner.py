@@ -3,7 +3,6 @@ what other processes stored taken in and shown, the turn's system prompt, and th
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -16,7 +15,7 @@ import msgspec
 from tether.engine import events as ev
 from tether.engine.context_window import ContextWindow
 from tether.engine.grants import Grant, GrantBook, Grants, Lasting
-from tether.engine.history import TextPart, UserPart
+from tether.engine.history import UserPart, prompt_text
 from tether.engine.sandbox.acts_later import acts_later
 from tether.engine.sandbox.detect import detect
 from tether.engine.sessions.deps import EngineDeps, Front
@@ -311,7 +310,7 @@ class TurnRunner:
         system = system_prompt(
             base.system, context, mode, MODES[mode][1], base.sections, mcp, catalog(skills)
         )
-        return dataclasses.replace(base, system=system)
+        return msgspec.structs.replace(base, system=system)
 
     async def _tell_problems(self, s: Session) -> None:
         """Configuration problems found at startup, and a damaged session database, shown
@@ -330,7 +329,3 @@ class TurnRunner:
                 "keeping it, so the next start makes a new one."
             )
             await self._emit(s, ev.Notice("error", "tether's session database is damaged", text))
-
-
-def prompt_text(parts: list[UserPart]) -> str:
-    return "\n".join(p.text for p in parts if isinstance(p, TextPart)).strip()

@@ -7,7 +7,8 @@ real YAML parser would read differently is reported rather than guessed at."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 Value = str | list[str] | dict[str, str]
 
@@ -19,8 +20,7 @@ class FrontmatterError(ValueError):
     """The header is missing or is not the YAML subset skills use."""
 
 
-@dataclass(frozen=True)
-class Document:
+class Document(msgspec.Struct, frozen=True):
     fields: dict[str, Value]
     body: str  # the Markdown after the header
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from tether.engine.skills.frontmatter import FrontmatterError, Value, split
 from tether.engine.skills.skill_roots import SkillRoot
@@ -21,8 +22,7 @@ FILE_MAX = 256 * 1024  # bytes read of one SKILL.md (the specification asks for 
 _NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 
 
-@dataclass(frozen=True)
-class Skill:
+class Skill(msgspec.Struct, frozen=True):
     name: str
     description: str
     directory: Path
@@ -30,7 +30,7 @@ class Skill:
     body: str
     license: str = ""
     compatibility: str = ""
-    metadata: dict[str, str] = field(default_factory=dict[str, str])
+    metadata: dict[str, str] = msgspec.field(default_factory=dict[str, str])
     allowed_tools: tuple[str, ...] = ()
     argument_hint: str = ""  # `argument-hint` (Claude Code's), for the slash command
 
@@ -39,14 +39,12 @@ class Skill:
         return self.directory / SKILL_FILE
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(msgspec.Struct, frozen=True):
     path: Path  # the SKILL.md (or root) at fault
     message: str
 
 
-@dataclass(frozen=True)
-class Discovery:
+class Discovery(msgspec.Struct, frozen=True):
     skills: list[Skill]  # the winners, sorted by name
     shadowed: list[tuple[Skill, Skill]]  # (the copy left out, the skill that won its name)
     problems: list[Problem]

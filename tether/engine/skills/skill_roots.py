@@ -7,20 +7,19 @@ name wins it; the others' copies are reported as shadowed."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 SKILL_DIRS = (".agents/skills", ".claude/skills")
 
 
-@dataclass(frozen=True)
-class SkillRoot:
+class SkillRoot(msgspec.Struct, frozen=True):
     path: Path  # absolute, symlinks resolved (it need not exist)
     source: str  # "project", "user", "tether" or "config", for the user
 
 
-@dataclass(frozen=True)
-class SkillPlaces:
+class SkillPlaces(msgspec.Struct, frozen=True):
     """What the configuration says about skills: tether's own directory and `[skills] paths`
     (`~` expanded; a relative one is taken from the project directory)."""
 

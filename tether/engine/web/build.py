@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
+
+import msgspec
 
 from tether.engine.config.model_kinds import DEEPSEEK_ENV
 from tether.engine.web.capability import WebCapability
@@ -41,18 +42,19 @@ FETCH_HINT = 'set [web] fetch_provider = "local" (or "deepseek") in the config f
 Provider = SearchProvider | FetchProvider
 
 
-@dataclass
-class WebPlan:
+class WebPlan(msgspec.Struct):
     """Which web providers can work, which cannot (and why), and the configured order."""
 
     local: LocalFetcher
-    made: dict[tuple[WebRole, str], Provider] = field(
+    made: dict[tuple[WebRole, str], Provider] = msgspec.field(
         default_factory=dict[tuple[WebRole, str], Provider]
     )
-    absent: dict[tuple[WebRole, str], str] = field(default_factory=dict[tuple[WebRole, str], str])
-    search: list[str] = field(default_factory=list[str])  # fallback order
+    absent: dict[tuple[WebRole, str], str] = msgspec.field(
+        default_factory=dict[tuple[WebRole, str], str]
+    )
+    search: list[str] = msgspec.field(default_factory=list[str])  # fallback order
     search_configured: bool = False  # the order is [web] search_providers, not derived
-    fetch: list[str] = field(default_factory=list[str])  # [] or one name
+    fetch: list[str] = msgspec.field(default_factory=list[str])  # [] or one name
 
     def why_not(self, role: WebRole, name: str) -> str | None:
         """None when the provider can work, else why not."""

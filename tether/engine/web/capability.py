@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
 from typing import TypeVar
 
 import anyio
+from msgspec.structs import replace
 
 from tether.engine.seam import WebError
-from tether.engine.web.html_markdown import html_to_markdown
 from tether.engine.web.local_fetch import LocalFetcher
 from tether.engine.web.provider_registry import ProviderRegistry
 from tether.engine.web.types import (
@@ -129,6 +128,8 @@ class WebCapability:
 async def _markdown(html: str, url: str) -> str:
     """The page as Markdown, on a worker thread; a cancelled call (a timeout) stops that thread's
     work too, instead of leaving it to finish a page nobody waits for."""
+    from tether.engine.web.html_markdown import html_to_markdown  # the first page: not at start
+
     stop = threading.Event()
     try:
         return await anyio.to_thread.run_sync(

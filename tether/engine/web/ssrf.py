@@ -9,11 +9,11 @@ import ipaddress
 import re
 import socket
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
 
 import anyio
+import msgspec
 
 from tether.engine.seam import WebError
 from tether.engine.web.types import Reach, Target
@@ -46,8 +46,7 @@ _NUMERIC_HOST = re.compile(r"^(0x[0-9a-f]*|[0-9]+)(\.(0x[0-9a-f]*|[0-9]+))*\.?$"
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
-@dataclass(frozen=True)
-class ParsedUrl:
+class ParsedUrl(msgspec.Struct, frozen=True):
     url: str
     scheme: str
     host: str  # ASCII, lower case, IPv6 without brackets

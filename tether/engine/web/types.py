@@ -5,14 +5,14 @@ Plain frozen dataclasses, no behaviour: tools read them, providers build them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Literal
+
+import msgspec
 
 Reach = Literal["public", "loopback", "private network"]
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(msgspec.Struct, frozen=True):
     """Where a request to a URL's host connects, after the SSRF check: every address the host
     resolved to, in the resolver's order. Requests connect to these addresses only, so a second
     DNS answer can never redirect a checked request (no rebinding between check and connect)."""
@@ -32,24 +32,21 @@ class Target:
         return self.reach != "public"
 
 
-@dataclass(frozen=True)
-class SearchHit:
+class SearchHit(msgspec.Struct, frozen=True):
     url: str
     title: str = ""
     snippet: str = ""
     published_at: str = ""
 
 
-@dataclass(frozen=True)
-class SearchResults:
-    hits: list[SearchHit] = field(default_factory=list[SearchHit])
+class SearchResults(msgspec.Struct, frozen=True):
+    hits: list[SearchHit] = msgspec.field(default_factory=list[SearchHit])
     answer: str = ""  # a provider-owned direct answer, when the provider has one
     capped: bool = False  # the provider had more hits than the caller's bound
     provider: str = ""
 
 
-@dataclass(frozen=True)
-class FetchResult:
+class FetchResult(msgspec.Struct, frozen=True):
     final_url: str
     status: int
     body: str  # decoded text; HTML is rendered to Markdown by the capability
@@ -58,16 +55,14 @@ class FetchResult:
     provider: str = ""
 
 
-@dataclass(frozen=True)
-class HttpRequest:
+class HttpRequest(msgspec.Struct, frozen=True):
     method: str
     url: str
-    headers: dict[str, str] = field(default_factory=dict[str, str])
+    headers: dict[str, str] = msgspec.field(default_factory=dict[str, str])
     body: bytes | None = None
 
 
-@dataclass(frozen=True)
-class HttpResponse:
+class HttpResponse(msgspec.Struct, frozen=True):
     url: str  # the URL that answered, after redirects
     status: int
     reason: str
@@ -77,4 +72,4 @@ class HttpResponse:
     size: int  # body bytes received
     binary: bool = False
     truncated: bool = False  # the text was cut at the character cap
-    redirects: list[str] = field(default_factory=list[str])  # every URL before `url`
+    redirects: list[str] = msgspec.field(default_factory=list[str])  # every URL before `url`

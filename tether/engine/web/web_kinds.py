@@ -7,8 +7,9 @@ when first made.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
+
+import msgspec
 
 from tether.engine.config.model_kinds import DEEPSEEK_ENV
 from tether.schemas.web import WebConfig
@@ -23,8 +24,7 @@ SEARXNG_ENV = "TETHER_SEARXNG_URL"
 NO_FETCH = "none"  # `fetch_provider = "none"`: web_fetch has no provider
 
 
-@dataclass(frozen=True)
-class WebSources:
+class WebSources(msgspec.Struct, frozen=True):
     """What a web provider is made from: the `[web]` table, the environment, and the local
     fetcher (made once; it also serves raw HTTP)."""
 
@@ -41,8 +41,7 @@ class WebSources:
 WebMaker = Callable[[WebSources], "SearchProvider | FetchProvider | str"]
 
 
-@dataclass(frozen=True)
-class WebKind:
+class WebKind(msgspec.Struct, frozen=True):
     name: str  # what `search_providers` / `fetch_provider` name
     role: WebRole
     make: WebMaker

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from msgspec import UNSET
 
-from tether.engine.commands.slash_command import CommandContext
-from tether.engine.commands.slash_registry import offered
+from tether.engine.slash.slash_command import CommandContext
+from tether.engine.slash.slash_registry import offered
 from tether.schemas import acp
 
 

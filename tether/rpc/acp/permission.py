@@ -13,9 +13,10 @@ are answered `cancelled` and the turn goes on.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable
+
+import msgspec
 
 from tether.engine.seam import ConfirmDecision, ConfirmRequest, DecidedBy, RoundCard
 from tether.rpc.acp.translate import tool_content, tool_kind
@@ -177,7 +178,7 @@ class AcpApproval:
         if resp.action != "accept" or not isinstance(note, str) or not note.strip():
             return decisions
         return [
-            dataclasses.replace(d, note=note.strip()) if d.verdict == "reject" else d
+            msgspec.structs.replace(d, note=note.strip()) if d.verdict == "reject" else d
             for d in decisions
         ]
 

@@ -32,8 +32,6 @@ from pygls.uris import to_fs_path
 
 from tether import __version__
 from tether.engine import events as ev
-from tether.engine.commands import slash_registry
-from tether.engine.commands.slash_command import CommandContext, no_options_changed
 from tether.engine.history import TextPart, UserPart
 from tether.engine.local.processes import LocalTerminal
 from tether.engine.local.spill import LocalSpill
@@ -46,6 +44,8 @@ from tether.engine.sessions.manager import SessionManager
 from tether.engine.sessions.renderings import Replay
 from tether.engine.sessions.settings import InvalidSetting
 from tether.engine.sessions.state import AccessGrant, Session
+from tether.engine.slash import slash_registry
+from tether.engine.slash.slash_command import CommandContext, no_options_changed
 from tether.engine.turn import TurnFailed
 from tether.engine.workspace import DirGrant, Workspace
 from tether.errors import TetherError

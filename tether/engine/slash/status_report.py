@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import anyio
 
-from tether.engine.commands import skill_commands
-from tether.engine.commands.slash_command import CommandContext
 from tether.engine.sessions.state import MODES
 from tether.engine.skills.skill_discovery import discover
+from tether.engine.slash import skill_commands
+from tether.engine.slash.slash_command import CommandContext
 
 
 async def status(ctx: CommandContext, arg: str) -> str:

@@ -9,11 +9,11 @@ import uuid
 from typing import TYPE_CHECKING
 
 from tether.engine import events as ev
-from tether.engine.commands.slash_command import Command, CommandContext, Handler, prompt_turn
 from tether.engine.history import TextPart, UserPart
 from tether.engine.mcp.names import tool_name, unique
 from tether.engine.mcp.server_state import ServerStatus, left_out_lines
 from tether.engine.mcp.spec import PromptArgument, RemotePrompt
+from tether.engine.slash.slash_command import Command, CommandContext, Handler, prompt_turn
 from tether.errors import TetherError
 
 if TYPE_CHECKING:

@@ -1,17 +1,21 @@
 """A slash command: what a front offers (its name, argument hint, help text, whether it is
-available) and the handler that runs it, with the little a handler works through."""
+available) and the handler that runs it, with the little a handler works through. A handler
+may be named by where it lives ("module:function") and is then imported when the command
+first runs: a front lists the commands without loading what they do."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import anyio
+import msgspec
 
 from tether.engine.history import TextPart, UserPart
 
 if TYPE_CHECKING:
+    import anyio
+
     from tether.engine.sessions.manager import SessionManager
     from tether.engine.sessions.state import Session
 
@@ -20,15 +24,14 @@ OptionsChanged = Callable[[str], Awaitable[None]]
 session's options again."""
 
 
-@dataclass(frozen=True)
-class CommandContext:
+class CommandContext(msgspec.Struct, frozen=True):
     """What a command works through: never a front, only its callback."""
 
     manager: SessionManager
     session: Session
     options_changed: OptionsChanged
     scope: anyio.CancelScope | None = None  # the prompt's claim: a command that runs a turn
-    parts: list[UserPart] = field(default_factory=list["UserPart"])  # the prompt as typed
+    parts: list[UserPart] = msgspec.field(default_factory=list)  # the prompt as typed
 
 
 async def no_options_changed(option: str) -> None:
@@ -44,14 +47,26 @@ def always(ctx: CommandContext) -> bool:
     return True
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(msgspec.Struct, frozen=True):
     name: str  # typed as `/name`
     help: str  # one line: the front's description and the `/help` listing
-    run: Handler
+    # The handler, or where it lives ("package.module:function"), imported when it first runs.
+    handler: Handler | str
     hint: str | None = None  # what the argument is, for a front that prompts for it
     available: Callable[[CommandContext], bool] = always  # offered (and run) only when true
     turn: bool = False  # it runs a turn: its handler records the prompt and returns the stop
+
+    async def run(self, ctx: CommandContext, arg: str) -> str:
+        return await handler(self.handler)(ctx, arg)
+
+
+def handler(where: Handler | str) -> Handler:
+    """The handler itself, imported first when it is named by where it lives."""
+    if not isinstance(where, str):
+        return where
+    module, _, name = where.partition(":")
+    found: Handler = getattr(importlib.import_module(module), name)
+    return found
 
 
 CommandSource = Callable[[CommandContext], list[Command]]

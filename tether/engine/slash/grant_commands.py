@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tether.engine.commands.slash_command import CommandContext
 from tether.engine.grants import Grant
 from tether.engine.sessions.state import AccessGrant
+from tether.engine.slash.slash_command import CommandContext
 
 
 @dataclass(frozen=True)

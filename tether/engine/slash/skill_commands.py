@@ -10,10 +10,10 @@ from pathlib import Path
 
 import anyio
 
-from tether.engine.commands.slash_command import Command, CommandContext, prompt_turn
 from tether.engine.skills.skill_catalog import activation, resources
 from tether.engine.skills.skill_discovery import SKILL_FILE, Discovery, Skill, discover
 from tether.engine.skills.skill_roots import SkillRoot
+from tether.engine.slash.slash_command import Command, CommandContext, prompt_turn
 
 HELP_MAX = 160  # characters of a description shown as a command's help
 

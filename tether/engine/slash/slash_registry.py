@@ -1,26 +1,24 @@
 """The slash commands, one registry: every front offers `offered(ctx)` and runs what `parse`
 finds in a prompt's text. A command's reply is an agent message (recorded like any event, so a
-reload shows it)."""
+reload shows it).
+
+The table names each handler by where it lives, so listing the commands (every session does as
+it opens) loads none of them: a handler's module, and what it pulls in, is imported when its
+command first runs."""
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import uuid
 
+import msgspec
+
 from tether.engine import events as ev
-from tether.engine.commands import (
-    context_commands,
-    grant_commands,
-    mcp_commands,
-    session_commands,
-    status_report,
-)
-from tether.engine.commands.skill_commands import skill_commands
-from tether.engine.commands.slash_command import Command, CommandContext, CommandSource
-from tether.engine.history import UserPart
+from tether.engine.history import UserPart, prompt_text
 from tether.engine.sessions.state import MODES
-from tether.engine.sessions.turn_runner import prompt_text
+from tether.engine.slash.slash_command import Command, CommandContext, CommandSource
+
+_SESSION = "tether.engine.slash.session_commands"
+_CONTEXT = "tether.engine.slash.context_commands"
 
 
 async def _help(ctx: CommandContext, arg: str) -> str:
@@ -41,69 +39,69 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "mode",
         "Switch mode: ask, code or read-only",
-        session_commands.mode,
+        f"{_SESSION}:mode",
         hint="ask | code | read-only",
     ),
-    Command("model", "Switch the model of this session", session_commands.model, hint="model id"),
+    Command("model", "Switch the model of this session", f"{_SESSION}:model", hint="model id"),
     Command(
         "undo",
         "Revert the file changes of the last turn (again: one more turn back)",
-        session_commands.undo,
+        f"{_SESSION}:undo",
     ),
-    Command("title", "Rename this session", session_commands.title, hint="new title"),
+    Command("title", "Rename this session", f"{_SESSION}:title", hint="new title"),
     Command(
         "compact",
         "Summarise the conversation so far for the model (the history keeps everything)",
-        session_commands.compact,
+        f"{_SESSION}:compact",
         hint="what the summary should focus on (optional)",
     ),
     Command(
         "retry",
         "Go on with the last turn that did not finish (an error, a cancel, the round limit)",
-        session_commands.retry,
+        f"{_SESSION}:retry",
         turn=True,
     ),
     Command(
         "status",
         "Show the model, the mode, how full the context is, the cost so far, grants, MCP "
         "servers and where the session is kept",
-        status_report.status,
+        "tether.engine.slash.status_report:status",
     ),
     Command(
         "btw",
         "Ask a side question: answered with read-only tools, not added to the conversation",
-        context_commands.btw,
+        f"{_CONTEXT}:btw",
         hint="question",
         turn=True,
     ),
     Command(
         "clear",
         "Start the model on a fresh context (the session keeps the conversation so far)",
-        context_commands.clear,
+        f"{_CONTEXT}:clear",
     ),
     Command(
         "export",
         "Save the transcript as Markdown (default: a new tether-DATE.md in the project)",
-        context_commands.export,
+        f"{_CONTEXT}:export",
         hint="path (optional)",
     ),
     Command(
         "grants",
         "List the 'always' answers in force; `/grants revoke N` or `all` takes them back",
-        grant_commands.grants,
+        "tether.engine.slash.grant_commands:grants",
         hint="revoke N | revoke all",
     ),
     Command(
         "init",
         "Look at the project and write an AGENTS.md for coding agents (you approve the edit)",
-        context_commands.init,
+        f"{_CONTEXT}:init",
         hint="what to stress (optional)",
         turn=True,
     ),
     Command(
         "mcp",
         "Show the MCP servers, their state and tools; `reconnect [NAME]` starts them again",
-        mcp_commands.mcp,
+        "tether.engine.slash.mcp_commands:mcp",
         hint="reconnect [NAME] (optional)",
     ),
     Command("help", "List tether's commands, modes and tools", _help),
@@ -111,10 +109,25 @@ COMMANDS: tuple[Command, ...] = (
 
 
 _FIXED = frozenset(c.name for c in COMMANDS)
-SOURCES: tuple[CommandSource, ...] = (
-    functools.partial(skill_commands, taken=_FIXED),
-    mcp_commands.prompt_commands,
-)
+
+
+def _skill_commands(ctx: CommandContext) -> list[Command]:
+    from tether.engine.slash.skill_commands import skill_commands
+
+    return skill_commands(ctx, taken=_FIXED)
+
+
+def _mcp_prompt_commands(ctx: CommandContext) -> list[Command]:
+    """The MCP servers' prompts; a session without servers loads none of the MCP code."""
+    manager = ctx.manager
+    if ctx.session.id not in manager.sessions or manager.runtime(ctx.session.id).mcp is None:
+        return []
+    from tether.engine.slash.mcp_commands import prompt_commands
+
+    return prompt_commands(ctx)
+
+
+SOURCES: tuple[CommandSource, ...] = (_skill_commands, _mcp_prompt_commands)
 """Where the session's own commands come from, after the fixed ones."""
 
 
@@ -136,7 +149,7 @@ async def prompted(ctx: CommandContext, parts: list[UserPart]) -> ev.StopReason:
     command, arg = found
     if not command.turn:
         ctx.session.record(ev.UserPrompted(parts))  # the client shows its own prompt
-    return await run(dataclasses.replace(ctx, parts=parts), command, arg)
+    return await run(msgspec.structs.replace(ctx, parts=parts), command, arg)
 
 
 def parse(ctx: CommandContext, parts: list[UserPart]) -> tuple[Command, str] | None:

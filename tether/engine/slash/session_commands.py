@@ -6,8 +6,8 @@ from __future__ import annotations
 import uuid
 
 from tether.engine import events as ev
-from tether.engine.commands.slash_command import CommandContext
 from tether.engine.sessions.state import MODES
+from tether.engine.slash.slash_command import CommandContext
 
 
 async def mode(ctx: CommandContext, arg: str) -> str:
