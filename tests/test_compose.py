@@ -14,7 +14,7 @@ import pytest
 
 from tests.providers.mock_llm_server import MockLLMServer, Reply
 from tests.providers.wire import chat_text
-from tether.engine.seam import WebError
+from tether.errors import WebError
 from tether.rpc.acp.acp_handshake import Handshake
 from tether.rpc.acp.acp_stream import serve_composed
 from tether.rpc.acp.replay_frames import acp_renderer

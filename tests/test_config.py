@@ -20,7 +20,6 @@ from tether.cli.main import _fast_acp_args
 from tether.engine.config.adapters import make_adapter
 from tether.engine.config.catalog import ModelCatalog
 from tether.engine.config.file import example_config, load_config, parse_config
-from tether.engine.config.issues import ConfigError
 from tether.engine.config.load import build_catalog, load_catalog
 from tether.engine.config.resolve import resolve
 from tether.engine.config.toml_lines import index_keys, line_of
@@ -29,6 +28,7 @@ from tether.engine.providers.base import LLM
 from tether.engine.providers.common import HTTPProvider
 from tether.engine.providers.openai_chat_adapter import OpenAIChat
 from tether.engine.providers.openai_responses_adapter import OpenAIResponses
+from tether.errors import ConfigError
 from tether.paths import config_path
 
 FULL = """\

@@ -16,7 +16,6 @@ from tests.web.servers import Page, PageServer
 from tether.cli.doctor import render_text
 from tether.engine.config import model_kinds
 from tether.engine.config.file import parse_config
-from tether.engine.config.issues import ConfigError
 from tether.engine.config.load import build_catalog
 from tether.engine.config.model_kinds import EnvVars, ProviderKind
 from tether.engine.config.resolve import resolve
@@ -30,6 +29,7 @@ from tether.engine.web.build import build_web, plan_web
 from tether.engine.web.provider_registry import SearchProvider
 from tether.engine.web.searxng import SearxngSearch
 from tether.engine.web.web_kinds import WebKind, WebSources
+from tether.errors import ConfigError
 from tether.schemas.config import ModelConfig
 
 ACME = ProviderKind(

@@ -16,11 +16,10 @@ from tests.providers.mock_llm_server import MockLLMServer, Reply
 from tests.providers.wire import chat_chunk, chat_end, chat_text
 from tests.web.servers import Page, PageServer
 from tether.engine.config.file import parse_config
-from tether.engine.config.issues import ConfigError
 from tether.engine.config.resolve import load_setup, resolve
-from tether.engine.seam import WebError
 from tether.engine.system_prompt import TOOL_RULES
 from tether.engine.web.build import build_web
+from tether.errors import ConfigError, WebError
 from tether.schemas.web import WebConfig
 from tether.tools.web_tools import WEB_FETCH_GUIDANCE, WEB_SEARCH_GUIDANCE
 

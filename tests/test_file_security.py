@@ -11,9 +11,10 @@ import pytest
 
 from tests.toolctx import make_ctx, plan, run, text
 from tether.engine.grants import Grant, Grants
-from tether.engine.registry import ToolDef, ToolError
-from tether.engine.seam import Capabilities, SeamError
+from tether.engine.registry import ToolDef
+from tether.engine.seam import Capabilities
 from tether.engine.workspace import DirGrant, Workspace
+from tether.errors import ConfigError, SeamError, ToolError
 from tether.tools.edit import edit_replace
 from tether.tools.files import list_dir, read_file, write_file
 from tether.tools.manage import copy_path, delete_path, move_path
@@ -251,7 +252,6 @@ def test_the_config_file_sets_the_denylist(tmp_path: Path) -> None:
     import re
 
     from tether.engine.config.file import example_config, parse_config
-    from tether.engine.config.issues import ConfigError
     from tether.engine.config.load import build_catalog
     from tether.engine.workspace import DEFAULT_DENYLIST
 

@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from tests.conftest import TRASH_HOME
 from tests.toolctx import make_ctx, plan, run, text
 from tether.engine.events import DiffOut
-from tether.engine.registry import ToolDef, ToolError
-from tether.engine.seam import Capabilities, SeamError
+from tether.engine.registry import ToolDef
+from tether.engine.seam import Capabilities
+from tether.errors import SeamError, ToolError
 from tether.tools.edit import edit_lineno, edit_replace
 from tether.tools.files import list_dir, read_file, view_image, write_file
 from tether.tools.manage import copy_path, delete_path, move_path

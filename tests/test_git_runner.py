@@ -27,12 +27,8 @@ import pytest
 
 from tether.engine.sandbox import protect
 from tether.engine.system_prompt import _git_summary
-from tether.engine.vcs.git_runner import GitRefused
-from tether.engine.vcs.repository import (
-    Repositories,
-    RepositoryChanged,
-    find_repository,
-)
+from tether.engine.vcs.repository import Repositories, find_repository
+from tether.errors import GitRefused, RepositoryChanged
 
 pytestmark = pytest.mark.anyio
 WHO = {

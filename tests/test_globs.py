@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tether.engine.registry import ToolError
+from tether.errors import ToolError
 from tether.tools.globs import GLOB_MAX_SPELLINGS, glob_regex
 
 

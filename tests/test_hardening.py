@@ -19,6 +19,7 @@ import pytest
 from tests.harness import REPO, AgentProcess, script, spawn_agent
 from tests.stored import tool_results
 from tether.engine.local.private_files import DAY
+from tether.errors import ConfigError
 
 pytestmark = pytest.mark.anyio
 INIT = {"protocolVersion": 1, "clientCapabilities": {}}
@@ -316,7 +317,6 @@ def test_the_config_file_sets_how_long_spill_files_stay(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[workspace]\nspill_days = -3\n")
     from tether.engine.config.file import parse_config
-    from tether.engine.config.issues import ConfigError
 
     with pytest.raises(ConfigError, match=r":2: workspace.spill_days"):
         parse_config(bad.read_text(), bad)

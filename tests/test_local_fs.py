@@ -9,8 +9,8 @@ import pytest
 
 from tests.toolctx import make_ctx
 from tether.engine.local.file_system import LocalFileSystem
-from tether.engine.registry import ToolError
-from tether.engine.seam import Capabilities, SeamError
+from tether.engine.seam import Capabilities
+from tether.errors import SeamError, ToolError
 from tether.tools.files import read_file, write_file
 
 pytestmark = pytest.mark.anyio

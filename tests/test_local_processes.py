@@ -12,7 +12,8 @@ import pytest
 from tests.processes import alive, pids, stubborn_argv
 from tether.engine.local.processes import BoundedOutput, LocalTerminal
 from tether.engine.local.terminal_text import sanitize
-from tether.engine.seam import SeamError, Stage
+from tether.engine.seam import Stage
+from tether.errors import SeamError
 
 pytestmark = [
     pytest.mark.anyio,

@@ -35,9 +35,9 @@ from tests.test_mcp_servers import (
     wait_for,
 )
 from tether.engine.config.file import example_config, parse_config
-from tether.engine.config.issues import ConfigError
 from tether.engine.config.resolve import resolve
 from tether.engine.mcp.spec import ServerSpec
+from tether.errors import ConfigError
 
 CFG = Path("/cfg/config.toml")
 

@@ -15,8 +15,9 @@ from jsonschema import validators
 from tests.test_tool_schemas import _refs, _resolves
 from tests.toolctx import make_ctx
 from tether.engine.mcp.names import MAX_LENGTH, tool_name, unique
-from tether.engine.registry import Registry, ToolDef, ToolError, ToolOutput, schema_tool
+from tether.engine.registry import Registry, ToolDef, ToolOutput, schema_tool
 from tether.engine.seam import Capabilities
+from tether.errors import ToolError
 
 pytestmark = pytest.mark.anyio
 

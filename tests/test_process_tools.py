@@ -12,8 +12,9 @@ import pytest
 
 from tests import toolctx
 from tether.engine.events import TextOut, ToolContent
-from tether.engine.registry import CallPlan, ToolDef, ToolError, ToolOutput
+from tether.engine.registry import CallPlan, ToolDef, ToolOutput
 from tether.engine.seam import Capabilities
+from tether.errors import ToolError
 from tether.tools.batch import MAX_NODES, run_argv_batch
 from tether.tools.run import run_argv
 

@@ -14,8 +14,9 @@ import pytest
 from tests.processes import alive, carrying, pids, stubborn_argv
 from tests.test_process_tools import make_ctx
 from tether.engine.local.pty_host import PtyHost
-from tether.engine.registry import ToolDef, ToolError, ToolOutput
-from tether.engine.seam import Capabilities, SeamError
+from tether.engine.registry import ToolDef, ToolOutput
+from tether.engine.seam import Capabilities
+from tether.errors import SeamError, ToolError
 from tether.tools.pty import close_pty, open_pty, read_pty, write_pty, write_pty_keys
 from tether.tools.pty_keys import UnknownKey, encode_keys
 

@@ -20,8 +20,8 @@ from tests.toolctx import make_ctx, run
 from tether.engine.local import line_regex
 from tether.engine.local.line_regex import LineRegex, RegexTooSlow, regex_source
 from tether.engine.local.local_search import LocalSearch
-from tether.engine.registry import ToolError
 from tether.engine.seam import Capabilities
+from tether.errors import ToolError
 from tether.tools import search
 from tether.tools.search import regex_files
 

@@ -8,8 +8,9 @@ import msgspec
 import pytest
 
 from tests.toolctx import make_ctx
-from tether.engine.registry import ToolArgs, ToolError, parse_docstring, tool
+from tether.engine.registry import ToolArgs, parse_docstring, tool
 from tether.engine.seam import Capabilities
+from tether.errors import ToolError
 from tether.tools.files import list_dir, read_file, write_file
 
 pytestmark = pytest.mark.anyio

@@ -14,9 +14,10 @@ from tests.toolctx import make_ctx, text
 from tether.engine.local import ripgrep
 from tether.engine.local.local_search import LocalSearch
 from tether.engine.local.rust_regex import rust_pattern
-from tether.engine.registry import ToolDef, ToolError
+from tether.engine.registry import ToolDef
 from tether.engine.seam import Capabilities
 from tether.engine.workspace import Workspace
+from tether.errors import ToolError
 from tether.tools import search
 from tether.tools.globs import name_hint
 from tether.tools.search import glob_paths, regex_files, tree

@@ -12,8 +12,8 @@ import pytest
 from tests.toolctx import make_ctx, plan, run, text
 from tether.engine.local.local_search import LocalSearch
 from tether.engine.local.ripgrep import find_rg
-from tether.engine.registry import ToolError
 from tether.engine.seam import Capabilities
+from tether.errors import ToolError
 from tether.tools import search
 from tether.tools.search import glob_paths, regex_files, tree
 from tether.tools.vcs import vcs_branch, vcs_diff, vcs_log, vcs_status

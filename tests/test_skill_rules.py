@@ -13,6 +13,7 @@ from tether.engine.skills.frontmatter import FrontmatterError, split
 from tether.engine.skills.skill_catalog import catalog, resources
 from tether.engine.skills.skill_discovery import discover
 from tether.engine.skills.skill_roots import SkillPlaces, SkillRoot
+from tether.errors import ToolError
 
 
 def test_the_header_subset_reads_what_skills_write() -> None:
@@ -168,7 +169,6 @@ def test_the_skills_table_is_checked_with_its_line() -> None:
 @pytest.mark.anyio
 async def test_skill_list_and_skill_read_look_afresh(tmp_path: Path) -> None:
     from tests.toolctx import make_ctx, text
-    from tether.engine.registry import ToolError
     from tether.tools.skills import skill_list, skill_read
 
     first, second = tmp_path / "first", tmp_path / "second"

@@ -19,7 +19,7 @@ import pytest
 from tests.conftest import TRASH_HOME
 from tests.harness import script, spawn_agent
 from tether.engine.local.file_system import LocalFileSystem
-from tether.engine.seam import SeamError
+from tether.errors import SeamError
 
 pytestmark = pytest.mark.anyio
 

@@ -14,7 +14,7 @@ import pytest
 from tests.harness import AgentProcess, script, spawn_agent
 from tests.lsp_client import lsp_in_process, script_file
 from tests.stored import tool_results
-from tether.engine.registry import ToolError
+from tether.errors import ToolError
 from tether.tools.wait import MAX_WAIT, wait_seconds
 
 

@@ -1,14 +1,40 @@
-"""One base for the errors tether reports in words, and every code they carry.
+"""Every error tether reports in words, and every code they carry: the whole tree, here.
 
 A `TetherError` has a stable `code` (what the model, a client and the tests key on) and a
-`message` for a person. Tool errors, capability (seam) errors, path refusals, web, config,
-provider and session errors derive from it; the codes are listed here, once, so a new one is a
-conscious addition and a typo is a type error.
+`message` for a person. Each class below is typed by the family of codes it may carry, so a new
+code is a conscious addition and a typo is a type error. The modules that raise them import
+them from here.
+
+    TetherError
+    ├── ToolError ............. a tool call failed: any code; what the model reads
+    ├── SeamError ............. a capability (files, commands, web, ...) failed
+    │   └── WebError .......... a web search or fetch failed (WebCode)
+    ├── PathRefused ........... the workspace policy refused a path (PathCode)
+    ├── CommandDenied ......... the command denylist refused a command line (DENIED)
+    ├── SandboxUnavailable .... a command cannot be confined as promised
+    ├── VcsError .............. tether's own git (VCS_FAILED)
+    │   ├── GitRefused ........ a git run the hardened runner does not do
+    │   └── RepositoryChanged . the repository is not the one the session started with
+    ├── ProviderError ......... the model provider could not serve a request
+    │   └── ProviderHTTPError . an HTTP error status, with the server's retry hints
+    ├── TurnFailed ............ a turn could not go on
+    ├── ConfigError ........... the config file cannot be used (each problem with its line)
+    ├── SessionBusy ........... a turn already runs in the session
+    │   └── HeldElsewhere ..... ... in another tether process (another window)
+    └── McpError .............. an MCP server failed
+        ├── McpServerFailed ... it could not start, or stopped while in use
+        └── McpMessageTooLarge  a message of it over the size cap
+
+    Stopped ................... not reported: work given up because its caller went away
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Literal
+
+import msgspec
 
 FileCode = Literal[
     "FILE_NOT_FOUND",
@@ -102,3 +128,164 @@ class TetherError(Exception):
         super().__init__(message)
         self.code: ErrorCode = code
         self.message = message
+
+
+class Stopped(Exception):
+    """Work given up because its caller went away (a search, an HTML conversion)."""
+
+
+# --- tools and capabilities --------------------------------------------------------------------
+
+
+class ToolError(TetherError):
+    """A failure the model should read: `code` is stable (INVALID_ARGS, FILE_EXISTS, ...)."""
+
+
+class SeamError(TetherError):
+    """A capability failed in a way the model should read: `code` is stable, message is prose."""
+
+
+class WebError(SeamError):
+    """A web operation failed; `code` is one of the WebCode taxonomy, routable by hooks and UI."""
+
+    def __init__(self, code: WebCode, message: str) -> None:
+        super().__init__(code, message)
+
+
+class PathRefused(TetherError):
+    """A path the policy refuses: `code` is INVALID_PATH, OUTSIDE_ROOTS or PATH_DENIED."""
+
+    def __init__(self, code: PathCode, message: str) -> None:
+        super().__init__(code, message)
+
+
+# --- commands ----------------------------------------------------------------------------------
+
+
+class CommandDenied(TetherError):
+    """A command line the denylist refuses in every mode; nobody is asked."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("DENIED", message)
+
+
+class SandboxUnavailable(TetherError):
+    """A command cannot be confined as promised; it must not run confined-but-leaky."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("SANDBOX_UNAVAILABLE", message)
+
+
+class VcsError(TetherError):
+    """tether's own git could not say what was asked (engine/vcs/)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("VCS_FAILED", message)
+
+
+class GitRefused(VcsError):
+    """A git run the runner does not do (a subcommand that is not read-only, too many
+    drivers to turn off)."""
+
+
+class RepositoryChanged(VcsError):
+    """The work tree or git dir is no longer the one the session started with."""
+
+
+# --- the model provider, turns, config, sessions -----------------------------------------------
+
+
+class ProviderError(TetherError):
+    """A request the provider could not serve. `retryable` says whether backoff may help."""
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False) -> None:
+        super().__init__("PROVIDER_FAILED", message)
+        self.status = status
+        self.retryable = retryable
+
+
+class ProviderHTTPError(ProviderError):
+    """An HTTP error status, with the server's Retry-After hint when it sent one."""
+
+    def __init__(
+        self, message: str, *, status: int, retryable: bool, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message, status=status, retryable=retryable)
+        self.retry_after = retry_after
+
+
+class TurnFailed(TetherError):
+    """The provider could not serve the turn; the message is fit to show the user."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("TURN_FAILED", message)
+
+
+class ConfigIssue(msgspec.Struct, frozen=True):
+    """One problem of a config file: its line, its key (dotted, quoted where TOML would quote;
+    "" for a file-level problem) and what is wrong."""
+
+    line: int | None
+    key: str
+    message: str
+
+    def render(self, path: Path | None) -> str:
+        where = str(path) if path is not None else "<config>"
+        if self.line is not None:
+            where += f":{self.line}"
+        return f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
+
+
+class ConfigError(TetherError):
+    """The file cannot be used; `issues` lists every problem found, each with key and line."""
+
+    def __init__(self, path: Path | None, issues: Sequence[ConfigIssue]) -> None:
+        super().__init__("CONFIG_INVALID", "\n".join(i.render(path) for i in issues))
+        self.path = path
+        self.issues = list(issues)
+
+
+class SessionBusy(TetherError):
+    """A turn already runs in this session."""
+
+    def __init__(self, session_id: str, message: str | None = None) -> None:
+        text = f"session {session_id} is already running a turn; cancel it first"
+        super().__init__("SESSION_BUSY", message or text)
+        self.session_id = session_id
+
+
+class HeldElsewhere(SessionBusy):
+    """The session's turn runs in another tether process (another editor window): `where`
+    names it, `left` is how many seconds the hold lasts if that process died."""
+
+    def __init__(self, session_id: str, where: str, left: int) -> None:
+        super().__init__(
+            session_id,
+            f"session {session_id} is running a turn in another window ({where}); wait for "
+            f"that turn to end or cancel it there (if that process died, the session is free "
+            f"within {left} s)",
+        )
+
+
+# --- MCP servers -------------------------------------------------------------------------------
+
+
+class McpError(TetherError):
+    """An MCP server failed (engine/mcp/)."""
+
+
+class McpServerFailed(McpError):
+    """A server could not start, or stopped while the session still used it."""
+
+    def __init__(self, started: bool, reason: str, output: str = "") -> None:
+        super().__init__("MCP_SERVER_FAILED", reason)
+        self.started = started  # False: it never became ready
+        self.reason = reason
+        self.output = output  # the end of what it wrote to stderr, when known
+
+
+class McpMessageTooLarge(McpError):
+    """A server's message over the size cap: the server is stopped."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("MCP_MESSAGE_TOO_LARGE", message)

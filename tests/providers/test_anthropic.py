@@ -21,7 +21,6 @@ from tether.engine.providers.anthropic_adapter import AnthropicMessages
 from tether.engine.providers.base import (
     Finish,
     OpaqueBlock,
-    ProviderError,
     ReasoningBlock,
     RetryNotice,
     TextDelta,
@@ -29,6 +28,7 @@ from tether.engine.providers.base import (
     ToolCallDelta,
     Usage,
 )
+from tether.errors import ProviderError
 
 from . import wire
 from .helpers import FAST_RETRY, collect, model_info, of_type, request

@@ -11,7 +11,8 @@ import httpx
 import pytest
 
 from tether.engine.history import ImagePart, TextPart, UserMessage
-from tether.engine.providers.base import Finish, ProviderError, RetryNotice, TextDelta
+from tether.engine.providers.base import Finish, RetryNotice, TextDelta
+from tether.errors import ProviderError
 
 from .helpers import Kit, collect, model_info, of_type, request
 from .mock_llm_server import MockLLMServer, Reply, error_reply

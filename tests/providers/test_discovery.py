@@ -18,11 +18,11 @@ from tether.engine.config.catalog import ModelCatalog
 from tether.engine.config.file import parse_config
 from tether.engine.config.load import build_catalog
 from tether.engine.providers.anthropic_adapter import AnthropicMessages
-from tether.engine.providers.base import ProviderError
 from tether.engine.providers.common import HTTPProvider
 from tether.engine.providers.discovery import DISK_TTL, Discovery
 from tether.engine.providers.model_list import RemoteModel
 from tether.engine.providers.openai_chat_adapter import OpenAIChat
+from tether.errors import ProviderError
 
 from ..harness import REPO
 from . import wire

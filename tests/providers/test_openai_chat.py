@@ -18,7 +18,6 @@ from tether.engine.history import (
 )
 from tether.engine.providers.base import (
     Finish,
-    ProviderError,
     ReasoningBlock,
     TextDelta,
     ThoughtDelta,
@@ -26,6 +25,7 @@ from tether.engine.providers.base import (
     Usage,
 )
 from tether.engine.providers.openai_chat_adapter import OpenAIChat
+from tether.errors import ProviderError
 
 from . import wire
 from .helpers import FAST_RETRY, collect, model_info, of_type, request

@@ -18,7 +18,6 @@ from tether.engine.history import (
 )
 from tether.engine.providers.base import (
     Finish,
-    ProviderError,
     ReasoningBlock,
     RetryNotice,
     TextDelta,
@@ -27,6 +26,7 @@ from tether.engine.providers.base import (
     Usage,
 )
 from tether.engine.providers.openai_responses_adapter import OpenAIResponses
+from tether.errors import ProviderError
 
 from . import wire
 from .helpers import FAST_RETRY, collect, model_info, of_type, request

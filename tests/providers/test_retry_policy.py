@@ -8,7 +8,8 @@ import json
 import httpx
 import pytest
 
-from tether.engine.providers.base import Finish, ProviderError, RetryNotice
+from tether.engine.providers.base import Finish, RetryNotice
+from tether.errors import ProviderError
 
 from .helpers import Kit, collect, of_type, request
 from .mock_llm_server import MockLLMServer, Reply, error_reply

@@ -8,7 +8,6 @@ import httpx
 import msgspec
 import pytest
 
-from tether.engine.providers.base import ProviderError
 from tether.engine.providers.retry import (
     RetryPolicy,
     error_message,
@@ -17,6 +16,7 @@ from tether.engine.providers.retry import (
     retry_after_seconds,
 )
 from tether.engine.providers.sse import SSEEvent, SSEParser, decode_data
+from tether.errors import ProviderError
 
 
 def feed_all(chunks: list[bytes]) -> list[SSEEvent]:

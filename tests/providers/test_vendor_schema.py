@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tether.engine.providers.base import ProviderError
 from tether.engine.providers.openai_chat_adapter import OpenAIChat
+from tether.errors import ProviderError
 
 from . import wire
 from .helpers import FAST_RETRY, collect, model_info, request

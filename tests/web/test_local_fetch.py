@@ -11,10 +11,10 @@ import pytest
 
 from tests.web.conftest import RecordingNetwork
 from tests.web.servers import Page, PageServer
-from tether.engine.seam import WebError
 from tether.engine.web.build import build_web
 from tether.engine.web.capability import WebCapability
 from tether.engine.web.types import FetchResult
+from tether.errors import WebError
 from tether.schemas.web import LocalFetchConfig, WebConfig
 
 pytestmark = pytest.mark.anyio

@@ -10,8 +10,6 @@ import pytest
 
 from tests.web.servers import Page, PageServer, Seen
 from tether.engine.config.file import parse_config
-from tether.engine.config.issues import ConfigError
-from tether.engine.seam import WebError
 from tether.engine.web.build import build_web
 from tether.engine.web.capability import WebCapability
 from tether.engine.web.deepseek import DeepSeekWeb, api_base_url
@@ -19,6 +17,7 @@ from tether.engine.web.local_fetch import LocalFetcher
 from tether.engine.web.provider_registry import ProviderRegistry
 from tether.engine.web.searxng import SearxngSearch
 from tether.engine.web.types import SearchHit
+from tether.errors import ConfigError, WebError
 from tether.schemas.web import WebConfig
 
 pytestmark = pytest.mark.anyio

@@ -11,11 +11,11 @@ import pytest
 
 from tests.web.conftest import RecordingNetwork, StubResolver
 from tests.web.servers import Page, PageServer
-from tether.engine.seam import WebError
 from tether.engine.web.build import build_web
 from tether.engine.web.capability import WebCapability
 from tether.engine.web.ssrf import classify
 from tether.engine.web.types import HttpRequest
+from tether.errors import WebError
 from tether.schemas.web import WebConfig
 
 pytestmark = pytest.mark.anyio

@@ -21,7 +21,7 @@ import anyio.lowlevel
 
 from tether.cli.ask_transcript import Sink, Transcript
 from tether.engine.local.file_system import decode_text
-from tether.engine.seam import SeamError
+from tether.errors import SeamError
 from tether.rpc.peer import Peer
 from tether.rpc.rpc_error import INTERNAL_ERROR, ConnectionClosed, RpcError
 from tether.schemas import acp

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import sys
 
+from tether.errors import ProviderError
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (startup time)
 if TYPE_CHECKING:
     import argparse
@@ -155,7 +157,6 @@ def _bad_script(script: str | None) -> bool:
         return False
     from pathlib import Path
 
-    from tether.engine.providers.base import ProviderError
     from tether.engine.providers.scripted import load_script
 
     try:

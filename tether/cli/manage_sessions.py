@@ -12,9 +12,9 @@ from pathlib import Path
 import anyio
 
 from tether.engine.local.nofollow import create_new
-from tether.engine.seam import SeamError
 from tether.engine.sessions.export import to_json, to_markdown
 from tether.engine.sessions.store import Store
+from tether.errors import SeamError
 from tether.paths import data_dir
 
 

@@ -13,7 +13,6 @@ asked, and never calls a command safe because it failed to recognise it.
 from tether.command_policy.decision import (
     Command,
     Decision,
-    Denied,
     is_read_only,
     judge,
     refuse_denylisted,
@@ -22,7 +21,6 @@ from tether.command_policy.decision import (
 __all__ = [
     "Command",
     "Decision",
-    "Denied",
     "is_read_only",
     "judge",
     "refuse_denylisted",

@@ -23,7 +23,7 @@ import msgspec
 from tether.command_policy.words import shell_join
 from tether.engine.seam import CommandDenylist
 from tether.engine.workspace import Workspace
-from tether.errors import TetherError
+from tether.errors import CommandDenied
 
 # The policy's parts (the scanner, the denylist, the allowlist, the dangers, the grant
 # scopes: tables and regular expressions) are imported by the functions that judge, when a
@@ -70,13 +70,6 @@ class Decision(msgspec.Struct, frozen=True):
     grants: tuple[CommandGrant, ...]
 
 
-class Denied(TetherError):
-    """A command line the denylist refuses in every mode; nobody is asked."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__("DENIED", message)
-
-
 @functools.lru_cache(maxsize=8)
 def denylist(configured: CommandDenylist) -> Denylist:
     from tether.command_policy.denylist import Denylist
@@ -85,16 +78,17 @@ def denylist(configured: CommandDenylist) -> Denylist:
 
 
 def refuse_denylisted(configured: CommandDenylist, commands: Sequence[Command]) -> None:
-    """Denied for the first line the denylist refuses (at plan time, and again at run time)."""
+    """CommandDenied for the first line the denylist refuses (at plan time, and again at run
+    time)."""
     found = denylist(configured)
     for c in commands:
         hit = found.check(c.argv, c.env, c.cwd)
         if hit is not None:
-            raise Denied(hit.message())
+            raise CommandDenied(hit.message())
 
 
 def judge(commands: Sequence[Command], policy: Workspace, configured: CommandDenylist) -> Decision:
-    """The decision on a call's command lines; Denied when the denylist refuses one."""
+    """The decision on a call's command lines; CommandDenied when the denylist refuses one."""
     refuse_denylisted(configured, commands)
     dangers = tuple(dict.fromkeys(d for c in commands for d in _dangers(c)))
     readonly = [is_read_only(policy, c) for c in commands]

@@ -13,7 +13,8 @@ import os
 from pathlib import Path
 
 from tether.engine.sandbox.protect import HOME_SECRETS
-from tether.engine.workspace import PathRefused, Workspace
+from tether.engine.workspace import Workspace
+from tether.errors import PathRefused
 
 # Places outside every root a reader may name without asking: they hold nothing.
 _EMPTY = frozenset({"-", "/dev/null"})

@@ -15,6 +15,7 @@ from tether.engine.compaction import Window
 from tether.engine.history import AssistantMessage, Message
 from tether.engine.providers import base as llm
 from tether.engine.sessions.state import Session
+from tether.errors import ProviderError
 
 log = logging.getLogger("tether.context")
 
@@ -167,7 +168,7 @@ class ContextWindow:
                 async for item in stream:
                     if isinstance(item, llm.TextDelta):
                         parts.append(item.text)
-        except llm.ProviderError as exc:
+        except ProviderError as exc:
             await self._tell_failure(str(exc))
             return None
         text = "".join(parts).strip()

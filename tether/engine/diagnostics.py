@@ -10,7 +10,7 @@ provider's own error message. The CLI renders the report (`tether/cli/doctor.py`
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +19,6 @@ from typing import Literal
 from tether.engine.config.adapters import make_adapter
 from tether.engine.config.catalog import ModelCatalog
 from tether.engine.config.file import load_config
-from tether.engine.config.issues import ConfigError, ConfigIssue
 from tether.engine.config.load import catalog_for
 from tether.engine.config.model_kinds import KINDS
 from tether.engine.config.resolve import Provider, Setup, model_info, provider_of, resolve
@@ -29,6 +28,7 @@ from tether.engine.sessions.store_check import StoreHealth, check_store
 from tether.engine.skills.skill_discovery import Discovery, discover
 from tether.engine.skills.skill_roots import SkillPlaces, SkillRoot
 from tether.engine.web.web_report import WebReport, web_report
+from tether.errors import ConfigError, ConfigIssue, ProviderError
 from tether.paths import config_path, data_dir
 
 PROBE_PROMPT = "Reply with the single word: ready"
@@ -75,7 +75,7 @@ class Report:
 def check(*, env: Mapping[str, str], model_override: str | None = None) -> Report:
     """What `tether acp` would serve with this environment (a broken file is left out)."""
     path = config_path(env)
-    issues: list[ConfigIssue] = []
+    issues: Sequence[ConfigIssue] = []
     try:
         setup = resolve(load_config(path), env=env)
     except ConfigError as exc:
@@ -91,7 +91,9 @@ def check(*, env: Mapping[str, str], model_override: str | None = None) -> Repor
             "ones asks first, in every mode"
         )
     store = check_store(data_dir(env) / "tether.db")
-    report = Report(path, path.exists(), issues, setup, catalog, web, sandbox, store, warnings)
+    report = Report(
+        path, path.exists(), list(issues), setup, catalog, web, sandbox, store, warnings
+    )
     places = SkillPlaces(data_dir(env) / "skills", tuple(setup.skills.paths))
     report.skill_roots = places.roots(Path.cwd())
     report.skills = discover(report.skill_roots)
@@ -180,7 +182,7 @@ async def probe(provider: Provider, info: ModelInfo) -> Probe:
     import httpx
 
     from tether.engine.history import TextPart, UserMessage
-    from tether.engine.providers.base import ChatRequest, ProviderError, TextDelta, ThoughtDelta
+    from tether.engine.providers.base import ChatRequest, TextDelta, ThoughtDelta
     from tether.engine.providers.retry import RetryPolicy
 
     result = Probe(provider.name, info.id)
@@ -234,7 +236,6 @@ async def list_all(setup: Setup) -> dict[str, list[str] | str]:
 
 
 async def list_models(provider: Provider) -> list[str] | str:
-    from tether.engine.providers.base import ProviderError
 
     adapter = make_adapter(provider, "", ModelInfo(f"{provider.name}:", "model list"))
     try:

@@ -22,11 +22,12 @@ from tether.engine.events import (
 )
 from tether.engine.grants import Grant, GrantBook, Grants, Lasting
 from tether.engine.history import ToolCall, ToolResultMessage
-from tether.engine.registry import Args, CallPlan, Registry, ToolDef, ToolError, ToolOutput
-from tether.engine.seam import Capabilities, ConfirmDecision, ConfirmRequest, SeamError
+from tether.engine.registry import Args, CallPlan, Registry, ToolDef, ToolOutput
+from tether.engine.seam import Capabilities, ConfirmDecision, ConfirmRequest
 from tether.engine.sessions import undo
 from tether.engine.sessions.state import ALLOW_ALL_MODE, READ_ONLY_MODE
 from tether.engine.sessions.undo import TurnChanges
+from tether.errors import SeamError, ToolError
 
 log = logging.getLogger("tether.tools")
 

@@ -18,13 +18,9 @@ from tether.engine.events import Location, PlanItem, TextOut, ToolContent
 from tether.engine.history import ImagePart
 from tether.engine.providers.base import ToolSpec
 from tether.engine.seam import Capabilities
-from tether.errors import TetherError
+from tether.errors import ToolError
 
 DEFAULT_TIMEOUT = 120.0
-
-
-class ToolError(TetherError):
-    """A failure the model should read: `code` is stable (INVALID_ARGS, FILE_EXISTS, ...)."""
 
 
 class ToolOutput(msgspec.Struct):

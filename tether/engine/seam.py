@@ -29,7 +29,6 @@ from tether.engine.web.types import (
     Target,
 )
 from tether.engine.workspace import Workspace
-from tether.errors import TetherError, WebCode
 
 
 class CommandDenylist(msgspec.Struct, frozen=True):
@@ -41,10 +40,6 @@ class CommandDenylist(msgspec.Struct, frozen=True):
 
 
 BUILTIN_COMMAND_DENYLIST = CommandDenylist()  # what applies unless the config file says more
-
-
-class SeamError(TetherError):
-    """A capability failed in a way the model should read: `code` is stable, message is prose."""
 
 
 FileKind = Literal["file", "dir", "symlink", "other"]
@@ -338,13 +333,6 @@ class Spill(Protocol):
     def reserve(self, name: str) -> Path:
         """A new, empty, owner-only file in that directory, for output written as it comes."""
         ...
-
-
-class WebError(SeamError):
-    """A web operation failed; `code` is one of the WebCode taxonomy, routable by hooks and UI."""
-
-    def __init__(self, code: WebCode, message: str) -> None:
-        super().__init__(code, message)
 
 
 class Web(Protocol):

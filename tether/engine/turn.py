@@ -37,7 +37,7 @@ from tether.engine.registry import Registry
 from tether.engine.seam import Capabilities, ConfirmRequest
 from tether.engine.sessions import undo
 from tether.engine.sessions.state import Session
-from tether.errors import TetherError
+from tether.errors import ProviderError, TurnFailed
 from tether.schemas.config import AgentConfig
 
 log = logging.getLogger("tether.turn")
@@ -57,13 +57,6 @@ INTERRUPTED = (
     "error [ABORTED]: tether stopped while this call ran (killed or cancelled); it may have "
     "done part of its work: check its effects before running it again"
 )
-
-
-class TurnFailed(TetherError):
-    """The provider could not serve the turn; the message is fit to show the user."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__("TURN_FAILED", message)
 
 
 class TurnConfig(msgspec.Struct):
@@ -307,7 +300,7 @@ class Turn:
             async with aclosing(self.model.stream(request)) as stream:
                 async for item in stream:
                     await acc.take(item, self.emit)
-        except llm.ProviderError as exc:
+        except ProviderError as exc:
             raise TurnFailed(f"{exc}{self._leave_out_images(exc)}") from exc
         except anyio.get_cancelled_exc_class():
             if acc.text:  # keep what the user already saw; drop half-streamed tool calls
@@ -316,7 +309,7 @@ class Turn:
         await self.emit(self._usage(acc.usage, request, acc.text))
         return _Round(acc.message(), acc.finish, acc.usage)
 
-    def _leave_out_images(self, exc: llm.ProviderError) -> str:
+    def _leave_out_images(self, exc: ProviderError) -> str:
         """A refused request (400, 413, 422) with this turn's images: they leave the session,
         which would otherwise fail at every later prompt. What to tell the user."""
         if exc.retryable or exc.status not in (400, 413, 422):

@@ -19,7 +19,7 @@ from typing import Literal
 
 import msgspec
 
-from tether.errors import TetherError
+from tether.errors import PathRefused
 
 Access = Literal["read", "write"]
 
@@ -41,10 +41,6 @@ DEFAULT_DENYLIST: tuple[str, ...] = (
 )
 MAX_PATH_CHARS = 4096
 MAX_NAME_BYTES = 255
-
-
-class PathRefused(TetherError):
-    """A path the policy refuses: `code` is INVALID_PATH, OUTSIDE_ROOTS or PATH_DENIED."""
 
 
 class DirGrant(msgspec.Struct, frozen=True):

@@ -10,9 +10,10 @@ from typing import Literal
 
 import anyio
 
-from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
+from tether.engine.registry import CallPlan, ToolArgs, ToolOutput, tool
 from tether.engine.seam import Capabilities
 from tether.engine.workspace import Access, DirGrant
+from tether.errors import ToolError
 
 _ACCESS: dict[str, Access] = {"read": "read", "write": "write", "exec": "write"}
 _WORDS = {"read": "read", "write": "read and write", "exec": "run commands in (and write)"}

@@ -6,8 +6,9 @@ from typing import Literal
 
 import msgspec
 
-from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
+from tether.engine.registry import CallPlan, ToolArgs, ToolOutput, tool
 from tether.engine.seam import AskField, Capabilities
+from tether.errors import ToolError
 
 ASK_TIMEOUT = 1800.0  # seconds: a person answers, not a program
 MAX_OPTIONS = 10

@@ -12,8 +12,9 @@ import msgspec
 
 from tether.command_policy.words import shell_join
 from tether.engine.events import TerminalOut, TextOut, ToolContent
-from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
+from tether.engine.registry import CallPlan, ToolArgs, ToolOutput, tool
 from tether.engine.seam import Capabilities, CommandResult, Stage
+from tether.errors import ToolError
 from tether.tools.command_args import (
     DEFAULT_TIMEOUT,
     MAX_TIMEOUT,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tether.engine.registry import ToolError
 from tether.engine.seam import Capabilities
+from tether.errors import ToolError
 from tether.tools.tool_paths import resolve
 
 DEFAULT_TIMEOUT = 120.0

@@ -16,15 +16,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from tether.command_policy import Command, Denied, judge
+from tether.command_policy import Command, judge
 from tether.command_policy import refuse_denylisted as _refuse
 from tether.command_policy.decision import denylist
 from tether.command_policy.program_path import resolve_program
 from tether.engine.events import TextOut, ToolContent
 from tether.engine.local.processes import command_environment
-from tether.engine.registry import CallPlan, ToolError
-from tether.engine.sandbox.session_sandbox import SandboxUnavailable, Scope
+from tether.engine.registry import CallPlan
+from tether.engine.sandbox.session_sandbox import Scope
 from tether.engine.seam import Capabilities, CommandResult, Launcher
+from tether.errors import CommandDenied, SandboxUnavailable, ToolError
 from tether.tools.text import fence
 
 __all__ = [
@@ -43,7 +44,7 @@ def refuse_denylisted(ctx: Capabilities, commands: Sequence[Command]) -> None:
     when it runs."""
     try:
         _refuse(ctx.command_denylist, commands)
-    except Denied as exc:
+    except CommandDenied as exc:
         raise ToolError(exc.code, exc.message) from None
 
 
@@ -75,7 +76,7 @@ async def plan_commands(
     caller's)."""
     try:
         decision = judge(commands, ctx.policy, ctx.command_denylist)
-    except Denied as exc:
+    except CommandDenied as exc:
         raise ToolError(exc.code, exc.message) from None
     if unconfined and not (reason or "").strip():
         raise ToolError(

@@ -11,8 +11,9 @@ from pathlib import Path
 import msgspec
 
 from tether.engine.events import DiffOut
-from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
+from tether.engine.registry import CallPlan, ToolArgs, ToolOutput, tool
 from tether.engine.seam import Capabilities, FileStat
+from tether.errors import ToolError
 from tether.tools.text import load_text, split_lines
 from tether.tools.tool_paths import display, named, path_card, regular_file, resolve
 

@@ -9,8 +9,9 @@ from typing import Literal
 from tether.engine.events import DiffOut, TextOut
 from tether.engine.history import ImagePart
 from tether.engine.images import IMAGE_MAX_BYTES, image_type
-from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
-from tether.engine.seam import TEXT_MAX_BYTES, Capabilities, DirEntry, FileStat, SeamError
+from tether.engine.registry import CallPlan, ToolArgs, ToolOutput, tool
+from tether.engine.seam import TEXT_MAX_BYTES, Capabilities, DirEntry, FileStat
+from tether.errors import SeamError, ToolError
 from tether.tools.text import (
     LINE_MAX_CHARS,
     SNIFF_BYTES,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from tether.engine.registry import ToolError
+from tether.errors import ToolError
 
 GLOB_MAX_SPELLINGS = 256  # the `{a,b}` combinations one path segment may spell out
 _STAR = "*"  # a token of its own; every other token is a regex for one character

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tether.engine.events import Location, TextOut
-from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
+from tether.engine.registry import CallPlan, ToolArgs, ToolOutput, tool
 from tether.engine.seam import Capabilities, FileStat
+from tether.errors import ToolError
 from tether.tools.tool_paths import display, existing, named, resolve
 
 

@@ -9,8 +9,9 @@ import anyio
 
 from tether.command_policy.words import shell_join
 from tether.engine.events import TextOut
-from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
-from tether.engine.seam import AskField, Capabilities, PtyRead, Ptys, SeamError
+from tether.engine.registry import CallPlan, ToolArgs, ToolOutput, tool
+from tether.engine.seam import AskField, Capabilities, PtyRead, Ptys
+from tether.errors import SeamError, ToolError
 from tether.tools.ask import ASK_TIMEOUT
 from tether.tools.command_args import check_argv, check_env, check_timeout, command_cwd
 from tether.tools.command_gate import Command, confine, plan_commands, refuse_denylisted

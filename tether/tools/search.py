@@ -18,8 +18,9 @@ from tether.engine.file_search import (
     TreeEntry,
     TreeListing,
 )
-from tether.engine.registry import CallPlan, ToolArgs, ToolDef, ToolError, ToolOutput, tool
+from tether.engine.registry import CallPlan, ToolArgs, ToolDef, ToolOutput, tool
 from tether.engine.seam import Capabilities
+from tether.errors import ToolError
 from tether.tools.globs import glob_regex, name_hint
 from tether.tools.tool_paths import display, existing, named, path_card, resolve
 

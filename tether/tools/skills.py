@@ -12,10 +12,11 @@ from pathlib import Path
 import anyio
 
 from tether.engine.events import TextOut
-from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
+from tether.engine.registry import CallPlan, ToolArgs, ToolOutput, tool
 from tether.engine.seam import Capabilities
 from tether.engine.skills.skill_catalog import activation, resources
 from tether.engine.skills.skill_discovery import Discovery, Skill, discover
+from tether.errors import ToolError
 
 
 class SkillReadArgs(ToolArgs):

@@ -9,8 +9,8 @@ from pathlib import Path
 import msgspec
 
 from tether.engine.images import image_type
-from tether.engine.registry import ToolError
-from tether.engine.seam import TEXT_MAX_BYTES, Capabilities, FileStat, SeamError
+from tether.engine.seam import TEXT_MAX_BYTES, Capabilities, FileStat
+from tether.errors import SeamError, ToolError
 
 SNIFF_BYTES = 8192
 LINE_MAX_CHARS = 2000  # a longer line is cut (minified code, data on one line)

@@ -7,9 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tether.engine.events import Location
-from tether.engine.registry import CallPlan, ToolError
+from tether.engine.registry import CallPlan
 from tether.engine.seam import Capabilities, FileStat
-from tether.engine.workspace import Access, PathRefused
+from tether.engine.workspace import Access
+from tether.errors import PathRefused, ToolError
 
 
 def spill_root(ctx: Capabilities) -> list[Path]:

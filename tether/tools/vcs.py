@@ -9,9 +9,9 @@ signatures, transports), and a `.git` that appeared since is never the one it re
 from __future__ import annotations
 
 from tether.engine.events import Location, TextOut
-from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
+from tether.engine.registry import CallPlan, ToolArgs, ToolOutput, tool
 from tether.engine.seam import Capabilities
-from tether.errors import TetherError
+from tether.errors import TetherError, ToolError
 from tether.tools.tool_paths import display, resolve
 
 VCS_MAX_CHARS = 30_000

@@ -11,8 +11,9 @@ import anyio
 import msgspec
 
 from tether.engine.events import TextOut
-from tether.engine.registry import CallPlan, ToolArgs, ToolError, ToolOutput, tool
+from tether.engine.registry import CallPlan, ToolArgs, ToolOutput, tool
 from tether.engine.seam import Capabilities
+from tether.errors import ToolError
 
 MAX_WAIT = 300.0  # seconds: longer, and the model should look at what it waits for instead
 TICK = 1.0  # the countdown's step

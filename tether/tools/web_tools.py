@@ -19,7 +19,7 @@ import msgspec
 
 from tether.engine.events import TextOut
 from tether.engine.registry import CallPlan, ToolArgs, ToolDef, ToolOutput, tool
-from tether.engine.seam import Capabilities, WebError
+from tether.engine.seam import Capabilities
 from tether.engine.web.types import (
     FetchResult,
     HttpRequest,
@@ -28,6 +28,7 @@ from tether.engine.web.types import (
     SearchResults,
     Target,
 )
+from tether.errors import WebError
 from tether.schemas.web import WebConfig
 
 WEB_SEARCH_GUIDANCE = (

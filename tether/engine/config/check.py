@@ -11,10 +11,11 @@ import msgspec
 
 from tether.engine.config.env_refs import malformed
 from tether.engine.config.explain import explain, invalid_value_text
-from tether.engine.config.issues import ConfigIssue, key_name
+from tether.engine.config.issues import key_name
 from tether.engine.config.model_kinds import KINDS
 from tether.engine.config.toml_lines import Key, line_of
 from tether.engine.web.web_kinds import NO_FETCH, web_kind_names
+from tether.errors import ConfigIssue
 from tether.schemas.config import (
     AgentConfig,
     ConfigFile,

@@ -9,9 +9,9 @@ import re
 from collections.abc import Iterator
 
 from tether.engine.config.file import Config
-from tether.engine.config.issues import ConfigIssue
 from tether.engine.config.model_kinds import DEEPSEEK_ENV, env_kinds
 from tether.engine.web.web_kinds import SEARXNG_ENV
+from tether.errors import ConfigIssue
 from tether.schemas.config import ConfigFile
 
 _ENTRY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\*?\Z")

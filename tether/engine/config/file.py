@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from tether.engine.config.issues import ConfigError, ConfigIssue, key_name
+from tether.engine.config.issues import key_name
 from tether.engine.config.toml_lines import Key, index_keys, line_of
+from tether.errors import ConfigError, ConfigIssue
 from tether.paths import config_path
 from tether.schemas.config import ConfigFile
 

@@ -18,12 +18,12 @@ import msgspec
 
 from tether.engine.config.command_env import command_env_issues, secret_variables
 from tether.engine.config.file import Config, load_config
-from tether.engine.config.issues import ConfigError, ConfigIssue
 from tether.engine.config.mcp_servers import configured_servers
 from tether.engine.config.model_kinds import KINDS, env_kinds
 from tether.engine.mcp.spec import ServerSpec
 from tether.engine.providers.base import ModelInfo
 from tether.engine.seam import BUILTIN_COMMAND_DENYLIST, CommandDenylist
+from tether.errors import ConfigError, ConfigIssue
 from tether.schemas.config import (
     AgentConfig,
     ConfigFile,

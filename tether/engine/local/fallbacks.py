@@ -3,16 +3,9 @@
 
 from __future__ import annotations
 
-from tether.engine.seam import (
-    AskAnswer,
-    AskField,
-    ConfirmDecision,
-    ConfirmRequest,
-    RoundCard,
-    SeamError,
-    WebError,
-)
+from tether.engine.seam import AskAnswer, AskField, ConfirmDecision, ConfirmRequest, RoundCard
 from tether.engine.web.types import FetchResult, HttpRequest, HttpResponse, SearchResults, Target
+from tether.errors import SeamError, WebError
 
 
 class PolicyApproval:

@@ -20,8 +20,8 @@ import anyio
 
 from tether.engine.local.nofollow import PROC_FD, fd_path, parent_dir
 from tether.engine.local.trash import trash_entry
-from tether.engine.seam import TEXT_MAX_BYTES, DirEntry, FileKind, FileStat, SeamError
-from tether.errors import ErrorCode
+from tether.engine.seam import TEXT_MAX_BYTES, DirEntry, FileKind, FileStat
+from tether.errors import ErrorCode, SeamError
 
 _T = TypeVar("_T")
 _COMMON = os.O_NONBLOCK | os.O_NOCTTY if os.name == "posix" else 0

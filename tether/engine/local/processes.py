@@ -18,14 +18,8 @@ import anyio.abc
 
 from tether.engine.local import env_allowlist, reaper
 from tether.engine.local.terminal_text import sanitize
-from tether.engine.seam import (
-    CommandProgress,
-    CommandResult,
-    Launcher,
-    Overflow,
-    SeamError,
-    Stage,
-)
+from tether.engine.seam import CommandProgress, CommandResult, Launcher, Overflow, Stage
+from tether.errors import SeamError
 
 KILL_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
 DRAIN_AFTER_EXIT = 0.3  # how long a background child may keep the output open after exit

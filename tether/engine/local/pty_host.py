@@ -23,7 +23,8 @@ from tether.engine.local.processes import (
 )
 from tether.engine.local.secret_filter import SecretFilter
 from tether.engine.local.terminal_text import sanitize
-from tether.engine.seam import PtyRead, SeamError
+from tether.engine.seam import PtyRead
+from tether.errors import SeamError
 
 MAX_PTYS = 8
 IDLE_TIMEOUT = 30 * 60.0

@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 
 from tether.engine.local.processes import exit_status, signal_session, stop_sessions
-from tether.engine.seam import SeamError
+from tether.errors import SeamError
 
 _CHUNK = 1 << 16
 

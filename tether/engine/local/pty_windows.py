@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 
 from tether.engine.local.processes import stop_sessions
-from tether.engine.seam import SeamError
+from tether.errors import SeamError
 
 _CHUNK = 1 << 16
 

@@ -14,12 +14,9 @@ from dataclasses import dataclass
 from tether.engine.file_search import FileKind, SearchScope, TreeEntry, TreeListing
 from tether.engine.local.ignore_files import Specs, entering, ignored
 from tether.engine.local.search_rules import SkipRules
+from tether.errors import Stopped
 
 MAX_SCANNED = 200_000  # entries looked at by one walk, whatever it is looking for
-
-
-class Stopped(Exception):
-    """The search's caller went away."""
 
 
 @dataclass

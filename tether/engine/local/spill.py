@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 
 from tether.engine.local.private_files import private_dir
-from tether.engine.seam import SeamError
+from tether.errors import SeamError
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 

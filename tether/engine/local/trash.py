@@ -26,7 +26,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from tether.engine.local.nofollow import PROC_FD, fd_path, still_at
-from tether.engine.seam import SeamError
+from tether.errors import SeamError
 
 _DIR = os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC

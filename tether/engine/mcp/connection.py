@@ -34,16 +34,11 @@ from tether.engine.history import ImagePart
 from tether.engine.mcp.list_changes import ListChanges, ListName
 from tether.engine.mcp.results import prompt_parts, to_output
 from tether.engine.mcp.server_state import LeftOut
-from tether.engine.mcp.spec import (
-    PromptArgument,
-    RemotePrompt,
-    RemoteTool,
-    ServerFailed,
-    ServerSpec,
-)
+from tether.engine.mcp.spec import PromptArgument, RemotePrompt, RemoteTool, ServerSpec
 from tether.engine.mcp.stdio_transport import StdioTransport
 from tether.engine.mcp.watched_streams import Streams, Watched
-from tether.engine.registry import ToolError, ToolOutput
+from tether.engine.registry import ToolOutput
+from tether.errors import McpServerFailed, ToolError
 
 log = logging.getLogger("tether.mcp")
 
@@ -91,24 +86,24 @@ class Connection:
     async def run(self, ready: Callable[[], Awaitable[None]], changed: Changed) -> None:
         """Connect, list the tools and prompts, call `ready`, and hold the connection until
         `stop`, listing them again (then `changed`) when the server says they changed.
-        Raises ServerFailed when the server cannot start or goes away on its own."""
+        Raises McpServerFailed when the server cannot start or goes away on its own."""
         with contextlib.ExitStack() as files:
             if self.spec.transport == "stdio":
                 self._stderr = cast(TextIO, files.enter_context(tempfile.TemporaryFile("w+")))
             try:
                 await self._hold(ready, changed)
-            except ServerFailed:
+            except McpServerFailed:
                 raise
             except Exception as exc:
                 reason = self._stdio.problem if self._stdio and self._stdio.problem else None
                 started = self._client is not None
-                raise ServerFailed(started, reason or _reason(exc), self._tail()) from exc
+                raise McpServerFailed(started, reason or _reason(exc), self._tail()) from exc
             finally:
                 self._client = None
                 self._changes.close()
             if not self._stopping:
                 why = self._stdio.problem if self._stdio and self._stdio.problem else None
-                raise ServerFailed(True, why or "the server went away", self._tail())
+                raise McpServerFailed(True, why or "the server went away", self._tail())
 
     async def _hold(self, ready: Callable[[], Awaitable[None]], changed: Changed) -> None:
         started = False
@@ -136,7 +131,7 @@ class Connection:
                     tg.cancel_scope.cancel()
         if not started and not self._stopping:
             reason = f"it did not answer within {CONNECT_TIMEOUT:g} s"
-            raise ServerFailed(False, reason, self._tail())
+            raise McpServerFailed(False, reason, self._tail())
 
     async def _follow(self, client: Client, changed: Changed) -> None:
         """List again what the server said changed, then tell `changed` (a list that cannot

@@ -30,9 +30,10 @@ from tether.engine.mcp.server_state import (
     left_out_lines,
     tools_changed,
 )
-from tether.engine.mcp.spec import RemotePrompt, RemoteTool, ServerFailed, ServerSpec
-from tether.engine.registry import ToolDef, ToolError, ToolOutput, schema_tool
+from tether.engine.mcp.spec import RemotePrompt, RemoteTool, ServerSpec
+from tether.engine.registry import ToolDef, ToolOutput, schema_tool
 from tether.engine.seam import Capabilities
+from tether.errors import McpServerFailed, ToolError
 
 if TYPE_CHECKING:
     from tether.engine.mcp.connection import Connection
@@ -225,15 +226,15 @@ class McpHost:
         await self._changed(server, "state")
 
     async def _run(self, server: _Server) -> None:
-        failure: ServerFailed | None = None
+        failure: McpServerFailed | None = None
         try:
             with server.scope:
                 await self._serve(server)
-        except ServerFailed as exc:
+        except McpServerFailed as exc:
             failure = exc
         except Exception as exc:  # never let one server's trouble reach the task group
             log.exception("MCP server %s failed", server.spec.name)
-            failure = ServerFailed(server.connection is not None, f"{type(exc).__name__}: {exc}")
+            failure = McpServerFailed(server.connection is not None, f"{type(exc).__name__}: {exc}")
         finally:
             server.tools, server.left_out = [], []
             told = failure is not None and not self._closing
@@ -249,9 +250,9 @@ class McpHost:
 
     async def _serve(self, server: _Server) -> None:
         if server.spec.problem:
-            raise ServerFailed(False, server.spec.problem)
+            raise McpServerFailed(False, server.spec.problem)
         if server.spec.transport == "sse":
-            raise ServerFailed(
+            raise McpServerFailed(
                 False, "it uses the SSE transport, which tether does not support (use http)"
             )
         module: Any = await anyio.to_thread.run_sync(
@@ -353,7 +354,7 @@ class McpHost:
             timeout=spec.request_timeout + TIMEOUT_MARGIN,
         )
 
-    async def _failed(self, spec: ServerSpec, failure: ServerFailed) -> None:
+    async def _failed(self, spec: ServerSpec, failure: McpServerFailed) -> None:
         if failure.started:
             title = f"MCP server {spec.name} stopped; its tools are gone"
         else:

@@ -9,8 +9,6 @@ from typing import Any, Literal
 
 import msgspec
 
-from tether.errors import TetherError
-
 Transport = Literal["stdio", "http", "sse"]
 DEFAULT_TIMEOUT = 120.0  # seconds for one request: as long as any built-in tool may run
 
@@ -68,13 +66,3 @@ class RemotePrompt(msgspec.Struct, frozen=True):
     description: str
     arguments: list[PromptArgument] = msgspec.field(default_factory=list[PromptArgument])
     title: str = ""
-
-
-class ServerFailed(TetherError):
-    """A server could not start, or stopped while the session still used it."""
-
-    def __init__(self, started: bool, reason: str, output: str = "") -> None:
-        super().__init__("MCP_SERVER_FAILED", reason)
-        self.started = started  # False: it never became ready
-        self.reason = reason
-        self.output = output  # the end of what it wrote to stderr, when known

@@ -24,17 +24,10 @@ import mcp.types as mt
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
-from tether.errors import TetherError
+from tether.errors import McpMessageTooLarge
 
 MAX_MESSAGE = 8 * 1024 * 1024  # bytes of one message from a server
 EXIT_GRACE = 2.0  # seconds to exit on its own once its stdin closes, then after SIGTERM
-
-
-class MessageTooLarge(TetherError):
-    """A server's message over the size cap: the server is stopped."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__("MCP_MESSAGE_TOO_LARGE", message)
 
 
 class StdioTransport(contextlib.AbstractAsyncContextManager[tuple[Any, Any]]):
@@ -105,7 +98,7 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[tuple[Any, Any]]):
                             f"it sent a message of over {MAX_MESSAGE // (1024 * 1024)} MB "
                             "(instructions or a tool list that large are not read)"
                         )
-                        await out.send(MessageTooLarge(self.problem))
+                        await out.send(McpMessageTooLarge(self.problem))
                         return
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return

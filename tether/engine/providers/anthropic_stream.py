@@ -16,7 +16,6 @@ from tether.engine.history import FinishReason, Reasoning
 from tether.engine.providers.base import (
     Finish,
     OpaqueBlock,
-    ProviderError,
     ReasoningBlock,
     StreamEvent,
     TextDelta,
@@ -27,6 +26,7 @@ from tether.engine.providers.base import (
 from tether.engine.providers.common import encode, refusal_mark
 from tether.engine.providers.retry import looks_transient
 from tether.engine.providers.sse import SSEEvent, decode_data
+from tether.errors import ProviderError
 from tether.schemas import anthropic as wire
 
 _event_decoder = msgspec.json.Decoder(wire.StreamEvent)

@@ -8,7 +8,6 @@ from typing import Any, Protocol
 import msgspec
 
 from tether.engine.history import FinishReason, Message, Reasoning
-from tether.errors import TetherError
 
 
 class ToolSpec(msgspec.Struct, frozen=True):
@@ -108,15 +107,6 @@ StreamEvent = (
     | Finish
     | RetryNotice
 )
-
-
-class ProviderError(TetherError):
-    """A request the provider could not serve. `retryable` says whether backoff may help."""
-
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False) -> None:
-        super().__init__("PROVIDER_FAILED", message)
-        self.status = status
-        self.retryable = retryable
 
 
 class LLM(Protocol):

@@ -19,8 +19,9 @@ from tether.engine.history import (
     UserMessage,
 )
 from tether.engine.providers import http_transport
-from tether.engine.providers.base import ChatRequest, ModelInfo, ProviderError, StreamEvent
+from tether.engine.providers.base import ChatRequest, ModelInfo, StreamEvent
 from tether.engine.providers.retry import RetryPolicy, Send, StreamDecoder, stream_with_retry
+from tether.errors import ProviderError
 
 if TYPE_CHECKING:
     from tether.engine.providers.model_list import RemoteModel

@@ -15,6 +15,7 @@ import msgspec
 
 from tether.engine.history import AssistantMessage, ToolResultMessage
 from tether.engine.providers import base as llm
+from tether.errors import ProviderError
 
 INFO = llm.ModelInfo("demo", "tether demo (scripted, offline)", context_window=32_000)
 _PREFERRED = ("README.md", "README", "README.rst", "README.txt")
@@ -126,7 +127,7 @@ def _read_path(request: llm.ChatRequest) -> str:
             for c in m.tool_calls:
                 if c.name == "read_file":
                     return str(msgspec.json.decode(c.arguments)["path"])
-    raise llm.ProviderError("demo: no read_file call in the conversation")
+    raise ProviderError("demo: no read_file call in the conversation")
 
 
 def _strip_label(content: str) -> str:

@@ -25,8 +25,9 @@ import msgspec
 from tether.engine.config.catalog import ModelCatalog, ProviderHandle
 from tether.engine.config.model_kinds import KINDS
 from tether.engine.config.resolve import model_info
-from tether.engine.providers.base import LLM, ModelInfo, ProviderError
+from tether.engine.providers.base import LLM, ModelInfo
 from tether.engine.providers.model_list import RemoteModel
+from tether.errors import ProviderError
 from tether.schemas.config import ModelConfig, ReasoningLevel
 
 log = logging.getLogger("tether.discovery")

@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 import msgspec
 
-from tether.engine.providers.base import ProviderError
 from tether.engine.providers.retry import error_message, read_bounded
+from tether.errors import ProviderError
 
 # Anthropic pages hold up to 1000 models; more pages than this means a server that loops.
 MAX_PAGES = 10

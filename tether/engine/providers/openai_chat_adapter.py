@@ -25,7 +25,6 @@ from tether.engine.history import (
 from tether.engine.providers.base import (
     ChatRequest,
     Finish,
-    ProviderError,
     ReasoningBlock,
     StreamEvent,
     TextDelta,
@@ -46,6 +45,7 @@ from tether.engine.providers.common import (
 )
 from tether.engine.providers.retry import looks_transient
 from tether.engine.providers.sse import SSEEvent, decode_data
+from tether.errors import ProviderError
 from tether.schemas import openai_chat as wire
 
 _chunk_decoder = msgspec.json.Decoder(wire.ChatChunk)

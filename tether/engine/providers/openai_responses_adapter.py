@@ -34,7 +34,6 @@ from tether.engine.history import (
 from tether.engine.providers.base import (
     ChatRequest,
     Finish,
-    ProviderError,
     ReasoningBlock,
     StreamEvent,
     TextDelta,
@@ -53,6 +52,7 @@ from tether.engine.providers.common import (
 )
 from tether.engine.providers.retry import looks_transient
 from tether.engine.providers.sse import SSEEvent, decode_data
+from tether.errors import ProviderError
 from tether.schemas import openai_responses as wire
 
 _event_decoder = msgspec.json.Decoder(wire.StreamEvent)

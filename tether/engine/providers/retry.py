@@ -21,8 +21,9 @@ import anyio
 import httpx
 import msgspec
 
-from tether.engine.providers.base import ProviderError, RetryNotice, StreamEvent
+from tether.engine.providers.base import RetryNotice, StreamEvent
 from tether.engine.providers.sse import SSEEvent, SSEParser
+from tether.errors import ProviderError, ProviderHTTPError
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 # Error codes (OpenAI `code`, or `type`) that no retry can cure.
@@ -60,27 +61,6 @@ class RetryPolicy(msgspec.Struct, frozen=True):
 
 
 COUNTDOWN_STEP = 5.0  # a wait says how long is left this often
-
-
-class ProviderHTTPError(ProviderError):
-    """An HTTP error status, with the server's Retry-After hint when it sent one.
-
-    `should_retry` is the server's own verdict (`x-should-retry`), which outranks the status.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int,
-        retry_after: float | None = None,
-        should_retry: bool | None = None,
-    ) -> None:
-        retryable = status in RETRYABLE_STATUS or status >= 500
-        if should_retry is not None:
-            retryable = should_retry
-        super().__init__(message, status=status, retryable=retryable)
-        self.retry_after = retry_after
 
 
 class StreamDecoder(Protocol):
@@ -241,14 +221,21 @@ async def error_from_response(provider: str, response: httpx.Response) -> Provid
     code = error_code(body)
     if code in QUOTA_CODES:
         return ProviderHTTPError(
-            quota_message(provider, status, message), status=status, should_retry=False
+            quota_message(provider, status, message), status=status, retryable=False
         )
     return ProviderHTTPError(
         f"{provider} HTTP {status}: {message}",
         status=status,
+        retryable=_retryable(status, _should_retry_header(response.headers)),
         retry_after=retry_after_seconds(response.headers),
-        should_retry=_should_retry_header(response.headers),
     )
+
+
+def _retryable(status: int, should_retry: bool | None) -> bool:
+    """The server's own verdict (`x-should-retry`) outranks the status."""
+    if should_retry is not None:
+        return should_retry
+    return status in RETRYABLE_STATUS or status >= 500
 
 
 async def read_bounded(response: httpx.Response) -> bytes:

@@ -21,6 +21,7 @@ import anyio
 import msgspec
 
 from tether.engine.providers import base as llm
+from tether.errors import ProviderError
 
 
 class ToolCallStep(msgspec.Struct):
@@ -77,7 +78,7 @@ def load_script(path: Path) -> Script:
     try:
         return msgspec.json.decode(path.read_bytes(), type=Script)
     except (OSError, msgspec.DecodeError) as exc:
-        raise llm.ProviderError(f"cannot load script {path}: {exc}") from None
+        raise ProviderError(f"cannot load script {path}: {exc}") from None
 
 
 class ScriptedModel:
@@ -111,7 +112,7 @@ class ScriptedModel:
 
     async def stream(self, request: llm.ChatRequest) -> AsyncGenerator[llm.StreamEvent, None]:
         if self._next >= len(self.script.rounds):
-            raise llm.ProviderError(
+            raise ProviderError(
                 f"scripted provider: the script has no round {self._next + 1} "
                 f"(it holds {len(self.script.rounds)})"
             )
@@ -134,7 +135,7 @@ async def _play(step: Step, default_id: str) -> AsyncIterator[llm.StreamEvent]:
         await anyio.sleep(step.delay)
     if step.error is not None:
         e = step.error
-        raise llm.ProviderError(e.message, status=e.status, retryable=e.retryable)
+        raise ProviderError(e.message, status=e.status, retryable=e.retryable)
     if step.thought is not None:
         yield llm.ThoughtDelta(step.thought)
     if step.text is not None:

@@ -11,7 +11,7 @@ from typing import NamedTuple, TypeVar
 
 import msgspec
 
-from tether.engine.providers.base import ProviderError
+from tether.errors import ProviderError
 
 T = TypeVar("T")
 

@@ -35,7 +35,7 @@ from tether.engine.sandbox.detect import LAUNCHER, SandboxInfo
 from tether.engine.sandbox.programs import program_files
 from tether.engine.sandbox.seatbelt import seatbelt_argv
 from tether.engine.vcs.repository import Repositories
-from tether.errors import TetherError
+from tether.errors import SandboxUnavailable
 from tether.paths import data_dir
 
 LIFETIME = Path(__file__).with_name("lifetime_exec.py")
@@ -303,13 +303,6 @@ class Sandbox:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(policy, f)
         return path
-
-
-class SandboxUnavailable(TetherError):
-    """A command cannot be confined as promised; it must not run confined-but-leaky."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__("SANDBOX_UNAVAILABLE", message)
 
 
 def _system(path: str, name: str) -> str:

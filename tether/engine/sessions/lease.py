@@ -16,7 +16,7 @@ import uuid
 
 import msgspec
 
-from tether.errors import TetherError
+from tether.errors import HeldElsewhere
 
 DEFAULT_LEASE_SECONDS = 30.0
 _TOKEN = uuid.uuid4().hex[:12]  # this process, even if its pid is reused later
@@ -86,17 +86,8 @@ def free(holder_text: str | None, until: float | None, *, now: float | None = No
     return until <= (time.time() if now is None else now) or holder.gone()
 
 
-class HeldElsewhere(TetherError):
-    """The session's turn runs in another tether process (another editor window)."""
-
-    def __init__(self, session_id: str, holder_text: str, until: float) -> None:
-        holder = Holder.parse(holder_text)
-        where = f"tether process {holder.pid} on {holder.host}" if holder else holder_text
-        left = max(0, round(until - time.time()))
-        super().__init__(
-            "SESSION_BUSY",
-            f"session {session_id} is running a turn in another window ({where}); wait for "
-            f"that turn to end or cancel it there (if that process died, the session is free "
-            f"within {left} s)",
-        )
-        self.session_id = session_id
+def held_elsewhere(session_id: str, holder_text: str, until: float) -> HeldElsewhere:
+    """The refusal for a session whose lease `holder_text` keeps until `until`."""
+    holder = Holder.parse(holder_text)
+    where = f"tether process {holder.pid} on {holder.host}" if holder else holder_text
+    return HeldElsewhere(session_id, where, max(0, round(until - time.time())))

@@ -15,11 +15,12 @@ from tether.engine import events as ev
 from tether.engine.config.catalog import ModelCatalog
 from tether.engine.local.pty_host import PtyHost
 from tether.engine.providers.base import LLM
-from tether.engine.registry import Registry, ToolDef, ToolError
+from tether.engine.registry import Registry, ToolDef
 from tether.engine.sandbox.detect import detect
 from tether.engine.sandbox.session_sandbox import Sandbox
 from tether.engine.sessions.state import Session
 from tether.engine.vcs.repository import Repositories
+from tether.errors import ToolError
 
 if TYPE_CHECKING:
     from tether.engine.mcp.host import Listener, McpHost

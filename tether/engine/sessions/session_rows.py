@@ -12,7 +12,7 @@ from tether.engine.events import Event
 from tether.engine.history import Message
 from tether.engine.sessions import event_rows
 from tether.engine.sessions.folders import folder
-from tether.engine.sessions.lease import HeldElsewhere, free
+from tether.engine.sessions.lease import free, held_elsewhere
 from tether.engine.sessions.renderings import Replay
 from tether.engine.sessions.state import Session, SessionState
 
@@ -134,7 +134,7 @@ def take(db: Any, renderer_id: int | None, s: Session, holder: str, seconds: flo
         ).fetchone()
         if row is not None:
             if not free(row[0], row[1], now=now):
-                raise HeldElsewhere(s.id, row[0], row[1])
+                raise held_elsewhere(s.id, row[0], row[1])
             db.execute(
                 "UPDATE sessions SET lease_holder=?, lease_until=? WHERE id=?",
                 (holder, now + seconds, s.id),

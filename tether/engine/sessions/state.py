@@ -12,7 +12,7 @@ from tether.engine.events import Event, Notice
 from tether.engine.grants import Grants
 from tether.engine.history import Message, MessageSizes
 from tether.engine.sessions.undo import TurnChanges
-from tether.errors import TetherError
+from tether.errors import SessionBusy
 
 MODES: dict[str, tuple[str, str]] = {
     "ask": (
@@ -177,11 +177,3 @@ class Session(msgspec.Struct):
             self.turn_scope.cancel()
             if self.turn_cancelled is not None:
                 self.turn_cancelled.set()
-
-
-class SessionBusy(TetherError):
-    """A turn already runs in this session."""
-
-    def __init__(self, session_id: str) -> None:
-        message = f"session {session_id} is already running a turn; cancel it first"
-        super().__init__("SESSION_BUSY", message)

@@ -24,7 +24,8 @@ from tether.engine.events import (
     ToolFinished,
     ToolStarted,
 )
-from tether.engine.seam import Capabilities, ConfirmRequest, SeamError
+from tether.engine.seam import Capabilities, ConfirmRequest
+from tether.errors import SeamError
 
 MAX_PRE_IMAGE = 1 << 20  # bytes of text kept per file
 MAX_TURNS = 20  # turns that can be undone

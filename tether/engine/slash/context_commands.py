@@ -13,9 +13,9 @@ import anyio
 from tether.engine import events as ev
 from tether.engine.history import TextPart, UserPart
 from tether.engine.local.nofollow import create_new
-from tether.engine.seam import SeamError
 from tether.engine.sessions.export import to_markdown
 from tether.engine.slash.slash_command import CommandContext, prompt_turn
+from tether.errors import SeamError
 
 BTW_PREAMBLE = (
     "A side question from the user, apart from the task at hand: answer it briefly. Only "

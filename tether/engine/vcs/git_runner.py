@@ -40,7 +40,7 @@ import anyio
 import anyio.abc
 import msgspec
 
-from tether.errors import TetherError
+from tether.errors import GitRefused
 
 # The subcommands tether runs for itself, each with the options it always gets.
 SUBCOMMANDS: dict[str, tuple[str, ...]] = {
@@ -105,14 +105,6 @@ class GitOutput(msgspec.Struct, frozen=True):
 
     def error(self) -> str:
         return self.stderr.decode("utf-8", "replace").strip()
-
-
-class GitRefused(TetherError):
-    """A git run the runner does not do (a subcommand that is not read-only, too many
-    drivers to turn off)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__("VCS_FAILED", message)
 
 
 def locate(root: Path, timeout: float, avoid: Sequence[Path] = ()) -> tuple[Path, Path] | None:

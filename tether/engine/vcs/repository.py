@@ -20,17 +20,12 @@ import anyio
 
 from tether.engine.vcs import git_runner
 from tether.engine.vcs.git_runner import GitOutput
-from tether.errors import TetherError
+from tether.errors import RepositoryChanged, TetherError
 
 LOCATE_TIMEOUT = 10.0
 GITLINK = b"160000"  # the index mode of a submodule
 
 Identity = tuple[int, int, int, int]
-
-
-class RepositoryChanged(TetherError):
-    def __init__(self, message: str) -> None:
-        super().__init__("VCS_FAILED", message)
 
 
 class Repository:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from email.utils import parsedate_to_datetime
 
-from tether.engine.seam import WebError
 from tether.engine.web.remote import RemoteClient
 from tether.engine.web.types import SearchHit, SearchResults
+from tether.errors import WebError
 
 DEFAULT_URL = "https://www.bing.com/search"
 

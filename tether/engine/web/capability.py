@@ -14,7 +14,6 @@ from typing import TypeVar
 import anyio
 from msgspec.structs import replace
 
-from tether.engine.seam import WebError
 from tether.engine.web.local_fetch import LocalFetcher
 from tether.engine.web.provider_registry import ProviderRegistry
 from tether.engine.web.types import (
@@ -24,6 +23,7 @@ from tether.engine.web.types import (
     SearchResults,
     Target,
 )
+from tether.errors import WebError
 
 T = TypeVar("T")
 _HTML = frozenset({"text/html", "application/xhtml+xml"})

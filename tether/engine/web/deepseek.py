@@ -14,10 +14,10 @@ from typing import Any, TypeVar
 import anyio
 import msgspec
 
-from tether.engine.seam import WebError
 from tether.engine.web.remote import RemoteClient, RemoteReply
 from tether.engine.web.ssrf import parse_url
 from tether.engine.web.types import FetchResult, SearchHit, SearchResults, Target
+from tether.errors import WebError
 
 DEFAULT_BASE_URL = "https://api.deepseek.com"
 SEARCH_PATH = "/v1/tools/search"

@@ -11,7 +11,8 @@ import re
 import threading
 from urllib.parse import urljoin
 
-from tether.engine.web.html_tree import Node, Stopped, parse
+from tether.engine.web.html_tree import Node, parse
+from tether.errors import Stopped
 
 _DROP = frozenset(
     [

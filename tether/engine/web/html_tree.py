@@ -24,14 +24,12 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from tether.errors import Stopped
+
 MAX_DEPTH = 256
 NESTING = 200  # elements open at once (of those that need an end tag), at most
 FEED_BYTES = 64 * 1024  # fed to the parser between looks at `stop`
 _WS = re.compile(r"\s+")
-
-
-class Stopped(Exception):
-    """The `stop` event was set while the document was being worked on."""
 
 
 @dataclass

@@ -22,10 +22,10 @@ from urllib.parse import urljoin
 import anyio
 
 from tether import __version__
-from tether.engine.seam import WebError
 from tether.engine.web.charset import decode
 from tether.engine.web.ssrf import ParsedUrl, Resolver, check_target, parse_url, system_resolver
 from tether.engine.web.types import FetchResult, HttpRequest, HttpResponse, Target
+from tether.errors import WebError
 from tether.schemas.web import LocalFetchConfig
 
 if TYPE_CHECKING:

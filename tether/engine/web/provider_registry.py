@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
-from tether.engine.seam import WebError
 from tether.engine.web.types import FetchResult, SearchResults, Target
+from tether.errors import WebError
 
 P = TypeVar("P")
 

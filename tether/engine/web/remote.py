@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from tether.engine.seam import WebError
+from tether.errors import WebError
 
 if TYPE_CHECKING:
     pass

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether.engine.seam import WebError
 from tether.engine.web.remote import RemoteClient
 from tether.engine.web.types import SearchHit, SearchResults
+from tether.errors import WebError
 
 
 class SearxngSearch:

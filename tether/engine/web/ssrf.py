@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 import anyio
 import msgspec
 
-from tether.engine.seam import WebError
 from tether.engine.web.types import Reach, Target
+from tether.errors import WebError
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address

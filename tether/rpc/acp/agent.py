@@ -15,13 +15,12 @@ import msgspec
 from msgspec import UNSET
 
 from tether.engine.sessions.deps import EngineDeps
-from tether.engine.sessions.lease import HeldElsewhere
 from tether.engine.sessions.manager import SessionManager, UnknownSession
 from tether.engine.sessions.settings import InvalidSetting
-from tether.engine.sessions.state import Session, SessionBusy
+from tether.engine.sessions.state import Session
 from tether.engine.slash import slash_registry
 from tether.engine.slash.slash_command import CommandContext
-from tether.engine.turn import TurnFailed
+from tether.errors import HeldElsewhere, SessionBusy, TurnFailed
 from tether.rpc.acp import options
 from tether.rpc.acp.acp_front import AcpFront
 from tether.rpc.acp.acp_handshake import Handshake

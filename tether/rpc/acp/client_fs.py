@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tether.engine.local.file_system import LocalFileSystem
-from tether.engine.seam import TEXT_MAX_BYTES, DirEntry, FileStat, SeamError
+from tether.engine.seam import TEXT_MAX_BYTES, DirEntry, FileStat
+from tether.errors import SeamError
 from tether.rpc.peer import Peer
 from tether.rpc.rpc_error import RESOURCE_NOT_FOUND, RpcError
 from tether.schemas import acp

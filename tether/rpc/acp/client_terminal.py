@@ -26,14 +26,8 @@ import anyio
 from tether.engine.local.processes import LocalTerminal, command_environment
 from tether.engine.local.terminal_text import sanitize
 from tether.engine.sandbox import named_launchers
-from tether.engine.seam import (
-    CommandProgress,
-    CommandResult,
-    Launcher,
-    Overflow,
-    SeamError,
-    Stage,
-)
+from tether.engine.seam import CommandProgress, CommandResult, Launcher, Overflow, Stage
+from tether.errors import SeamError
 from tether.rpc.acp.acp_handshake import Handshake
 from tether.rpc.peer import Peer
 from tether.rpc.rpc_error import ConnectionClosed, RpcError

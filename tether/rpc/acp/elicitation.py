@@ -10,7 +10,8 @@ from typing import Any
 
 from msgspec import UNSET
 
-from tether.engine.seam import AskAnswer, AskField, SeamError
+from tether.engine.seam import AskAnswer, AskField
+from tether.errors import SeamError
 from tether.rpc.peer import Peer
 from tether.rpc.rpc_error import ConnectionClosed, RpcError
 from tether.schemas import acp

@@ -24,7 +24,8 @@ from lsprotocol import types
 from pygls.workspace import PositionCodec, TextDocument
 
 from tether.engine.local.file_system import LocalFileSystem
-from tether.engine.seam import TEXT_MAX_BYTES, DirEntry, FileStat, SeamError
+from tether.engine.seam import TEXT_MAX_BYTES, DirEntry, FileStat
+from tether.errors import SeamError
 from tether.rpc.lsp.documents import Documents
 from tether.rpc.lsp.edits import fill_empty, line_edit
 from tether.rpc.lsp.features import ClientFeatures

@@ -39,16 +39,14 @@ from tether.engine.providers.base import LLM
 from tether.engine.read_ledger import ReadLedger
 from tether.engine.seam import Capabilities, Web
 from tether.engine.sessions.deps import EngineDeps
-from tether.engine.sessions.lease import HeldElsewhere
 from tether.engine.sessions.manager import SessionManager
 from tether.engine.sessions.renderings import Replay
 from tether.engine.sessions.settings import InvalidSetting
 from tether.engine.sessions.state import AccessGrant, Session
 from tether.engine.slash import slash_registry
 from tether.engine.slash.slash_command import CommandContext, no_options_changed
-from tether.engine.turn import TurnFailed
 from tether.engine.workspace import DirGrant, Workspace
-from tether.errors import TetherError
+from tether.errors import HeldElsewhere, TetherError, TurnFailed
 from tether.rpc.lsp import prompt as prompts
 from tether.rpc.lsp.actions import code_actions
 from tether.rpc.lsp.buffer_fs import LspFileSystem

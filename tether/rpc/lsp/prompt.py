@@ -16,7 +16,8 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 from pygls.workspace import PositionCodec, TextDocument
 
-from tether.engine.seam import FileSystem, SeamError
+from tether.engine.seam import FileSystem
+from tether.errors import SeamError
 from tether.rpc.lsp.lsp_handshake import PROMPT
 
 USAGE = (

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from tether.engine.seam import AskAnswer, AskField, SeamError
+from tether.engine.seam import AskAnswer, AskField
+from tether.errors import SeamError
 from tether.rpc.lsp.message_approval import LspApproval
 from tether.rpc.lsp.wire import Connection
 from tether.rpc.rpc_error import METHOD_NOT_FOUND, ConnectionClosed, RpcError
