@@ -32,9 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
-
-import msgspec
+from typing import Literal, NamedTuple
 
 FileCode = Literal[
     "FILE_NOT_FOUND",
@@ -221,7 +219,7 @@ class TurnFailed(TetherError):
         super().__init__("TURN_FAILED", message)
 
 
-class ConfigIssue(msgspec.Struct, frozen=True):
+class ConfigIssue(NamedTuple):
     """One problem of a config file: its line, its key (dotted, quoted where TOML would quote;
     "" for a file-level problem) and what is wrong."""
 

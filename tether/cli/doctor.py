@@ -266,7 +266,7 @@ def render_json(r: Report) -> str:
         "config": {
             "path": str(r.path),
             "found": r.found,
-            "errors": [{**msgspec.structs.asdict(i), "text": i.render(r.path)} for i in r.issues],
+            "errors": [{**i._asdict(), "text": i.render(r.path)} for i in r.issues],
         },
         "log_file": str(r.log_file) if r.log_file is not None else None,
         "providers": [
