@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import sys
 
-from tether.errors import ProviderError
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (startup time)
 if TYPE_CHECKING:
     import argparse
@@ -158,6 +156,7 @@ def _bad_script(script: str | None) -> bool:
     from pathlib import Path
 
     from tether.engine.providers.scripted import load_script
+    from tether.errors import ProviderError
 
     try:
         load_script(Path(script))
