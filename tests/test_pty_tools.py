@@ -51,7 +51,8 @@ async def test_a_repl_session(project: Path, tmp_path: Path) -> None:
         running = await call(read_pty, ctx, pty_id=1, until="sleeping", timeout_seconds=60)
         assert running.raw_output["matched"], running.text  # running, not still being typed
         await call(write_pty_keys, ctx, pty_id=1, keys="<c-c>")
-        interrupted = await call(read_pty, ctx, pty_id=1, until=">>> ")
+        # Waited for as long as the sleep itself: a loaded CI machine once took over 10 s.
+        interrupted = await call(read_pty, ctx, pty_id=1, until=">>> ", timeout_seconds=60)
         assert "KeyboardInterrupt" in interrupted.text, interrupted.text
         await call(write_pty_keys, ctx, pty_id=1, keys="exit()<enter>")
         ended = await call(read_pty, ctx, pty_id=1, timeout_seconds=10)
