@@ -38,6 +38,7 @@ class ProviderKind(msgspec.Struct, frozen=True):
     models: Mapping[str, ModelConfig]  # built-in models; the first is the kind's default
     env: EnvVars | None = None
     deepseek: bool = False  # the API in DeepSeek's dialect (reasoning round trips, stream end)
+    hosted_tools: bool = False  # whether the API runs hosted tools (web_search) itself
 
 
 def _chat() -> type[HTTPProvider]:
@@ -69,18 +70,25 @@ KINDS: dict[str, ProviderKind] = {
         ProviderKind(
             "openai", _chat, _OPENAI_URL, OPENAI, EnvVars("OPENAI_API_KEY", "OPENAI_BASE_URL")
         ),
-        ProviderKind("openai-responses", _responses, _OPENAI_URL, OPENAI),
+        ProviderKind("openai-responses", _responses, _OPENAI_URL, OPENAI, hosted_tools=True),
         ProviderKind(
             "anthropic",
             _messages,
             "https://api.anthropic.com",
             ANTHROPIC,
             EnvVars("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+            hosted_tools=True,
         ),
         ProviderKind("deepseek", _chat, _DEEPSEEK_URL, DEEPSEEK, DEEPSEEK_ENV, deepseek=True),
         ProviderKind("deepseek-responses", _responses, _DEEPSEEK_URL, DEEPSEEK, deepseek=True),
+        # DeepSeek hosts a web search only on its Anthropic surface (the others ignore one).
         ProviderKind(
-            "deepseek-anthropic", _messages, f"{_DEEPSEEK_URL}/anthropic", DEEPSEEK, deepseek=True
+            "deepseek-anthropic",
+            _messages,
+            f"{_DEEPSEEK_URL}/anthropic",
+            DEEPSEEK,
+            deepseek=True,
+            hosted_tools=True,
         ),
     )
 }

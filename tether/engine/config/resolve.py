@@ -20,6 +20,7 @@ from tether.engine.config.command_env import command_env_issues, secret_variable
 from tether.engine.config.file import Config, load_config
 from tether.engine.config.mcp_servers import configured_servers
 from tether.engine.config.model_kinds import KINDS, env_kinds
+from tether.engine.config.model_layers import hosted_issues, layered_reasoning
 from tether.engine.mcp.spec import ServerSpec
 from tether.engine.providers.base import ModelInfo
 from tether.engine.seam import BUILTIN_COMMAND_DENYLIST, CommandDenylist
@@ -46,6 +47,8 @@ class Provider(msgspec.Struct, frozen=True):
     timeout: float | Timeout | None = None
     headers: dict[str, str] = msgspec.field(default_factory=dict[str, str])
     builtin_models: bool = True
+    default_reasoning: str | None = None  # the provider's layer of a model's thinking
+    hosted_tools: tuple[str, ...] = ()  # offered to its models unless a model says otherwise
 
 
 class Setup(msgspec.Struct):
@@ -148,7 +151,17 @@ def _file_provider(name: str, p: ProviderConfig, env: Mapping[str, str]) -> Prov
         key, source = "", "none"
     url = p.base_url or KINDS[p.kind].base_url
     return Provider(
-        name, p.kind, url, key, source, "config", p.timeout, dict(p.headers), p.builtin_models
+        name,
+        p.kind,
+        url,
+        key,
+        source,
+        "config",
+        p.timeout,
+        dict(p.headers),
+        p.builtin_models,
+        p.default_reasoning,
+        tuple(p.provider_tools),
     )
 
 
@@ -178,7 +191,45 @@ def _models(
         base = specs.get(model_id)
         specs[model_id] = spec if base is None else _overlay(base, spec)
         issues.extend(_check_limits(config, model_id, specs[model_id]))
-    return {model_id: model_info(model_id, spec) for model_id, spec in specs.items()}
+    infos = {
+        model_id: _layered(model_id, spec, providers[provider_of(model_id)], file)
+        for model_id, spec in specs.items()
+    }
+    if config is not None:
+        issues.extend(_check_hosted(config, providers, file, infos))
+    return infos
+
+
+def _layered(model_id: str, spec: ModelConfig, provider: Provider, file: ConfigFile) -> ModelInfo:
+    """The catalog entry with what the provider and `[agent]` add beneath the model's own."""
+    own = file.models.get(model_id)
+    level = layered_reasoning(
+        spec,
+        own.default_reasoning if own else None,
+        provider.default_reasoning,
+        file.agent.default_reasoning,
+    )
+    hosted = spec.provider_tools
+    info = model_info(model_id, msgspec.structs.replace(spec, default_reasoning=level))
+    tools = provider.hosted_tools if hosted is None else tuple(hosted)
+    return msgspec.structs.replace(info, hosted_tools=tools)
+
+
+def _check_hosted(
+    config: Config, providers: dict[str, Provider], file: ConfigFile, infos: dict[str, ModelInfo]
+) -> Iterator[ConfigIssue]:
+    """Hosted tools asked of a wire API that runs none, where the file asks for them."""
+    for name, p in file.providers.items():
+        for problem in hosted_issues(p.kind, p.provider_tools):
+            yield config.issue(("providers", name, "provider_tools"), problem)
+    for model_id, m in file.models.items():
+        info = infos.get(model_id)
+        if info is None or (m.provider_tools is None and m.kind is None):
+            continue
+        kind = info.kind or providers[provider_of(model_id)].kind
+        for problem in hosted_issues(kind, info.hosted_tools):
+            where = "provider_tools" if m.provider_tools is not None else "kind"
+            yield config.issue(("models", model_id, where), problem)
 
 
 def _overlay(base: ModelConfig, spec: ModelConfig) -> ModelConfig:
@@ -221,6 +272,8 @@ def model_info(model_id: str, spec: ModelConfig | None = None) -> ModelInfo:
         reasons=spec.reasons,
         max_tokens_param=spec.max_tokens_param,
         thinking=spec.thinking,
+        kind=spec.kind,
+        hosted_tools=tuple(spec.provider_tools or ()),
     )
 
 
