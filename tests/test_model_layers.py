@@ -14,7 +14,7 @@ from tests.providers.helpers import READ_FILE, collect, request
 from tests.providers.mock_llm_server import MockLLMServer, Reply
 from tether.engine.config.file import parse_config
 from tether.engine.config.load import build_catalog
-from tether.engine.config.model_layers import clamp_level
+from tether.engine.config.resolve import clamp_level
 from tether.engine.providers.common import HTTPProvider
 from tether.engine.sessions.settings import reasoning_for
 from tether.errors import ConfigError

@@ -7,7 +7,7 @@ Adapters are imported when first made: a session on the demo model never loads h
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -97,3 +97,10 @@ KINDS: dict[str, ProviderKind] = {
 def env_kinds() -> list[ProviderKind]:
     """The kinds the environment can add a provider of, in table order."""
     return [k for k in KINDS.values() if k.env is not None]
+
+
+def hosted_issues(kind: str, tools: Sequence[str]) -> Iterator[str]:
+    """Why `kind` cannot offer the hosted `tools` (nothing when it can)."""
+    if tools and not KINDS[kind].hosted_tools:
+        hosts = ", ".join(k.name for k in KINDS.values() if k.hosted_tools)
+        yield f"kind {kind!r} runs no hosted tools (these do: {hosts})"

@@ -12,20 +12,20 @@ replaced from the environment (`mcp_servers.py`).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 import msgspec
 
 from tether.engine.config.command_env import command_env_issues, secret_variables
 from tether.engine.config.file import Config, load_config
 from tether.engine.config.mcp_servers import configured_servers
-from tether.engine.config.model_kinds import KINDS, env_kinds
-from tether.engine.config.model_layers import hosted_issues, layered_reasoning
+from tether.engine.config.model_kinds import KINDS, env_kinds, hosted_issues
 from tether.engine.mcp.spec import ServerSpec
 from tether.engine.providers.base import ModelInfo
 from tether.engine.seam import BUILTIN_COMMAND_DENYLIST, CommandDenylist
 from tether.errors import ConfigError, ConfigIssue
 from tether.schemas.config import (
+    REASONING_LEVELS,
     AgentConfig,
     ConfigFile,
     ModelConfig,
@@ -279,3 +279,29 @@ def model_info(model_id: str, spec: ModelConfig | None = None) -> ModelInfo:
 
 def provider_of(model_id: str) -> str:
     return model_id.partition(":")[0]
+
+
+# --- a model's thinking strength, layered model > provider > [agent] -------------------------
+
+_RANK = {level: i for i, level in enumerate(REASONING_LEVELS)}
+
+
+def clamp_level(level: str, levels: Sequence[str]) -> str | None:
+    """`level` as the model has it: itself, else the strongest level below it, else the
+    weakest the model has ("max" becomes "xhigh" on a model that stops there). None for a
+    model without levels."""
+    if not levels or level in levels:
+        return level if levels else None
+    below = [lvl for lvl in levels if _RANK.get(lvl, 0) < _RANK.get(level, 0)]
+    return below[-1] if below else levels[0]
+
+
+def layered_reasoning(
+    spec: ModelConfig, own: str | None, provider: str | None, agent: str | None
+) -> str | None:
+    """The model's default level: its own entry's (`own`, as the file sets it), else the
+    provider's, else `[agent]`'s, each clamped; else the built-in default in `spec`."""
+    chosen = own or provider or agent
+    if chosen is None:
+        return spec.default_reasoning
+    return clamp_level(chosen, spec.reasoning or [])
