@@ -178,6 +178,15 @@ async def test_listed_models_join_the_catalog_with_known_limits(
     assert len(server.requests) == 1
 
 
+async def test_listed_models_take_the_agent_s_thinking_strength_clamped(
+    server: MockLLMServer, catalog: Catalog
+) -> None:
+    server.script("/v1/models", listing("gpt-5.4"))
+    cat = catalog(extra='\n[agent]\ndefault_reasoning = "max"\n')
+    assert await Discovery(cat).refresh() is True
+    assert cat.infos["p:gpt-5.4"].default_reasoning == "xhigh"  # its strongest, not "max"
+
+
 async def test_a_provider_that_cannot_list_is_left_as_it_was(
     server: MockLLMServer, catalog: Catalog
 ) -> None:

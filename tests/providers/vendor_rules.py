@@ -6,7 +6,9 @@ user would see from the real service:
 * OpenAI chat completions: reasoning models (o-series, gpt-5 and later) refuse `max_tokens`.
 * OpenAI Responses: a model that does not reason refuses reasoning input items and the
   `reasoning.encrypted_content` include.
-* Anthropic: Claude 5 models refuse a thinking budget (`thinking.type: enabled`).
+* Anthropic: Claude 5 models refuse a thinking budget (`thinking.type: enabled`); Claude 3
+  models refuse adaptive thinking; a model served with thinking always on (an id ending in
+  `-thinking` here) refuses `thinking.type: disabled`.
 * DeepSeek, thinking mode (on unless `thinking.type` is `disabled`): every earlier assistant
   round must carry its reasoning back (`reasoning_content` on chat completions, a `thinking`
   block on its anthropic endpoint, which also has no `redacted_thinking`).
@@ -27,6 +29,8 @@ from .vendor_schema import API, Dialect
 
 REASONING_MODEL = re.compile(r"^(?:o[1-9]|gpt-[5-9])")
 EFFORT_ONLY_CLAUDE = re.compile(r"^claude-(?:opus|sonnet|haiku|fable|mythos)-[5-9]")
+BUDGET_ONLY_CLAUDE = re.compile(r"^claude-3")  # before adaptive thinking
+ALWAYS_THINKING_CLAUDE = re.compile(r"-thinking$")  # a model served with thinking always on
 
 
 def refusal(api: API, body: dict[str, Any], dialect: Dialect) -> str | None:
@@ -72,11 +76,18 @@ def _openai_responses(body: dict[str, Any]) -> str | None:
 
 def _anthropic(body: dict[str, Any]) -> str | None:
     thinking = body.get("thinking") or {}
-    if thinking.get("type") == "enabled" and EFFORT_ONLY_CLAUDE.match(body["model"]):
+    kind, model = thinking.get("type"), body["model"]
+    if kind == "enabled" and EFFORT_ONLY_CLAUDE.match(model):
         return (
             "thinking.type.enabled is not supported for this model. Use thinking.type.adaptive "
             "and output_config.effort to control thinking behavior."
         )
+    # The two refusals below are the ones the specification tether was built from describes;
+    # their wording is ours (no published message to quote).
+    if kind == "adaptive" and BUDGET_ONLY_CLAUDE.match(model):
+        return "thinking.type.adaptive is not supported for this model. Use thinking.type.enabled."
+    if kind == "disabled" and ALWAYS_THINKING_CLAUDE.search(model):
+        return "thinking.type.disabled is not supported for this model: it always thinks."
     return None
 
 

@@ -32,6 +32,15 @@ class Tool(msgspec.Struct, omit_defaults=True):
     cache_control: CacheControl | UnsetType = UNSET
 
 
+class WebSearchTool(msgspec.Struct, tag_field="type", tag="web_search_20250305"):
+    """The API's own web search: the model calls it, the API runs it and answers with
+    `server_tool_use` and `web_search_tool_result` blocks in the same response."""
+
+    name: str = "web_search"
+    max_uses: int = 5  # searches per request
+    cache_control: CacheControl | UnsetType = UNSET
+
+
 class SystemBlock(msgspec.Struct, tag_field="type", tag="text", omit_defaults=True):
     text: str
     cache_control: CacheControl | UnsetType = UNSET
@@ -62,7 +71,7 @@ class MessagesRequest(msgspec.Struct, omit_defaults=True):
     messages: list[Message]
     stream: bool
     system: str | list[SystemBlock] | UnsetType = UNSET
-    tools: list[Tool] | UnsetType = UNSET
+    tools: list[Tool | WebSearchTool] | UnsetType = UNSET
     thinking: Thinking | UnsetType = UNSET
     output_config: OutputConfig | UnsetType = UNSET
 

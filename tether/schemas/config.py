@@ -24,6 +24,9 @@ TokenLimitParam = Literal["max_tokens", "max_completion_tokens"]
 # How an Anthropic model's thinking is set: a token budget (Claude 4.5 and earlier) or an
 # effort level with adaptive thinking (Claude 4.6 and later refuse budgets).
 ThinkingControl = Literal["budget", "effort"]
+# Tools the provider runs on its own servers (the model calls them, nothing runs here):
+# Anthropic's and OpenAI Responses' web search.
+HostedTool = Literal["web_search"]
 
 Seconds = Annotated[float, msgspec.Meta(gt=0)]
 Tokens = Annotated[int, msgspec.Meta(ge=1)]
@@ -47,6 +50,9 @@ class ProviderConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     timeout: Seconds | Timeout | None = None
     headers: dict[str, str] = {}
     builtin_models: bool = True  # offer the kind's built-in model list too
+    # The thinking strength of this provider's models, over [agent]'s and under a model's own.
+    default_reasoning: ReasoningLevel | None = None
+    provider_tools: list[HostedTool] = []  # hosted tools its models are offered
 
 
 class ModelConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -64,6 +70,10 @@ class ModelConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     reasons: bool | None = None  # a reasoning model (OpenAI o-series, gpt-5 and later)
     max_tokens_param: TokenLimitParam | None = None  # chat completions only
     thinking: ThinkingControl | None = None  # Anthropic only
+    # Another wire API of the same provider for this model (e.g. "openai-responses" on an
+    # "openai" provider); None: the provider's kind.
+    kind: str | None = None
+    provider_tools: list[HostedTool] | None = None  # None: the provider's
 
 
 class Defaults(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -114,6 +124,9 @@ class AgentConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     default_mode: Literal["ask", "code", "read-only"] = "ask"  # of a new session
     default_approvals: Literal["round", "call"] = "round"  # one request per round, or per call
     always_scope: Literal["session", "project"] = "session"  # what an "always" answer covers
+    # Every model's thinking strength, under a provider's and a model's own (clamped to what
+    # each model has).
+    default_reasoning: ReasoningLevel | None = None
 
 
 class SkillsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

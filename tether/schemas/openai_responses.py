@@ -54,7 +54,8 @@ class ReasoningItem(msgspec.Struct, tag_field="type", tag="reasoning", omit_defa
     encrypted_content: str | UnsetType = UNSET
 
 
-InputItem = MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem
+# A dict: an item the API made and takes back as it came (a hosted web search's call).
+InputItem = MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem | dict[str, Any]
 
 
 class FunctionTool(msgspec.Struct, tag_field="type", tag="function"):
@@ -62,6 +63,10 @@ class FunctionTool(msgspec.Struct, tag_field="type", tag="function"):
     description: str
     parameters: dict[str, Any]
     strict: bool  # no default: the API defaults to strict, which rejects ordinary schemas
+
+
+class WebSearchTool(msgspec.Struct, tag_field="type", tag="web_search"):
+    """The API's own web search: it runs it and streams a `web_search_call` item."""
 
 
 class ReasoningParam(msgspec.Struct, omit_defaults=True):
@@ -75,7 +80,7 @@ class ResponsesRequest(msgspec.Struct, omit_defaults=True):
     stream: bool
     max_output_tokens: int
     instructions: str | UnsetType = UNSET
-    tools: list[FunctionTool] | UnsetType = UNSET
+    tools: list[FunctionTool | WebSearchTool] | UnsetType = UNSET
     reasoning: ReasoningParam | UnsetType = UNSET
     store: bool | UnsetType = UNSET
     include: list[str] | UnsetType = UNSET
@@ -99,6 +104,8 @@ class OutputItem(msgspec.Struct):
     summary: list[Part] | None = None
     content: list[Part] | None = None
     encrypted_content: str | None = None
+    status: str | None = None  # web_search_call
+    action: dict[str, Any] | None = None  # web_search_call: the search it ran
 
 
 class InputTokensDetails(msgspec.Struct):

@@ -27,10 +27,11 @@ def make_adapter(
     retry: RetryPolicy | None = None,
     timeout: float | httpx.Timeout | None = None,
 ) -> HTTPProvider:
-    """The adapter for `provider`'s wire API (without `client`, it makes and owns its own)."""
-    kind = KINDS[provider.kind]
+    """The adapter for the model's wire API, its provider's unless the model names another
+    kind (without `client`, it makes and owns its own)."""
+    kind = KINDS[info.kind or provider.kind]
     return kind.adapter()(
-        provider.base_url,
+        _base_url(provider, kind.name),
         provider.api_key,
         model,
         info,
@@ -41,6 +42,14 @@ def make_adapter(
         name=provider.name,
         headers=provider.headers,
     )
+
+
+def _base_url(provider: Provider, kind: str) -> str:
+    """A model of another kind goes to that kind's public API when the provider uses its own
+    kind's (DeepSeek's Anthropic surface lives under /anthropic); a URL the user set stays."""
+    if kind != provider.kind and provider.base_url == KINDS[provider.kind].base_url:
+        return KINDS[kind].base_url
+    return provider.base_url
 
 
 def model_factory(

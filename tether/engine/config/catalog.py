@@ -26,6 +26,8 @@ class ProviderHandle(msgspec.Struct, frozen=True):
     base_url: str
     keyless: bool  # sends no credentials: a local server
     open: Callable[[str, ModelInfo], ListingLLM]  # (model name, its info) -> an adapter
+    default_reasoning: str | None = None  # the provider's layer, else [agent]'s
+    hosted_tools: tuple[str, ...] = ()
 
 
 class ModelCatalog(msgspec.Struct):

@@ -135,6 +135,8 @@ class Checker:
         if not (_NAME.match(provider) and model):
             self.issue(key, 'a model is named "provider:model", e.g. "openai:gpt-4.1"')
             return None
+        if "kind" in table:
+            self._one_of((*key, "kind"), table.get("kind"), list(KINDS))
         return self.convert(table, ModelConfig, key)
 
     def _mcp_server(self, name: str, table: dict[str, Any]) -> McpServerConfig | None:

@@ -76,7 +76,8 @@ def catalog_for(
         provider = setup.providers[provider_of(info.id)]
         catalog.add(info, model_factory(provider, info, catalog.clients, retry))
     for provider in setup.providers.values():
-        catalog.providers[provider.name] = _handle(provider, catalog.clients)
+        layer = provider.default_reasoning or setup.agent.default_reasoning
+        catalog.providers[provider.name] = _handle(provider, catalog.clients, layer)
     choices: list[Choice] = [("--model", model_override)]
     if script is None:  # an explicit script outranks the ambient choices
         choices += [(MODEL_ENV, env.get(MODEL_ENV)), ("[defaults] model", setup.file_default)]
@@ -97,12 +98,15 @@ def retry_policy(agent: AgentConfig) -> RetryPolicy:
     )
 
 
-def _handle(provider: Provider, clients: HttpClients) -> ProviderHandle:
-    """The provider for model discovery: its models open on the shared client."""
+def _handle(provider: Provider, clients: HttpClients, reasoning: str | None) -> ProviderHandle:
+    """The provider for model discovery: its models open on the shared client and take the
+    layers above them (`reasoning`: the provider's thinking strength, else [agent]'s)."""
     return ProviderHandle(
         provider.name,
         provider.kind,
         provider.base_url,
         keyless=not provider.api_key,
         open=lambda model, info: make_adapter(provider, model, info, client=clients.get(provider)),
+        default_reasoning=reasoning,
+        hosted_tools=provider.hosted_tools,
     )

@@ -7,7 +7,7 @@ Adapters are imported when first made: a session on the demo model never loads h
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -38,6 +38,7 @@ class ProviderKind(msgspec.Struct, frozen=True):
     models: Mapping[str, ModelConfig]  # built-in models; the first is the kind's default
     env: EnvVars | None = None
     deepseek: bool = False  # the API in DeepSeek's dialect (reasoning round trips, stream end)
+    hosted_tools: bool = False  # whether the API runs hosted tools (web_search) itself
 
 
 def _chat() -> type[HTTPProvider]:
@@ -69,18 +70,25 @@ KINDS: dict[str, ProviderKind] = {
         ProviderKind(
             "openai", _chat, _OPENAI_URL, OPENAI, EnvVars("OPENAI_API_KEY", "OPENAI_BASE_URL")
         ),
-        ProviderKind("openai-responses", _responses, _OPENAI_URL, OPENAI),
+        ProviderKind("openai-responses", _responses, _OPENAI_URL, OPENAI, hosted_tools=True),
         ProviderKind(
             "anthropic",
             _messages,
             "https://api.anthropic.com",
             ANTHROPIC,
             EnvVars("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+            hosted_tools=True,
         ),
         ProviderKind("deepseek", _chat, _DEEPSEEK_URL, DEEPSEEK, DEEPSEEK_ENV, deepseek=True),
         ProviderKind("deepseek-responses", _responses, _DEEPSEEK_URL, DEEPSEEK, deepseek=True),
+        # DeepSeek hosts a web search only on its Anthropic surface (the others ignore one).
         ProviderKind(
-            "deepseek-anthropic", _messages, f"{_DEEPSEEK_URL}/anthropic", DEEPSEEK, deepseek=True
+            "deepseek-anthropic",
+            _messages,
+            f"{_DEEPSEEK_URL}/anthropic",
+            DEEPSEEK,
+            deepseek=True,
+            hosted_tools=True,
         ),
     )
 }
@@ -89,3 +97,10 @@ KINDS: dict[str, ProviderKind] = {
 def env_kinds() -> list[ProviderKind]:
     """The kinds the environment can add a provider of, in table order."""
     return [k for k in KINDS.values() if k.env is not None]
+
+
+def hosted_issues(kind: str, tools: Sequence[str]) -> Iterator[str]:
+    """Why `kind` cannot offer the hosted `tools` (nothing when it can)."""
+    if tools and not KINDS[kind].hosted_tools:
+        hosts = ", ".join(k.name for k in KINDS.values() if k.hosted_tools)
+        yield f"kind {kind!r} runs no hosted tools (these do: {hosts})"

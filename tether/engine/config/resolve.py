@@ -12,19 +12,20 @@ replaced from the environment (`mcp_servers.py`).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 import msgspec
 
 from tether.engine.config.command_env import command_env_issues, secret_variables
 from tether.engine.config.file import Config, load_config
 from tether.engine.config.mcp_servers import configured_servers
-from tether.engine.config.model_kinds import KINDS, env_kinds
+from tether.engine.config.model_kinds import KINDS, env_kinds, hosted_issues
 from tether.engine.mcp.spec import ServerSpec
 from tether.engine.providers.base import ModelInfo
 from tether.engine.seam import BUILTIN_COMMAND_DENYLIST, CommandDenylist
 from tether.errors import ConfigError, ConfigIssue
 from tether.schemas.config import (
+    REASONING_LEVELS,
     AgentConfig,
     ConfigFile,
     ModelConfig,
@@ -46,6 +47,8 @@ class Provider(msgspec.Struct, frozen=True):
     timeout: float | Timeout | None = None
     headers: dict[str, str] = msgspec.field(default_factory=dict[str, str])
     builtin_models: bool = True
+    default_reasoning: str | None = None  # the provider's layer of a model's thinking
+    hosted_tools: tuple[str, ...] = ()  # offered to its models unless a model says otherwise
 
 
 class Setup(msgspec.Struct):
@@ -148,7 +151,17 @@ def _file_provider(name: str, p: ProviderConfig, env: Mapping[str, str]) -> Prov
         key, source = "", "none"
     url = p.base_url or KINDS[p.kind].base_url
     return Provider(
-        name, p.kind, url, key, source, "config", p.timeout, dict(p.headers), p.builtin_models
+        name,
+        p.kind,
+        url,
+        key,
+        source,
+        "config",
+        p.timeout,
+        dict(p.headers),
+        p.builtin_models,
+        p.default_reasoning,
+        tuple(p.provider_tools),
     )
 
 
@@ -178,7 +191,45 @@ def _models(
         base = specs.get(model_id)
         specs[model_id] = spec if base is None else _overlay(base, spec)
         issues.extend(_check_limits(config, model_id, specs[model_id]))
-    return {model_id: model_info(model_id, spec) for model_id, spec in specs.items()}
+    infos = {
+        model_id: _layered(model_id, spec, providers[provider_of(model_id)], file)
+        for model_id, spec in specs.items()
+    }
+    if config is not None:
+        issues.extend(_check_hosted(config, providers, file, infos))
+    return infos
+
+
+def _layered(model_id: str, spec: ModelConfig, provider: Provider, file: ConfigFile) -> ModelInfo:
+    """The catalog entry with what the provider and `[agent]` add beneath the model's own."""
+    own = file.models.get(model_id)
+    level = layered_reasoning(
+        spec,
+        own.default_reasoning if own else None,
+        provider.default_reasoning,
+        file.agent.default_reasoning,
+    )
+    hosted = spec.provider_tools
+    info = model_info(model_id, msgspec.structs.replace(spec, default_reasoning=level))
+    tools = provider.hosted_tools if hosted is None else tuple(hosted)
+    return msgspec.structs.replace(info, hosted_tools=tools)
+
+
+def _check_hosted(
+    config: Config, providers: dict[str, Provider], file: ConfigFile, infos: dict[str, ModelInfo]
+) -> Iterator[ConfigIssue]:
+    """Hosted tools asked of a wire API that runs none, where the file asks for them."""
+    for name, p in file.providers.items():
+        for problem in hosted_issues(p.kind, p.provider_tools):
+            yield config.issue(("providers", name, "provider_tools"), problem)
+    for model_id, m in file.models.items():
+        info = infos.get(model_id)
+        if info is None or (m.provider_tools is None and m.kind is None):
+            continue
+        kind = info.kind or providers[provider_of(model_id)].kind
+        for problem in hosted_issues(kind, info.hosted_tools):
+            where = "provider_tools" if m.provider_tools is not None else "kind"
+            yield config.issue(("models", model_id, where), problem)
 
 
 def _overlay(base: ModelConfig, spec: ModelConfig) -> ModelConfig:
@@ -221,8 +272,36 @@ def model_info(model_id: str, spec: ModelConfig | None = None) -> ModelInfo:
         reasons=spec.reasons,
         max_tokens_param=spec.max_tokens_param,
         thinking=spec.thinking,
+        kind=spec.kind,
+        hosted_tools=tuple(spec.provider_tools or ()),
     )
 
 
 def provider_of(model_id: str) -> str:
     return model_id.partition(":")[0]
+
+
+# --- a model's thinking strength, layered model > provider > [agent] -------------------------
+
+_RANK = {level: i for i, level in enumerate(REASONING_LEVELS)}
+
+
+def clamp_level(level: str, levels: Sequence[str]) -> str | None:
+    """`level` as the model has it: itself, else the strongest level below it, else the
+    weakest the model has ("max" becomes "xhigh" on a model that stops there). None for a
+    model without levels."""
+    if not levels or level in levels:
+        return level if levels else None
+    below = [lvl for lvl in levels if _RANK.get(lvl, 0) < _RANK.get(level, 0)]
+    return below[-1] if below else levels[0]
+
+
+def layered_reasoning(
+    spec: ModelConfig, own: str | None, provider: str | None, agent: str | None
+) -> str | None:
+    """The model's default level: its own entry's (`own`, as the file sets it), else the
+    provider's, else `[agent]`'s, each clamped; else the built-in default in `spec`."""
+    chosen = own or provider or agent
+    if chosen is None:
+        return spec.default_reasoning
+    return clamp_level(chosen, spec.reasoning or [])

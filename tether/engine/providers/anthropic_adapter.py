@@ -18,6 +18,7 @@ round of a tool loop reads the prefix the round before it wrote (three of the AP
 from __future__ import annotations
 
 import re
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 from msgspec import UNSET
@@ -31,8 +32,9 @@ from tether.engine.history import (
     ToolResultMessage,
     UserMessage,
 )
+from tether.engine.providers import thinking_refusals as refusals
 from tether.engine.providers.anthropic_stream import MessagesDecoder
-from tether.engine.providers.base import ChatRequest
+from tether.engine.providers.base import ChatRequest, RetryNotice, StreamEvent
 from tether.engine.providers.common import (
     REFUSED,
     HTTPProvider,
@@ -41,6 +43,7 @@ from tether.engine.providers.common import (
     tool_images,
     without_refused,
 )
+from tether.errors import ProviderError
 from tether.schemas import anthropic as wire
 
 if TYPE_CHECKING:
@@ -71,6 +74,8 @@ _BUDGET_MODELS = re.compile(r"^claude-(?:3|(?:opus|sonnet|haiku)-4(?:-[0-5])?(?:
 _CACHE = wire.CacheControl()
 _CACHEABLE = frozenset({"text", "image", "tool_use", "tool_result"})
 _EMPTY_THINKING = {"type": "thinking", "thinking": "", "signature": ""}
+# Opaque blocks that are no Messages content: our refusal mark, a Responses hosted search.
+_NOT_MESSAGES_BLOCKS = frozenset({REFUSED, "web_search_call"})
 
 
 class AnthropicMessages(HTTPProvider):
@@ -86,7 +91,7 @@ class AnthropicMessages(HTTPProvider):
 
     def _prepare(self, request: ChatRequest) -> tuple[str, bytes]:
         cache = not self.deepseek
-        tools = [wire.Tool(t.name, t.description, t.parameters) for t in request.tools]
+        tools = self._tools(request)
         body = wire.MessagesRequest(
             model=self.model,
             max_tokens=request.max_output_tokens,
@@ -101,20 +106,76 @@ class AnthropicMessages(HTTPProvider):
             _mark_messages(body.messages)
         return "/v1/messages", encode(body)
 
+    def _tools(self, request: ChatRequest) -> list[wire.Tool | wire.WebSearchTool]:
+        """The hosted tools first, then ours (the last gets the cache breakpoint); a local tool
+        of a hosted tool's name stays out (the API refuses two tools of one name)."""
+        hosted: list[wire.Tool | wire.WebSearchTool] = [
+            wire.WebSearchTool() for name in self.info.hosted_tools if name == "web_search"
+        ]
+        taken = set(self.info.hosted_tools)
+        local = [
+            wire.Tool(t.name, t.description, t.parameters)
+            for t in request.tools
+            if t.name not in taken
+        ]
+        return [*hosted, *local]
+
     # --- thinking ------------------------------------------------------------------------
 
     @property
     def thinking_control(self) -> str:
-        """ "budget" or "effort": as configured, else judged by the model id."""
+        """ "budget" or "effort": as the API taught us, as configured, else judged by the id."""
+        taught = refusals.learned(self._refusal_key)
+        if taught in ("budget", "effort"):
+            return taught
         if self.info.thinking:
             return self.info.thinking
         return "budget" if _BUDGET_MODELS.match(self.model) else "effort"
+
+    @property
+    def _refusal_key(self) -> refusals.Key:
+        return (self.name, self.base_url, self.model)
+
+    def _shape(self, level: str | None) -> refusals.Shape | None:
+        """The thinking a request at `level` sends (None: none, or DeepSeek's, never refused)."""
+        if level is None or self.deepseek:
+            return None
+        if level == "none":
+            omitted = refusals.learned(self._refusal_key) == "omit"
+            return None if omitted else "disabled"
+        return "budget" if self.thinking_control == "budget" else "effort"
+
+    def stream(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
+        return self._stream_learning(request)
+
+    async def _stream_learning(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
+        """One retry with the thinking the model takes, when it refuses ours before anything
+        streamed (a later failure has been seen already)."""
+        shape, started = self._shape(request.reasoning), False
+        try:
+            async for event in super().stream(request):
+                started = started or not isinstance(event, RetryNotice)
+                yield event
+            return
+        except ProviderError as exc:
+            fallback = None if started else refusals.fallback_for(shape, exc)
+            if fallback is None:
+                raise
+        refusals.remember(self._refusal_key, fallback)
+        try:
+            async for event in super().stream(request):
+                yield event
+        except ProviderError as exc:
+            if refusals.fallback_for(self._shape(request.reasoning), exc) is not None:
+                refusals.forget(self._refusal_key)
+            raise
 
     def _thinking(self, body: wire.MessagesRequest, level: str | None, max_output: int) -> None:
         if level is None:
             return  # the model's own default
         if level == "none":
-            body.thinking = wire.ThinkingDisabled()
+            if refusals.learned(self._refusal_key) != "omit":  # always-on thinking refuses it
+                body.thinking = wire.ThinkingDisabled()
         elif self.deepseek:
             # DeepSeek reads only the effort (high or max); the budget is required by the
             # Messages schema and ignored by DeepSeek.
@@ -156,7 +217,7 @@ class AnthropicMessages(HTTPProvider):
         blocks = [b for r in m.reasoning if (b := self._thinking_block(r)) is not None]
         if pad and not blocks and (m.text or m.tool_calls):
             blocks.append(dict(_EMPTY_THINKING))
-        blocks.extend(b for b in m.opaque if b.get("type") != REFUSED)
+        blocks.extend(b for b in m.opaque if b.get("type") not in _NOT_MESSAGES_BLOCKS)
         if m.text:
             blocks.append({"type": "text", "text": m.text})
         for c in m.tool_calls:
@@ -225,7 +286,7 @@ def _tool_result(m: ToolResultMessage, images: list[ImagePart]) -> dict[str, Any
 # --- prompt caching ------------------------------------------------------------------------
 
 
-def _mark_prefix(body: wire.MessagesRequest, tools: list[wire.Tool]) -> None:
+def _mark_prefix(body: wire.MessagesRequest, tools: list[wire.Tool | wire.WebSearchTool]) -> None:
     """One breakpoint after the stable prefix: the system prompt, else the last tool."""
     if isinstance(body.system, str):
         body.system = [wire.SystemBlock(body.system, cache_control=_CACHE)]

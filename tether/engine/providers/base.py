@@ -35,6 +35,8 @@ class ModelInfo(msgspec.Struct, frozen=True):
     reasons: bool | None = None
     max_tokens_param: str | None = None
     thinking: str | None = None
+    kind: str | None = None  # the wire API when not the provider's (a model-kind override)
+    hosted_tools: tuple[str, ...] = ()  # tools the provider runs itself (web_search)
 
 
 class ChatRequest(msgspec.Struct, frozen=True):

@@ -24,7 +24,7 @@ import msgspec
 
 from tether.engine.config.catalog import ModelCatalog, ProviderHandle
 from tether.engine.config.model_kinds import KINDS
-from tether.engine.config.resolve import model_info
+from tether.engine.config.resolve import clamp_level, model_info
 from tether.engine.providers.base import LLM, ModelInfo
 from tether.engine.providers.model_list import RemoteModel
 from tether.errors import ProviderError
@@ -148,7 +148,9 @@ class Discovery:
             model_id = f"{handle.name}:{m.id}"
             if model_id in self.catalog:
                 continue  # the built-in table and the config file know better
-            info = model_info(model_id, builtin.get(m.id) or _spec(handle.name, m))
+            info = _layered(
+                handle, model_info(model_id, builtin.get(m.id) or _spec(handle.name, m))
+            )
             self.catalog.add(info, _opener(handle, m.id, info))
 
     def _fallback_default(self) -> None:
@@ -173,6 +175,14 @@ def local_fallback(model: str, listed: list[str]) -> str | None:
     """The model a keyless (local) server runs instead of `model`: the first it lists, when
     it lists some but not `model` (a local server names its models its own way)."""
     return listed[0] if listed and model not in listed else None
+
+
+def _layered(handle: ProviderHandle, info: ModelInfo) -> ModelInfo:
+    """A listed model with its provider's (else [agent]'s) thinking strength and hosted tools."""
+    level = info.default_reasoning
+    if handle.default_reasoning is not None and info.reasoning_levels:
+        level = clamp_level(handle.default_reasoning, info.reasoning_levels)
+    return msgspec.structs.replace(info, default_reasoning=level, hosted_tools=handle.hosted_tools)
 
 
 def _opener(handle: ProviderHandle, model: str, info: ModelInfo) -> Callable[[], LLM]:

@@ -34,6 +34,7 @@ from tether.engine.history import (
 from tether.engine.providers.base import (
     ChatRequest,
     Finish,
+    OpaqueBlock,
     ReasoningBlock,
     StreamEvent,
     TextDelta,
@@ -60,6 +61,7 @@ _event_decoder = msgspec.json.Decoder(wire.StreamEvent)
 _TEXT = "response.output_text.delta"
 _THOUGHT = frozenset({"response.reasoning_summary_text.delta", "response.reasoning_text.delta"})
 _TERMINAL = frozenset({"response.completed", "response.incomplete"})
+WEB_SEARCH_CALL = "web_search_call"  # a hosted search's output item
 
 
 class OpenAIResponses(HTTPProvider):
@@ -77,14 +79,23 @@ class OpenAIResponses(HTTPProvider):
             stream=True,
             max_output_tokens=request.max_output_tokens,
             instructions=request.system or UNSET,
-            tools=[
-                wire.FunctionTool(t.name, t.description, t.parameters, strict=False)
-                for t in request.tools
-            ]
-            or UNSET,
+            tools=self._tools(request) or UNSET,
         )
         self._reasoning_options(body, request.reasoning)
         return "/responses", encode(body)
+
+    def _tools(self, request: ChatRequest) -> list[wire.FunctionTool | wire.WebSearchTool]:
+        """The hosted web search first; a local tool of its name stays out (one name, one tool)."""
+        hosted = self.info.hosted_tools
+        tools: list[wire.FunctionTool | wire.WebSearchTool] = [
+            wire.WebSearchTool() for name in hosted if name == "web_search"
+        ]
+        tools.extend(
+            wire.FunctionTool(t.name, t.description, t.parameters, strict=False)
+            for t in request.tools
+            if t.name not in hosted
+        )
+        return tools
 
     def _reasoning_options(self, body: wire.ResponsesRequest, level: str | None) -> None:
         if self.deepseek:
@@ -114,6 +125,7 @@ class OpenAIResponses(HTTPProvider):
         items: list[wire.InputItem] = []
         if m.text or m.tool_calls:  # a reasoning item without its following item is a 400
             items.extend(self._reasoning_items(m.reasoning, with_tools))
+        items.extend(b for b in m.opaque if b.get("type") == WEB_SEARCH_CALL)
         if m.text:
             items.append(wire.MessageItem("assistant", m.text))
         items.extend(wire.FunctionCallItem(c.id, c.name, c.arguments) for c in m.tool_calls)
@@ -210,6 +222,9 @@ class _ResponsesDecoder:
             return (ToolCallDelta(call_id, item.name or "", item.arguments or ""),)
         if item.type == "reasoning":
             return self._reasoning_done(item, streamed)
+        if item.type == WEB_SEARCH_CALL:  # the API searched: kept to go back with the round
+            block = {"type": WEB_SEARCH_CALL, "id": item.id, "status": item.status}
+            return (OpaqueBlock({**block, "action": item.action or {}}),)
         if item.type == "message" and not streamed:
             text = "".join(p.text or p.refusal or "" for p in item.content or ())
             return (TextDelta(text),) if text else None
