@@ -31,6 +31,7 @@ from pygls.lsp.server import LanguageServer
 
 from tether.rpc.json_depth import too_deep
 from tether.rpc.lsp.lsp_handshake import PROMPT, SLASH, LspHandshake, clean_params
+from tether.rpc.lsp.pygls_internals import forget_request, is_pending, still_pending
 from tether.rpc.rpc_error import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -161,8 +162,7 @@ class Connection:
 
     def _forget(self, rid: str) -> None:
         """pygls's bookkeeping of a request we stopped waiting for."""
-        self.protocol._request_futures.pop(rid, None)
-        self.protocol._result_types.pop(rid, None)
+        forget_request(self.protocol, rid)
 
     # --- serving ----------------------------------------------------------------------------
 
@@ -208,13 +208,11 @@ class Connection:
 
     def _track(self, rid: RequestId) -> None:
         if len(self._incoming) > 256:  # keep only the requests still unanswered
-            pending = self.protocol._request_futures
-            self._incoming = {r for r in self._incoming if r in pending}
+            self._incoming = still_pending(self.protocol, self._incoming)
         self._incoming.add(rid)
 
     def _unanswered(self) -> bool:
-        pending = self.protocol._request_futures
-        return any(rid in pending for rid in self._incoming)
+        return any(is_pending(self.protocol, rid) for rid in self._incoming)
 
     # --- one frame --------------------------------------------------------------------------
 
