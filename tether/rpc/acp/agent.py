@@ -208,11 +208,11 @@ class AcpAgent:
             raise RpcError(SESSION_BUSY, f"session {s.id} is running a turn; cancel it first")
         made: list[tuple[int, bytes]] = []
         around = update_params(s.id)
-        async with aclosing(self.manager.replay(s)) as parts:
+        async with aclosing(self.manager.stored.replay(s)) as parts:
             async for part in parts:
                 updates = replay_updates(part, made, notices=self.handshake.notices)
                 await self.peer.notify_all("session/update", updates, around)
-        self.manager.keep_renderings(s, made)
+        self.manager.stored.keep_renderings(s, made)
         return Reply(
             acp.LoadSessionResponse(**self._state(s)), self._after_open(s, params.mcp_servers)
         )
@@ -237,7 +237,7 @@ class AcpAgent:
             raise RpcError.invalid_params("cwd must be an absolute path")
         cursor = params.cursor if isinstance(params.cursor, str) else None
         with _rpc_errors():
-            rows, next_cursor = await self.manager.list(cwd, cursor, PAGE_SIZE)
+            rows, next_cursor = await self.manager.stored.list(cwd, cursor, PAGE_SIZE)
         sessions = [
             acp.SessionInfo(
                 session_id=r.id,
