@@ -23,7 +23,7 @@ PYGLS = f"pygls {version('pygls')}"
 
 
 class Collect:
-    """A writer pygls writes its frames to (the interface `wire.Connection` implements)."""
+    """A writer pygls writes its frames to (the interface `wire.Output` implements)."""
 
     def __init__(self) -> None:
         self.messages: list[dict[str, Any]] = []
