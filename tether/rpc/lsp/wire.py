@@ -3,8 +3,9 @@
 pygls dispatches messages, types them with lsprotocol (through lsprotocol's cattrs converter)
 and runs the handlers; this connection owns the bytes around it: Content-Length frames with a
 size cap, the output queue (`Output`, which pygls writes through), and the cases where pygls
-alone would leave a client waiting or the server stuck (`Connection`). A frame that is not JSON is answered -32700, an invalid request -32600, params that
-do not fit their type -32602 with what is wrong; a malformed or error answer to one of our own
+alone would leave a client waiting or the server stuck (`Connection`). A frame that is not JSON
+is answered -32700, an invalid request -32600, params that do not fit their type -32602 with what
+is wrong; a malformed or error answer to one of our own
 requests fails that request, never the connection; a late answer to a request we gave up on is
 dropped quietly. `initialize` is answered here (the same answer as the fast path, which may
 already have sent it), `exit` ends the connection instead of calling `sys.exit` from a handler,
