@@ -1,7 +1,8 @@
 """The house rules, checked on the source: no import circle anywhere in `tether/` (counting imports
-inside functions and under TYPE_CHECKING), the dependency rules between the rooms, modules and
-classes of a readable size, module names that do not repeat, and a `docs/architecture.md` whose
-every cited path and name exists and which names every module."""
+inside functions and under TYPE_CHECKING), the dependency rules between the rooms, modules of a
+readable size, module names that do not repeat, and a `docs/architecture.md` whose every cited
+path and name exists and which names every module. Class sizes are a report, not a rule
+(`python -m tests.class_sizes`): a cap became a target classes were packed up to."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ from collections import Counter
 from functools import cache
 from pathlib import Path
 
+from tests.class_sizes import class_sizes
 from tests.harness import REPO
 
 PACKAGE = REPO / "tether"
 MAX_LINES = 500  # wire types (schemas/) aside
-MAX_METHODS = 25
 
 
 def _module_name(path: Path) -> str:
@@ -143,21 +144,25 @@ def test_the_dependency_rules_hold() -> None:
     assert broken == []
 
 
-def test_modules_and_classes_stay_readable() -> None:
-    long_modules = []
-    big_classes = []
-    for name, path in modules().items():
-        text = path.read_text()
-        if len(text.splitlines()) > MAX_LINES and not name.startswith("tether.schemas"):
-            long_modules.append(f"{name}: {len(text.splitlines())} lines")
-        for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.ClassDef):
-                methods = [
-                    b for b in node.body if isinstance(b, ast.FunctionDef | ast.AsyncFunctionDef)
-                ]
-                if len(methods) > MAX_METHODS:
-                    big_classes.append(f"{name}.{node.name}: {len(methods)} methods")
-    assert long_modules == [] and big_classes == []
+def test_modules_stay_readable() -> None:
+    long_modules = [
+        f"{name}: {len(path.read_text().splitlines())} lines"
+        for name, path in modules().items()
+        if len(path.read_text().splitlines()) > MAX_LINES and not name.startswith("tether.schemas")
+    ]
+    assert long_modules == []
+
+
+def test_the_class_size_report_lists_every_class() -> None:
+    """The report (`tests/class_sizes.py`) reads the same tree: every class, largest first."""
+    sizes = class_sizes(PACKAGE)
+    defined = sum(
+        isinstance(node, ast.ClassDef)
+        for path in modules().values()
+        for node in ast.walk(ast.parse(path.read_text()))
+    )
+    assert len(sizes) == defined
+    assert sizes == sorted(sizes, key=lambda c: (-c.methods, -c.lines, c.name))
 
 
 def test_no_module_name_is_used_three_times() -> None:

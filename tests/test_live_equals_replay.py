@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.inprocess import agent_in_memory
-from tether.engine.sessions import manager as sessions
+from tether.engine.sessions import stored_sessions
 from tether.engine.sessions.store import Store
 from tether.rpc.acp.translate import replay
 from tether.tools import catalog
@@ -122,12 +122,12 @@ async def scenario(
 @contextmanager
 def _replay_part(events: int) -> Iterator[None]:
     """Replays read `events` at a time (hypothesis runs many examples in one test: no fixture)."""
-    saved = sessions.REPLAY_PART
-    sessions.REPLAY_PART = events
+    saved = stored_sessions.REPLAY_PART
+    stored_sessions.REPLAY_PART = events
     try:
         yield
     finally:
-        sessions.REPLAY_PART = saved
+        stored_sessions.REPLAY_PART = saved
 
 
 @settings(max_examples=30, deadline=None)

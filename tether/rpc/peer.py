@@ -1,8 +1,10 @@
 """A JSON-RPC 2.0 peer usable in both directions over a FramedStream.
 
 Incoming requests run concurrently, each in its own cancel scope (so `$/cancel_request` can stop
-one and answer -32800); outgoing requests await their responses and send `$/cancel_request` when
-the caller is cancelled. All writes go through one writer task, in order, coalescing bursts.
+one and answer -32800): `Incoming`, the peer's `incoming`. Outgoing requests await their
+responses and send `$/cancel_request` when the caller is cancelled: `Peer`, which also owns the
+read loop and the end of input. All writes go through one writer task, in order, coalescing
+bursts.
 """
 
 from __future__ import annotations
@@ -101,18 +103,12 @@ class Peer:
     def __init__(self, stream: FramedStream, *, name: str = "peer") -> None:
         self.stream = stream
         self.name = name
-        self._requests: dict[str, _Route] = {}
-        self._notifications: dict[str, _Route] = {}
-        self._running: dict[RequestId, anyio.CancelScope] = {}
         self._pending: dict[int, _Waiter] = {}
         self._ids = count()
         self._outbox = Outbox()
         self._closed = False
-        self._input_ended = False
-        self._idle = anyio.Event()  # set when the input has ended and no request is running
         self._abandoned: dict[int, None] = {}  # insertion-ordered set, bounded
-        self._slots = anyio.Semaphore(MAX_IN_FLIGHT)
-        self._tg: TaskGroup | None = None
+        self.incoming = Incoming(name, self._write)
         # Called once the input has ended, before waiting for running requests to answer
         # (the ACP agent ends its turns there, so their prompts answer `cancelled`).
         self.on_input_end: list[Callable[[], Awaitable[None]]] = []
@@ -134,12 +130,12 @@ class Peer:
         `accept(params)` runs synchronously when the request is read, before any later frame
         (a notification that follows it, say) is looked at; raising RpcError refuses it. The
         handler then runs as its own task and, once accepted, always starts."""
-        self._requests[method] = _Route(handler, params_type, accept, bounded)
+        self.incoming.requests[method] = _Route(handler, params_type, accept, bounded)
 
     def on_notification(
         self, method: str, handler: NotificationHandler, params_type: Any = None
     ) -> None:
-        self._notifications[method] = _Route(handler, params_type)
+        self.incoming.notifications[method] = _Route(handler, params_type)
 
     # --- outgoing -------------------------------------------------------------------------
 
@@ -188,7 +184,7 @@ class Peer:
         ConnectionClosed when the other side is gone. A cancelled caller withdraws the request
         with `$/cancel_request` unless `withdraw()` says the other side answers it anyway (an
         ACP client answers its pending permission requests itself after `session/cancel`)."""
-        if self._closed or self._input_ended:
+        if self._closed or self.incoming.input_ended:
             raise ConnectionClosed(f"{self.name}: connection closed")
         rid = next(self._ids)
         waiter = self._pending[rid] = _Waiter()
@@ -249,7 +245,7 @@ class Peer:
         frames are written and the close hooks run."""
         writer_done = anyio.Event()
         async with anyio.create_task_group() as tg:
-            self._tg = tg
+            self.incoming.tg = tg
             tg.start_soon(self._writer, writer_done)
             try:
                 while (frame := await self.stream.receive_frame()) is not None:
@@ -269,7 +265,7 @@ class Peer:
     async def _drain(self) -> None:
         """The input has ended: nothing can answer our requests any more; let the requests
         we received finish (cancelled after DRAIN_SECONDS)."""
-        self._input_ended = True
+        self.incoming.input_ended = True
         for waiter in self._pending.values():
             waiter.error = ConnectionClosed(f"{self.name}: input ended")
             waiter.done.set()
@@ -278,19 +274,17 @@ class Peer:
                 await hook()
             except Exception:
                 log.exception("%s: input-end hook failed", self.name)
-        if not self._running:
+        if not self.incoming.running:
             return
         with anyio.move_on_after(DRAIN_SECONDS):
-            await self._idle.wait()
-        for scope in self._running.values():
-            scope.cancel()
+            await self.incoming.idle.wait()
+        self.incoming.cancel_all()
 
     def _shutdown(self) -> None:
         if self._closed:
             return
         self._closed = True
-        for scope in self._running.values():
-            scope.cancel()
+        self.incoming.cancel_all()
         for waiter in self._pending.values():
             waiter.error = ConnectionClosed(f"{self.name}: connection closed")
             waiter.done.set()
@@ -298,41 +292,43 @@ class Peer:
 
     async def _receive(self, frame: bytes | FrameTooLarge) -> None:
         if isinstance(frame, FrameTooLarge):
-            await self._reply_error(
+            await self.incoming.reply_error(
                 None, INVALID_REQUEST, f"Frame of {frame.size} bytes exceeds the size limit"
             )
             return
         if too_deep(frame):
-            await self._reply_error(
+            await self.incoming.reply_error(
                 None, INVALID_REQUEST, f"Invalid request: JSON nested deeper than {MAX_DEPTH}"
             )
             return
         try:
             msg = _envelope.decode(frame)
         except msgspec.ValidationError as exc:
-            await self._reply_error(None, INVALID_REQUEST, _invalid_request_message(frame, exc))
+            await self.incoming.reply_error(
+                None, INVALID_REQUEST, _invalid_request_message(frame, exc)
+            )
             return
         except msgspec.DecodeError as exc:
-            await self._reply_error(None, PARSE_ERROR, f"Parse error: {exc}")
+            await self.incoming.reply_error(None, PARSE_ERROR, f"Parse error: {exc}")
             return
         await self._dispatch(msg)
 
     async def _dispatch(self, msg: Envelope) -> None:
         if msg.jsonrpc != "2.0":
             rid = msg.id if msg.id is not UNSET else None
-            await self._reply_error(
+            await self.incoming.reply_error(
                 rid, INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"'
             )
         elif msg.method is not UNSET:
             if msg.id is UNSET:
-                await self._notification(msg.method, msg.params or None)
+                await self.incoming.notification(msg.method, msg.params or None)
             else:
-                await self._start_request(msg.id, msg.method, msg.params or None)
+                await self.incoming.start_request(msg.id, msg.method, msg.params or None)
         elif msg.id is not UNSET and (msg.result is not UNSET or msg.error is not UNSET):
             self._resolve(msg)
         else:
             rid = msg.id if msg.id is not UNSET else None
-            await self._reply_error(rid, INVALID_REQUEST, "Invalid request: no method")
+            await self.incoming.reply_error(rid, INVALID_REQUEST, "Invalid request: no method")
 
     def _resolve(self, msg: Envelope) -> None:
         waiter = self._pending.get(msg.id) if isinstance(msg.id, int) else None
@@ -348,11 +344,32 @@ class Peer:
             waiter.result = msg.result if msg.result is not UNSET else None
         waiter.done.set()
 
-    async def _notification(self, method: str, params: Raw | None) -> None:
+
+class Incoming:
+    """The other side's requests and notifications, by their routes: each request runs as its
+    own task in its own cancel scope (so `$/cancel_request` can stop one and answer -32800), at
+    most MAX_IN_FLIGHT bounded ones at once, and is answered through `write`."""
+
+    def __init__(self, name: str, write: Callable[[bytes], Awaitable[None]]) -> None:
+        self.name = name
+        self._write = write
+        self.requests: dict[str, _Route] = {}
+        self.notifications: dict[str, _Route] = {}
+        self.running: dict[RequestId, anyio.CancelScope] = {}
+        self.input_ended = False
+        self.idle = anyio.Event()  # set when the input has ended and no request is running
+        self._slots = anyio.Semaphore(MAX_IN_FLIGHT)
+        self.tg: TaskGroup | None = None
+
+    def cancel_all(self) -> None:
+        for scope in self.running.values():
+            scope.cancel()
+
+    async def notification(self, method: str, params: Raw | None) -> None:
         if method == "$/cancel_request":
             self._cancel_incoming(params)
             return
-        route = self._notifications.get(method)
+        route = self.notifications.get(method)
         if route is None:
             log.debug("%s: ignoring notification %s", self.name, method)
             return
@@ -368,16 +385,16 @@ class Peer:
             target = msgspec.json.decode(bytes(params or b"{}"), type=CancelRequestParams)
         except msgspec.DecodeError:
             return
-        scope = self._running.get(target.request_id)
+        scope = self.running.get(target.request_id)
         if scope is not None:
             scope.cancel()
 
-    async def _start_request(self, rid: RequestId, method: str, raw: Raw | None) -> None:
-        assert self._tg is not None
-        if rid in self._running:
-            await self._reply_error(rid, INVALID_REQUEST, "Invalid request: duplicate id")
+    async def start_request(self, rid: RequestId, method: str, raw: Raw | None) -> None:
+        assert self.tg is not None
+        if rid in self.running:
+            await self.reply_error(rid, INVALID_REQUEST, "Invalid request: duplicate id")
             return
-        route = self._requests.get(method)
+        route = self.requests.get(method)
         if route is None:
             await self._write_quietly(
                 _error_payload(rid, METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -395,8 +412,8 @@ class Peer:
             return
         if route.bounded:
             await self._slots.acquire()  # backpressure: no more reading until a slot frees
-        scope = self._running[rid] = anyio.CancelScope()
-        self._tg.start_soon(self._serve_request, rid, method, route, params, scope)
+        scope = self.running[rid] = anyio.CancelScope()
+        self.tg.start_soon(self._serve_request, rid, method, route, params, scope)
 
     async def _serve_request(
         self, rid: RequestId, method: str, route: _Route, params: Any, scope: anyio.CancelScope
@@ -420,9 +437,9 @@ class Peer:
         except ConnectionClosed:
             pass
         finally:
-            self._running.pop(rid, None)
-            if self._input_ended and not self._running:
-                self._idle.set()
+            self.running.pop(rid, None)
+            if self.input_ended and not self.running:
+                self.idle.set()
 
     async def _call(
         self, rid: RequestId, method: str, route: _Route, params: Any
@@ -445,7 +462,7 @@ class Peer:
             result, after = result.result, result.after
         return b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (_encode(rid), _encode(result)), after
 
-    async def _reply_error(self, rid: RequestId, code: int, message: str) -> None:
+    async def reply_error(self, rid: RequestId, code: int, message: str) -> None:
         await self._write_quietly(_error_payload(rid, code, message))
 
     async def _write_quietly(self, payload: bytes) -> None:

@@ -9,17 +9,15 @@ Each open session is one `SessionRuntime` (its model, tools, MCP servers, PTYs, 
 
 from __future__ import annotations
 
-import base64
+import functools
 import logging
 import shutil
 import uuid
-from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
-import msgspec
 
 from tether.engine import events as ev
 from tether.engine.history import UserPart
@@ -29,20 +27,17 @@ from tether.engine.sessions import undo
 from tether.engine.sessions.deps import EngineDeps, Front
 from tether.engine.sessions.folders import folder
 from tether.engine.sessions.model_choice import ModelChoice
-from tether.engine.sessions.renderings import Replay
 from tether.engine.sessions.runtime import SessionRuntime
-from tether.engine.sessions.session_rows import SessionRow
-from tether.engine.sessions.settings import InvalidSetting, SessionSettings, reasoning_for
+from tether.engine.sessions.settings import SessionSettings, reasoning_for
 from tether.engine.sessions.state import ALLOW_ALL_MODE, Session, SessionState, now_iso
 from tether.engine.sessions.turn_runner import TurnRunner
 from tether.errors import TetherError
 
 if TYPE_CHECKING:
     from tether.engine.mcp.spec import ServerSpec
+    from tether.engine.sessions.stored_sessions import StoredSessions
 
 log = logging.getLogger("tether.sessions")
-
-REPLAY_PART = 2048  # events read at a time by a replay
 
 
 class UnknownSession(TetherError, LookupError):
@@ -69,6 +64,13 @@ class SessionManager:
             is_open=lambda s: s.id in self._open,
         )
         self.turns = TurnRunner(deps, front, background, emit=self.emit, persist=self.persist)
+
+    @functools.cached_property
+    def stored(self) -> StoredSessions:
+        """The stored sessions: the list, replays (loaded when first asked for)."""
+        from tether.engine.sessions.stored_sessions import StoredSessions
+
+        return StoredSessions(self.deps.store, self._background)
 
     @property
     def sessions(self) -> dict[str, Session]:
@@ -114,21 +116,6 @@ class SessionManager:
             reasoning=reasoning_for(catalog.default, None, catalog),
         )
         return Session(session_id or f"sess_{uuid.uuid4().hex}", cwd, state)
-
-    async def replay(self, s: Session) -> AsyncGenerator[Replay, None]:
-        """Everything the session's client was shown, in order, in parts read one after the
-        other (the front writes each while the next is read): the front's renderings where the
-        store kept them, else the events."""
-        store = self.deps.store
-        end = await store.event_end(s.id)
-        s.event_end = end  # what this client is shown from here on is new to it
-        for start in range(0, end, REPLAY_PART):
-            yield await store.replay(s.id, s, start, min(start + REPLAY_PART, end))
-
-    def keep_renderings(self, s: Session, shown: list[tuple[int, bytes]]) -> None:
-        """Store, in the background, renderings a front made at a replay (see Store)."""
-        if shown:
-            self._background.start_soon(self.deps.store.keep_renderings, s.id, shown)
 
     async def resume(self, session_id: str) -> Session:
         runtime = self._open.get(session_id)
@@ -203,15 +190,6 @@ class SessionManager:
             lambda: shutil.rmtree(self.deps.spill_root / session_id, ignore_errors=True)
         )
 
-    async def list(
-        self, cwd: str | None, cursor: str | None, limit: int
-    ) -> tuple[list[SessionRow], str | None]:
-        after = decode_cursor(cursor) if cursor is not None else None
-        rows = await self.deps.store.list(cwd, after, limit + 1)  # by the folder's real path
-        page = rows[:limit]
-        more = len(rows) > limit
-        return page, encode_cursor(page[-1].updated_at, page[-1].id) if more else None
-
     async def end_input(self) -> None:
         """The client is gone: running turns stop and answer `cancelled`; nobody will see the
         model lists, so the exit does not wait for them."""
@@ -278,17 +256,3 @@ def tether_places() -> list[Path]:
 
     config_dir = Path(platformdirs.user_config_dir("tether", appauthor=False))
     return [data_dir(), config_path(), config_dir, log_dir()]
-
-
-def encode_cursor(updated_at: str, session_id: str) -> str:
-    return base64.urlsafe_b64encode(msgspec.json.encode([updated_at, session_id])).decode()
-
-
-def decode_cursor(cursor: str) -> tuple[str, str]:
-    try:
-        updated_at, session_id = msgspec.json.decode(
-            base64.urlsafe_b64decode(cursor), type=tuple[str, str]
-        )
-    except (ValueError, msgspec.DecodeError):
-        raise InvalidSetting(f"invalid cursor {cursor!r}") from None
-    return updated_at, session_id

@@ -42,6 +42,8 @@ class Store:
         # Why the file could not be used (it is damaged, or no database): this run then keeps
         # its sessions in memory, and says so once (see SessionManager).
         self.damaged: str | None = None
+        self.leases = Leases(self)
+        self.grants = ProjectGrants(self)
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(db, *args)` on the database thread; a damaged file is replaced by memory once.
@@ -173,22 +175,6 @@ class Store:
                 lambda db: event_rows.keep_renderings(db, self._renderer_id, session_id, shown)
             )
 
-    # --- one writer at a time (engine/sessions/lease.py) ----------------------------------
-
-    async def take(self, s: Session, holder: str, seconds: float) -> CatchUp:
-        """Take the session's lease for a turn, with what other processes stored meanwhile
-        (see session_rows.take)."""
-        return await self._run(
-            lambda db: session_rows.take(db, self._renderer_id, s, holder, seconds)
-        )
-
-    async def renew(self, session_id: str, holder: str, seconds: float) -> None:
-        until = time.time() + seconds
-        await self._run(session_rows.set_lease, session_id, holder, holder, until)
-
-    async def release(self, session_id: str, holder: str) -> None:
-        await self._run(session_rows.set_lease, session_id, holder, None, None)
-
     async def list(
         self, cwd: str | None, after: tuple[str, str] | None, limit: int
     ) -> list[SessionRow]:
@@ -199,19 +185,48 @@ class Store:
         """Remove a session with its messages and events; False when there was none."""
         return await self._run(session_rows.delete, session_id)
 
-    async def project_grants(self, project: str) -> list[Grant]:
-        return await self._run(grant_rows.listed, project)
-
-    async def keep_project_grant(self, project: str, grant: Grant) -> None:
-        await self._run(grant_rows.put, project, grant)
-
-    async def revoke_project_grants(self, project: str, grants: list[Grant]) -> int:
-        return await self._run(grant_rows.remove, project, grants)
-
     async def close(self) -> None:
         if self._db is not None:
             db, self._db = self._db, None
             await anyio.to_thread.run_sync(db.close, limiter=self._limiter)
+
+
+class Leases:
+    """One writer at a time (engine/sessions/lease.py): a session's lease, in the store."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    async def take(self, s: Session, holder: str, seconds: float) -> CatchUp:
+        """Take the session's lease for a turn, with what other processes stored meanwhile
+        (see session_rows.take)."""
+        store = self._store
+        return await store._run(
+            lambda db: session_rows.take(db, store._renderer_id, s, holder, seconds)
+        )
+
+    async def renew(self, session_id: str, holder: str, seconds: float) -> None:
+        until = time.time() + seconds
+        await self._store._run(session_rows.set_lease, session_id, holder, holder, until)
+
+    async def release(self, session_id: str, holder: str) -> None:
+        await self._store._run(session_rows.set_lease, session_id, holder, None, None)
+
+
+class ProjectGrants:
+    """A project's "always" answers, kept across sessions (grant_rows.py)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    async def listed(self, project: str) -> list[Grant]:
+        return await self._store._run(grant_rows.listed, project)
+
+    async def keep(self, project: str, grant: Grant) -> None:
+        await self._store._run(grant_rows.put, project, grant)
+
+    async def revoke(self, project: str, grants: list[Grant]) -> int:
+        return await self._store._run(grant_rows.remove, project, grants)
 
 
 def is_damage(exc: BaseException) -> bool:

@@ -79,7 +79,7 @@ class TurnRunner:
         holder = str(Holder.me())
         await self._catch_up(s, holder)
         if s.state.unfinished is None:
-            await self.deps.store.release(s.id, holder)
+            await self.deps.store.leases.release(s.id, holder)
             return None
         return await self._holding(s, holder, lambda: self._resumed(runtime, scope))
 
@@ -162,12 +162,12 @@ class TurnRunner:
         finally:
             renewing.cancel()
             with anyio.CancelScope(shield=True):
-                await self.deps.store.release(s.id, holder)
+                await self.deps.store.leases.release(s.id, holder)
 
     async def _catch_up(self, s: Session, holder: str) -> None:
         """Take the session's lease, and take in what other processes stored meanwhile: their
         messages join the history, their events are shown to this client first."""
-        caught = await self.deps.store.take(s, holder, lease_seconds())
+        caught = await self.deps.store.leases.take(s, holder, lease_seconds())
         s.history.extend(caught.messages)
         s.message_seqs.extend(caught.seqs)
         if caught.state is not None:
@@ -185,7 +185,7 @@ class TurnRunner:
             while True:
                 await anyio.sleep(seconds / 3)
                 try:
-                    await self.deps.store.renew(session_id, holder, seconds)
+                    await self.deps.store.leases.renew(session_id, holder, seconds)
                 except Exception:  # the turn goes on; the lease may lapse
                     log.exception("renewing the lease of session %s", session_id)
 
@@ -248,10 +248,10 @@ class TurnRunner:
         store = self.deps.store
 
         async def keep(grant: Grant) -> None:
-            await store.keep_project_grant(s.cwd, grant)
+            await store.grants.keep(s.cwd, grant)
 
         lasting: Lasting = "project" if s.state.always == "project" else "session"
-        project = await store.project_grants(s.cwd)
+        project = await store.grants.listed(s.cwd)
         return GrantBook(s.state.grants, project, lasting=lasting, keep=keep)
 
     async def _context(self, runtime: SessionRuntime) -> ContextWindow:

@@ -24,7 +24,7 @@ class _Listed:
 
 async def _listed(ctx: CommandContext) -> list[_Listed]:
     s = ctx.session
-    project = await ctx.manager.deps.store.project_grants(s.cwd)
+    project = await ctx.manager.deps.store.grants.listed(s.cwd)
     return [
         *(_Listed("session", g) for g in s.state.grants.items),
         *(_Listed("project", g) for g in project),
@@ -59,7 +59,7 @@ async def _revoke(ctx: CommandContext, listed: list[_Listed], which: str) -> str
     state.grants.items = [g for g in state.grants.items if _Listed("session", g) not in chosen]
     state.dir_grants = [g for g in state.dir_grants if _Listed("directory", g) not in chosen]
     project = [c.grant for c in chosen if c.where == "project" and isinstance(c.grant, Grant)]
-    await ctx.manager.deps.store.revoke_project_grants(s.cwd, project)
+    await ctx.manager.deps.store.grants.revoke(s.cwd, project)
     await ctx.manager.persist(s)
     gone = "\n".join(f"- {c.describe()}" for c in chosen)
     return f"Revoked (those calls ask again):\n{gone}"

@@ -16,7 +16,7 @@ async def status(ctx: CommandContext, arg: str) -> str:
     manager = ctx.manager
     runtime = manager.runtime(s.id)
     used, window = await manager.turns.context_used(runtime)
-    project = await manager.deps.store.project_grants(s.cwd)
+    project = await manager.deps.store.grants.listed(s.cwd)
     box = manager.sandbox(s).info
     network = "on" if manager.settings.network(s) else "off"
     reasoning = f" (reasoning: {s.state.reasoning})" if s.state.reasoning else ""

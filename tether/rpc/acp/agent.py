@@ -1,6 +1,7 @@
 """The ACP agent: one handler per method, translating ACP into SessionManager calls and engine
-events into `session/update`s. Session lifecycle and turns live in
-`tether.engine.sessions.manager`."""
+events into `session/update`s. The session requests and prompts are `AcpAgent`'s; the modes and
+config options `OptionRequests`'; the commands offered `available_commands.CommandsOffer`'s.
+Session lifecycle and turns live in `tether.engine.sessions.manager`."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import logging
 import os
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio.abc
 import msgspec
@@ -19,12 +20,11 @@ from tether.engine.sessions.manager import SessionManager, UnknownSession
 from tether.engine.sessions.settings import InvalidSetting
 from tether.engine.sessions.state import Session
 from tether.engine.slash import slash_registry
-from tether.engine.slash.slash_command import CommandContext
 from tether.errors import HeldElsewhere, SessionBusy, TurnFailed
 from tether.rpc.acp import options
 from tether.rpc.acp.acp_front import AcpFront
 from tether.rpc.acp.acp_handshake import Handshake
-from tether.rpc.acp.available_commands import available_commands
+from tether.rpc.acp.available_commands import CommandsOffer, command_context
 from tether.rpc.acp.fast_session import Prepared
 from tether.rpc.acp.mcp_entries import server_specs
 from tether.rpc.acp.prompt_parts import user_parts
@@ -38,9 +38,6 @@ from tether.rpc.rpc_error import (
     RpcError,
 )
 from tether.schemas import acp
-
-if TYPE_CHECKING:
-    from tether.engine.mcp.server_state import McpChange
 
 log = logging.getLogger("tether.acp")
 
@@ -62,7 +59,8 @@ class AcpAgent:
         self.front = AcpFront(peer, handshake, deps)
         self.manager = self.front.manager = SessionManager(deps, self.front, background)
         self._background = background
-        self._commands_sent: dict[str, bytes] = {}  # per session: the last commands update
+        self.commands = CommandsOffer(self.front, self.manager)
+        self.options = OptionRequests(self.manager, self.front, deps, self._session)
 
     @property
     def sessions(self) -> dict[str, Session]:
@@ -84,9 +82,9 @@ class AcpAgent:
         p.on_request("session/list", self.list_sessions, acp.ListSessionsRequest)
         p.on_request("session/close", self.close_session, acp.SessionIdParams)
         p.on_request("session/delete", self.delete_session, acp.SessionIdParams)
-        p.on_request("session/set_mode", self.set_mode, acp.SetModeRequest)
+        p.on_request("session/set_mode", self.options.set_mode, acp.SetModeRequest)
         p.on_request(
-            "session/set_config_option", self.set_config_option, acp.SetConfigOptionRequest
+            "session/set_config_option", self.options.set_config_option, acp.SetConfigOptionRequest
         )
         p.on_notification("session/cancel", self.cancel, acp.SessionIdParams)
         p.on_input_end.append(self.manager.end_input)
@@ -103,14 +101,6 @@ class AcpAgent:
         with _rpc_errors():
             return self.manager.get(session_id)
 
-    def _state(self, s: Session) -> dict[str, Any]:
-        return {
-            "modes": options.mode_state(s),
-            "config_options": options.config_options(
-                s, self.deps.catalog, self.manager.settings.network(s)
-            ),
-        }
-
     def _after_open(
         self, s: Session, mcp_servers: list[dict[str, Any]]
     ) -> Callable[[], Awaitable[None]]:
@@ -121,34 +111,12 @@ class AcpAgent:
             if s.id in self.sessions:
                 specs = server_specs(mcp_servers)
                 self.manager.start_mcp(s, specs, ready_notices=self.handshake.notices)
-                self._follow_mcp(s)
-            await self.send_commands(s)
+                self.commands.follow_mcp(s)
+            await self.commands.send(s)
             if await self.manager.models.discover(s):
                 await self.front.send_options(s)
 
         return after
-
-    def _follow_mcp(self, s: Session) -> None:
-        """An MCP server's prompts are commands: the client hears when they change."""
-
-        async def changed(_: McpChange) -> None:
-            if s.id in self.sessions:
-                await self.send_commands(s)
-
-        self.manager.runtime(s.id).on_mcp_change(changed)
-
-    async def send_commands(self, s: Session) -> None:
-        """The session's commands, when they are not what the client was last sent (a skill
-        or an MCP server's prompt came or went). Not to a closed session (a turn that ends
-        after its close, a load answered after it): its entry is gone with it, and a later load
-        is a new view that is sent them again."""
-        if s.id not in self.sessions:
-            return
-        update = available_commands(_command_context(self, s))
-        sent = msgspec.json.encode(update)
-        if self._commands_sent.get(s.id) != sent:
-            self._commands_sent[s.id] = sent
-            await self.front.send(s.id, update)
 
     # --- initialize / sessions --------------------------------------------------------------
 
@@ -161,7 +129,7 @@ class AcpAgent:
         _check_mcp_servers(params.mcp_servers)
         s = await self.manager.new(cwd, params.mcp_servers, _roots(cwd, params))
         await self._fit_to_client(s)
-        result = acp.NewSessionResponse(session_id=s.id, **self._state(s))
+        result = acp.NewSessionResponse(session_id=s.id, **self.options.state(s))
         return Reply(result, self._after_open(s, params.mcp_servers))
 
     async def adopt(self, prepared: Prepared) -> None:
@@ -170,8 +138,8 @@ class AcpAgent:
         follow the answer, already written), its model lists fetched in the background."""
         s = await self.manager.new(prepared.cwd, [], [prepared.cwd], prepared.session_id)
         self.manager.start_mcp(s, [], ready_notices=self.handshake.notices)
-        self._follow_mcp(s)
-        await self.send_commands(s)
+        self.commands.follow_mcp(s)
+        await self.commands.send(s)
         if await self._fit_to_client(s):
             await self.front.send_options(s)  # the cached answer said `round`
 
@@ -195,7 +163,7 @@ class AcpAgent:
     def fresh_session_answer(self) -> dict[str, Any]:
         """What `session/new` answers for a fresh session (for fast_session's cache)."""
         s = self.manager.fresh()
-        return msgspec.to_builtins(acp.LoadSessionResponse(**self._state(s)))
+        return msgspec.to_builtins(acp.LoadSessionResponse(**self.options.state(s)))
 
     async def load_session(self, params: acp.LoadSessionRequest) -> Reply:
         """Replay everything the client was shown, then answer (ACP: the answer comes after
@@ -208,13 +176,14 @@ class AcpAgent:
             raise RpcError(SESSION_BUSY, f"session {s.id} is running a turn; cancel it first")
         made: list[tuple[int, bytes]] = []
         around = update_params(s.id)
-        async with aclosing(self.manager.replay(s)) as parts:
+        async with aclosing(self.manager.stored.replay(s)) as parts:
             async for part in parts:
                 updates = replay_updates(part, made, notices=self.handshake.notices)
                 await self.peer.notify_all("session/update", updates, around)
-        self.manager.keep_renderings(s, made)
+        self.manager.stored.keep_renderings(s, made)
         return Reply(
-            acp.LoadSessionResponse(**self._state(s)), self._after_open(s, params.mcp_servers)
+            acp.LoadSessionResponse(**self.options.state(s)),
+            self._after_open(s, params.mcp_servers),
         )
 
     async def resume_session(self, params: acp.ResumeSessionRequest) -> Reply:
@@ -226,7 +195,7 @@ class AcpAgent:
         # Without `mcpServers` the session's stored servers are started again.
         servers = params.mcp_servers if isinstance(params.mcp_servers, list) else None
         return Reply(
-            acp.ResumeSessionResponse(**self._state(s)),
+            acp.ResumeSessionResponse(**self.options.state(s)),
             self._after_open(s, s.state.mcp_servers if servers is None else servers),
         )
 
@@ -237,7 +206,7 @@ class AcpAgent:
             raise RpcError.invalid_params("cwd must be an absolute path")
         cursor = params.cursor if isinstance(params.cursor, str) else None
         with _rpc_errors():
-            rows, next_cursor = await self.manager.list(cwd, cursor, PAGE_SIZE)
+            rows, next_cursor = await self.manager.stored.list(cwd, cursor, PAGE_SIZE)
         sessions = [
             acp.SessionInfo(
                 session_id=r.id,
@@ -255,57 +224,20 @@ class AcpAgent:
         self._ready()
         with _rpc_errors():
             await self.manager.close(params.session_id)
-        self._commands_sent.pop(params.session_id, None)  # a later load is a new view
+        self.commands.forget(params.session_id)  # a later load is a new view
         return acp.Empty()
 
     async def delete_session(self, params: acp.SessionIdParams) -> acp.Empty:
         self._ready()
         with _rpc_errors():
             await self.manager.delete(params.session_id)
-        self._commands_sent.pop(params.session_id, None)
+        self.commands.forget(params.session_id)
         return acp.Empty()
 
     async def cancel(self, params: acp.SessionIdParams) -> None:
         s = self.sessions.get(params.session_id)
         if s is not None:
             s.cancel_turn(by="client")
-
-    # --- modes and config options -----------------------------------------------------------
-
-    async def set_mode(self, params: acp.SetModeRequest) -> Reply:
-        s = self._session(params.session_id)
-        with _rpc_errors():
-            await self.manager.settings.set_mode(s, params.mode_id)
-        return Reply(acp.Empty(), lambda: self.front.send_options(s))
-
-    async def set_config_option(self, params: acp.SetConfigOptionRequest) -> Reply:
-        s = self._session(params.session_id)
-        if not isinstance(params.value, str):
-            raise RpcError.invalid_params(f"option {params.config_id!r} takes a string value")
-        setter = {
-            "mode": self.manager.settings.set_mode,
-            "model": self.manager.settings.set_model,
-            "approvals": self.manager.settings.set_approvals,
-            "always": self.manager.settings.set_always,
-            "network": self.manager.settings.set_network,
-        }.get(params.config_id)
-        if params.config_id == "reasoning" and options.has_reasoning(s, self.deps.catalog):
-            setter = self.manager.settings.set_reasoning
-        if setter is None:
-            raise RpcError.invalid_params(f"unknown config option {params.config_id!r}")
-        with _rpc_errors():
-            await setter(s, params.value)
-        result = acp.SetConfigOptionResponse(
-            config_options=options.config_options(
-                s, self.deps.catalog, self.manager.settings.network(s)
-            )
-        )
-
-        async def sync() -> None:
-            if params.config_id == "mode":
-                await self.front.send(s.id, acp.CurrentModeUpdate(current_mode_id=s.state.mode))
-
-        return Reply(result, sync)
 
     # --- prompt turns -----------------------------------------------------------------------
 
@@ -328,7 +260,7 @@ class AcpAgent:
             if await self.manager.models.settle(s):
                 await self.front.send_options(s)
             parts = user_parts(params.prompt, self.manager.model(s).info)
-            context = _command_context(self, s, scope)
+            context = command_context(self.front, self.manager, s, scope)
             try:
                 with _rpc_errors():
                     stop = await slash_registry.prompted(context, parts)
@@ -336,10 +268,70 @@ class AcpAgent:
                 raise RpcError(PROVIDER_FAILED, f"The model provider failed: {exc}") from None
             except HeldElsewhere as exc:
                 raise RpcError(SESSION_BUSY, str(exc), {"sessionId": s.id}) from None
-            await self.send_commands(s)  # a turn may have made a skill, a command
+            await self.commands.send(s)  # a turn may have made a skill, a command
             return acp.PromptResponse(stop_reason=stop)
         finally:
             s.release()
+
+
+class OptionRequests:
+    """`session/set_mode` and `session/set_config_option`, and the modes and config options a
+    session's answer carries. `session`: an open session by id (refused before `initialize`)."""
+
+    def __init__(
+        self,
+        manager: SessionManager,
+        front: AcpFront,
+        deps: EngineDeps,
+        session: Callable[[str], Session],
+    ) -> None:
+        self._manager = manager
+        self._front = front
+        self._deps = deps
+        self._session = session
+
+    def state(self, s: Session) -> dict[str, Any]:
+        return {
+            "modes": options.mode_state(s),
+            "config_options": options.config_options(
+                s, self._deps.catalog, self._manager.settings.network(s)
+            ),
+        }
+
+    async def set_mode(self, params: acp.SetModeRequest) -> Reply:
+        s = self._session(params.session_id)
+        with _rpc_errors():
+            await self._manager.settings.set_mode(s, params.mode_id)
+        return Reply(acp.Empty(), lambda: self._front.send_options(s))
+
+    async def set_config_option(self, params: acp.SetConfigOptionRequest) -> Reply:
+        s = self._session(params.session_id)
+        if not isinstance(params.value, str):
+            raise RpcError.invalid_params(f"option {params.config_id!r} takes a string value")
+        setter = {
+            "mode": self._manager.settings.set_mode,
+            "model": self._manager.settings.set_model,
+            "approvals": self._manager.settings.set_approvals,
+            "always": self._manager.settings.set_always,
+            "network": self._manager.settings.set_network,
+        }.get(params.config_id)
+        if params.config_id == "reasoning" and options.has_reasoning(s, self._deps.catalog):
+            setter = self._manager.settings.set_reasoning
+        if setter is None:
+            raise RpcError.invalid_params(f"unknown config option {params.config_id!r}")
+        with _rpc_errors():
+            await setter(s, params.value)
+        result = acp.SetConfigOptionResponse(
+            config_options=options.config_options(
+                s, self._deps.catalog, self._manager.settings.network(s)
+            )
+        )
+
+        async def sync() -> None:
+            if params.config_id == "mode":
+                await self._front.send(s.id, acp.CurrentModeUpdate(current_mode_id=s.state.mode))
+
+        return Reply(result, sync)
 
 
 class _rpc_errors:
@@ -353,20 +345,6 @@ class _rpc_errors:
             raise RpcError.not_found(str(exc), {"sessionId": exc.session_id}) from None
         if isinstance(exc, InvalidSetting):
             raise RpcError.invalid_params(str(exc)) from None
-
-
-def _command_context(
-    agent: AcpAgent, s: Session, scope: anyio.CancelScope | None = None
-) -> CommandContext:
-    """What the engine's slash commands work through in `s`: a changed option is shown as ACP
-    shows it (a changed mode as `current_mode_update` too)."""
-
-    async def options_changed(option: str) -> None:
-        if option == "mode":
-            await agent.front.send(s.id, acp.CurrentModeUpdate(current_mode_id=s.state.mode))
-        await agent.front.send_options(s)
-
-    return CommandContext(agent.manager, s, options_changed, scope)
 
 
 def _roots(cwd: str, params: acp.NewSessionRequest) -> list[str]:

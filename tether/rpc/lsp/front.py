@@ -2,10 +2,12 @@
 shown as progress, notices as messages, the answer as the command's result and a transcript.
 
 The session (a normal stored tether session: `tether sessions list` shows it) is created when the
-first prompt arrives, in the workspace root the client named in `initialize`. A prompt claims the
-connection the moment its frame is read (`accept`), so a second prompt sent right after is
-refused and a cancel sent right after still counts. `$/cancelRequest` on the prompt, cancelling
-its progress, or `tether.cancel` end the turn, and the prompt answers `cancelled`.
+first prompt arrives, in the workspace root the client named in `initialize`
+(`connection_session.py`). A prompt claims the connection the moment its frame is read
+(`Tickets.accept`, `tickets.py`), so a second prompt sent right after is refused and a cancel
+sent right after still counts. `$/cancelRequest` on the prompt, cancelling its progress, or
+`tether.cancel` end the turn, and the prompt answers `cancelled`. The session's seam is
+`lsp_seam.py`'s.
 
 A prompt is answered in one of two ways (`answer_mode`): with the turn's answer as the command's
 result when the turn ends ("result", the default), or at once with `{"started": true}`, the turn
@@ -18,8 +20,6 @@ gets "message". A prompt's own `wait` argument overrides the connection's way.
 from __future__ import annotations
 
 import logging
-import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,33 +28,27 @@ import anyio.abc
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
 
 from tether import __version__
 from tether.engine import events as ev
 from tether.engine.history import TextPart, UserPart
-from tether.engine.local.processes import LocalTerminal
-from tether.engine.local.spill import LocalSpill
 from tether.engine.providers.base import LLM
-from tether.engine.read_ledger import ReadLedger
-from tether.engine.seam import Capabilities, Web
+from tether.engine.seam import Capabilities
 from tether.engine.sessions.deps import EngineDeps
 from tether.engine.sessions.manager import SessionManager
 from tether.engine.sessions.renderings import Replay
-from tether.engine.sessions.settings import InvalidSetting
-from tether.engine.sessions.state import AccessGrant, Session
+from tether.engine.sessions.state import Session
 from tether.engine.slash import slash_registry
 from tether.engine.slash.slash_command import CommandContext, no_options_changed
-from tether.engine.workspace import DirGrant, Workspace
 from tether.errors import HeldElsewhere, TetherError, TurnFailed
 from tether.rpc.lsp import prompt as prompts
 from tether.rpc.lsp.actions import code_actions
 from tether.rpc.lsp.buffer_fs import LspFileSystem
+from tether.rpc.lsp.connection_session import ConnectionSession, workspace_dirs
 from tether.rpc.lsp.documents import Documents
 from tether.rpc.lsp.features import ClientFeatures
 from tether.rpc.lsp.lsp_messages import (
     ENDINGS,
-    MESSAGE,
     RESULT,
     answer_message,
     answer_mode,
@@ -62,34 +56,17 @@ from tether.rpc.lsp.lsp_messages import (
     show_document,
     show_notice,
 )
-from tether.rpc.lsp.message_approval import LspApproval
+from tether.rpc.lsp.lsp_seam import LspSeam
 from tether.rpc.lsp.progress import MessageProgress, TurnProgress
-from tether.rpc.lsp.questions import LspAsk
-from tether.rpc.lsp.review_document import ReviewDocuments
+from tether.rpc.lsp.tickets import Ticket, Tickets
 from tether.rpc.lsp.transcript_document import write_transcript
 from tether.rpc.lsp.view import TurnView
-from tether.rpc.lsp.wire import Connection, RequestId
+from tether.rpc.lsp.wire import Connection
 from tether.rpc.rpc_error import INTERNAL_ERROR
 
 log = logging.getLogger("tether.lsp")
 
 REQUEST_FAILED = -32803  # LSP's RequestFailed: a valid request that could not be served
-
-
-@dataclass
-class Ticket:
-    """One `tether.prompt` request, from the moment its frame is read."""
-
-    request_id: RequestId
-    token: int | str | None = None  # the client's workDoneToken, if it gave one
-    busy: bool = False  # another prompt held the connection when this one arrived
-    cancelled: bool = False
-    session: Session | None = None
-
-    def cancel(self) -> None:
-        self.cancelled = True
-        if self.session is not None:
-            self.session.cancel_turn(by="client")
 
 
 class LspFront:
@@ -105,49 +82,22 @@ class LspFront:
         self.deps = deps
         self.manager = SessionManager(deps, self, background)
         self.documents = Documents(server)
+        self.tickets = Tickets(self.manager.end_input)
+        self.session = ConnectionSession(conn, self.manager)
+        self.seam = LspSeam(
+            conn, self.documents, deps, self.manager, lambda: self.features, self._report
+        )
         self._background = background
-        self._session: Session | None = None
-        self._tickets: dict[RequestId, Ticket] = {}
-        self._active: Ticket | None = None
-        self._released = anyio.Event()
-        self._ended = False
         self._view: TurnView | None = None
         self._progress: TurnProgress | None = None
         self._turns = 0
         self._features: ClientFeatures | None = None
-        self._approval: LspApproval | None = None
-        self._web: Web | None = None
 
     @property
     def features(self) -> ClientFeatures:
         if self._features is None:
             self._features = ClientFeatures.of(self.server.client_capabilities)
         return self._features
-
-    # --- what the connection tells us as frames are read ----------------------------------
-
-    def accept(self, request_id: RequestId, params: types.ExecuteCommandParams) -> None:
-        ticket = Ticket(request_id, params.work_done_token)
-        if self._active is not None:
-            ticket.busy = True
-        else:
-            self._active = ticket
-            if self._ended:
-                ticket.cancel()
-        self._tickets[request_id] = ticket
-
-    def cancel_request(self, request_id: RequestId) -> bool:
-        ticket = self._tickets.get(request_id)
-        if ticket is None:
-            return False
-        ticket.cancel()
-        return True
-
-    async def input_ended(self) -> None:
-        self._ended = True
-        for ticket in self._tickets.values():
-            ticket.cancel()
-        await self.manager.end_input()
 
     # --- the Front the engine talks to ----------------------------------------------------
 
@@ -161,45 +111,7 @@ class LspFront:
         """tether lsp opens only sessions of its own: nothing of another process to show."""
 
     def capabilities(self, session: Session, model: LLM) -> Capabilities:
-        features = self.features
-        if self._approval is None:
-            self._approval = LspApproval(
-                self.conn,
-                status=self._report,
-                reviews=ReviewDocuments(self.deps.spill_root / session.id),
-                shows_documents=features.show_document,
-            )
-        if self._web is None:  # one per process
-            from tether.engine.web.build import build_web
-
-            self._web = self.deps.web or build_web()
-        roots = [Path(r) for r in session.state.roots] or [Path(session.cwd)]
-        configured = self.deps.catalog.path_denylist
-        denylist = configured if configured is not None else self.deps.path_denylist
-        workspace = Workspace(
-            roots,
-            denylist=denylist,
-            grants=[DirGrant(Path(g.path), g.access) for g in session.state.dir_grants],
-            on_grant=lambda g: _keep_grant(session, g),
-        )
-        return Capabilities(
-            session_id=session.id,
-            cwd=Path(session.cwd),
-            roots=roots,
-            fs=LspFileSystem(self.conn, self.documents, features),
-            terminal=LocalTerminal(),
-            approval=self._approval,
-            ask=LspAsk(self.conn, self._approval),
-            spill=LocalSpill(self.deps.spill_root / session.id),
-            web=self._web,
-            llm=model,
-            workspace=workspace,
-            reads=ReadLedger(),
-            pty=self.manager.runtime(session.id).pty_host(),
-            command_denylist=self.deps.command_denylist,
-            sandbox=self.manager.sandbox(session),
-            repositories=self.manager.runtime(session.id).repositories,
-        )
+        return self.seam.capabilities(session, model)
 
     def _report(self, message: str) -> None:
         if self._progress is not None:
@@ -210,7 +122,7 @@ class LspFront:
     async def prompt(self, *arguments: Any, slash: str | None = None) -> dict[str, Any]:
         """`tether.prompt`, or with `slash` the command `tether.SLASH` (its arguments: none
         or the command's argument string)."""
-        ticket = self._ticket()
+        ticket = self.tickets.ticket(self.server.protocol.msg_id)
         handed_on = False  # the turn runs on after this answer (MESSAGE)
         try:
             if ticket.busy:
@@ -228,7 +140,7 @@ class LspFront:
             )
             if waits:
                 return await self._prompt(ticket, args)
-            s = await self._ensure_session()
+            s = await self.session.ensure()
             self._background.start_soon(self._prompt_on, ticket, args)
             handed_on = True
             return {"started": True, "sessionId": s.id}
@@ -240,7 +152,7 @@ class LspFront:
             raise JsonRpcException(f"Internal error: {exc}", INTERNAL_ERROR) from None
         finally:
             if not handed_on:
-                self._release(ticket)
+                self.tickets.release(ticket)
 
     async def _prompt_on(self, ticket: Ticket, args: prompts.PromptArgs) -> None:
         """A prompt already answered `started`: its turn, whose answer is a message."""
@@ -259,33 +171,18 @@ class LspFront:
                 answer_message(result, self.features.show_document),
             )
         finally:
-            self._release(ticket)
+            self.tickets.release(ticket)
 
     async def cancel(self, *arguments: Any) -> dict[str, Any]:
-        ticket = self._active
+        ticket = self.tickets.active
         if ticket is not None:
             ticket.cancel()
         return {"cancelled": ticket is not None}
 
-    def _ticket(self) -> Ticket:
-        """The ticket `accept` made for the request being handled."""
-        rid = self.server.protocol.msg_id
-        if rid is None or rid not in self._tickets:  # not read through our connection
-            rid = rid if rid is not None else ""
-            self.accept(rid, types.ExecuteCommandParams(command=""))
-        return self._tickets[rid]
-
-    def _release(self, ticket: Ticket) -> None:
-        self._tickets.pop(ticket.request_id, None)
-        if self._active is ticket:
-            self._active = None
-            self._released.set()
-            self._released = anyio.Event()
-
     async def _prompt(
         self, ticket: Ticket, args: prompts.PromptArgs, answer_as_message: bool = False
     ) -> dict[str, Any]:
-        s = await self._ensure_session()
+        s = await self.session.ensure()
         scope = self.manager.claim(s)
         ticket.session = s
         if ticket.cancelled:
@@ -341,7 +238,7 @@ class LspFront:
             log.warning("could not write the transcript of %s: %s", s.id, exc)
             return result
         result["transcript"] = transcript.as_uri()
-        if self.features.show_document and not self._ended:
+        if self.features.show_document and not self.tickets.ended:
             self._background.start_soon(show_document, self.conn, transcript.as_uri())
         return result
 
@@ -364,48 +261,6 @@ class LspFront:
         if progress is not None and ticket.token is None:
             ticket.token = token  # so cancelling the progress finds this turn
         return progress
-
-    async def _ensure_session(self) -> Session:
-        if self._session is None:
-            params = self.conn.handshake.params or {}
-            cwd, roots = workspace_dirs(params)
-            self._session = s = await self.manager.new(cwd, [], roots)
-            self.manager.start_mcp(s, [], ready_notices=True)  # the config file's servers
-            await self._apply_options(s, params.get("initializationOptions"))
-        return self._session
-
-    async def _apply_options(self, s: Session, options: object) -> None:
-        """`initializationOptions` `{"mode", "model", "approvals", "always", "network"}`: the
-        session's settings (clients that cannot send slash commands or show menus set them in
-        their config)."""
-        if not isinstance(options, dict):
-            return
-        setters = {
-            "mode": self.manager.settings.set_mode,
-            "model": self.manager.settings.set_model,
-            "approvals": self.manager.settings.set_approvals,
-            "always": self.manager.settings.set_always,
-            "network": self.manager.settings.set_network,
-        }
-        answer = options.get("answer")
-        if answer is not None and answer not in (RESULT, MESSAGE):
-            message = (
-                f"tether: initializationOptions.answer: must be {RESULT!r} or {MESSAGE!r}, "
-                f"got {answer!r}"
-            )
-            say(self.conn, types.MessageType.Warning, message)
-        for key, setter in setters.items():
-            value = options.get(key)
-            if value is None:
-                continue
-            try:
-                if not isinstance(value, str):
-                    raise InvalidSetting(f"{key} must be a string, got {value!r}")
-                await setter(s, value)
-            except InvalidSetting as exc:
-                message = f"tether: initializationOptions.{key}: {exc}"
-                params = types.ShowMessageParams(type=types.MessageType.Warning, message=message)
-                self.conn.notify(types.WINDOW_SHOW_MESSAGE, params)
 
     # --- other requests and notifications -------------------------------------------------
 
@@ -430,11 +285,6 @@ class LspFront:
         )
         return code_actions(params, literal)
 
-    def progress_cancelled(self, params: types.WorkDoneProgressCancelParams) -> None:
-        for ticket in self._tickets.values():
-            if ticket.token == params.token:
-                ticket.cancel()
-
     def document_changed(
         self,
         params: types.DidOpenTextDocumentParams
@@ -442,38 +292,3 @@ class LspFront:
         | types.DidCloseTextDocumentParams,
     ) -> None:
         self.documents.changed(params.text_document.uri)
-
-    async def shutdown(self) -> None:
-        """LSP `shutdown`: the running turn ends (its prompt answers `cancelled`) first."""
-        for ticket in list(self._tickets.values()):
-            ticket.cancel()
-        while self._active is not None:
-            await self._released.wait()
-
-
-def _keep_grant(s: Session, grant: DirGrant) -> None:
-    """A directory the user let the session reach stays reachable (stored with it)."""
-    kept = [g for g in s.state.dir_grants if g.path != str(grant.path)]
-    s.state.dir_grants = [*kept, AccessGrant(str(grant.path), grant.access)]
-
-
-def workspace_dirs(params: dict[str, Any]) -> tuple[str, list[str]]:
-    """The session's cwd and roots: the client's workspace folders (the first is the cwd), else
-    its root, else the directory the server was started in."""
-    folders = params.get("workspaceFolders") or []
-    roots = [p for p in (_dir_of(f.get("uri")) for f in folders) if p is not None]
-    root = _dir_of(params.get("rootUri")) or _dir_of_path(params.get("rootPath"))
-    cwd = roots[0] if roots else root or os.getcwd()
-    return cwd, roots or [cwd]
-
-
-def _dir_of(uri: object) -> str | None:
-    if not isinstance(uri, str) or not uri.startswith("file:"):
-        return None
-    return _dir_of_path(to_fs_path(uri))
-
-
-def _dir_of_path(path: object) -> str | None:
-    if isinstance(path, str) and os.path.isabs(path) and os.path.isdir(path):
-        return os.path.normpath(path)
-    return None

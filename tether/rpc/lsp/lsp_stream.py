@@ -36,7 +36,7 @@ async def serve_stream(
     async with anyio.create_task_group() as tg:
         front = LspFront(conn, server, composed.deps, tg)
         register(server, front)
-        conn.hooks = front
+        conn.hooks = front.tickets
         tg.start_soon(expire_spill, composed.deps.spill_root, composed.spill_days)
         try:
             code = await conn.run()

@@ -73,7 +73,7 @@ def register(server: LanguageServer, front: LspFront) -> None:
         front.document_changed(params)
 
     def progress_cancelled(params):
-        front.progress_cancelled(params)
+        front.tickets.progress_cancelled(params)
 
     def initialized(params):
         front.initialized()
@@ -84,7 +84,7 @@ def register(server: LanguageServer, front: LspFront) -> None:
 
     async def shutdown(*args):
         try:
-            await front.shutdown()
+            await front.tickets.shutdown()
         except Exception as exc:
             log.exception("shutdown failed")
             raise JsonRpcException(f"Internal error: {exc}", INTERNAL_ERROR) from None

@@ -2,9 +2,10 @@
 
 pygls dispatches messages, types them with lsprotocol (through lsprotocol's cattrs converter)
 and runs the handlers; this connection owns the bytes around it: Content-Length frames with a
-size cap, the output queue, and the cases where pygls alone would leave a client waiting or the
-server stuck. A frame that is not JSON is answered -32700, an invalid request -32600, params that
-do not fit their type -32602 with what is wrong; a malformed or error answer to one of our own
+size cap, the output queue (`Output`, which pygls writes through), and the cases where pygls
+alone would leave a client waiting or the server stuck (`Connection`). A frame that is not JSON
+is answered -32700, an invalid request -32600, params that do not fit their type -32602 with what
+is wrong; a malformed or error answer to one of our own
 requests fails that request, never the connection; a late answer to a request we gave up on is
 dropped quietly. `initialize` is answered here (the same answer as the fast path, which may
 already have sent it), `exit` ends the connection instead of calling `sys.exit` from a handler,
@@ -31,6 +32,7 @@ from pygls.lsp.server import LanguageServer
 
 from tether.rpc.json_depth import too_deep
 from tether.rpc.lsp.lsp_handshake import PROMPT, SLASH, LspHandshake, clean_params
+from tether.rpc.lsp.pygls_internals import forget_request, is_pending, still_pending
 from tether.rpc.rpc_error import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -66,48 +68,32 @@ class Hooks(Protocol):
         ...
 
 
-class Connection:
-    def __init__(
-        self,
-        stream: FramedStream,
-        server: LanguageServer,
-        handshake: LspHandshake,
-        converter: cattrs.Converter,
-    ) -> None:
-        self.server = server
-        self.protocol = server.protocol
-        self.converter = converter
-        self.handshake = handshake
-        self.hooks: Hooks | None = None
-        self.exit_code: int | None = None  # set by `exit`
+class Output:
+    """The writer pygls writes through (synchronously, on the event loop), and the messages we
+    build ourselves, in order with pygls's: one queue, which `run` sends to the stream."""
+
+    def __init__(self, stream: FramedStream) -> None:
         self._stream = stream
         self._queue: list[bytes] = []
         self._queued = self._written = 0  # payloads handed to us / to the stream
         self._wake = anyio.Event()
         self._sent = anyio.Event()
-        self._wrote = anyio.Event()
+        self.wrote = anyio.Event()  # set at each write once the input ended
         self._broken = False  # the output is closed: what is written is dropped
-        self._closed = False  # the input ended: new requests fail at once
-        self._shutdown = False
-        self._outgoing: dict[str, Future[Any]] = {}
-        self._incoming: set[RequestId] = set()
-        self._ids = itertools.count(1)
-        self.protocol.set_writer(self, include_headers=False)
-
-    # --- the writer pygls writes through (synchronously, on the event loop) -----------------
+        self.closed = False  # the input ended: the end of input waits for answers
 
     def write(self, data: bytes) -> None:
         self._queue.append(data)
         self._queued += 1
         self._wake.set()
-        if self._closed:  # the end of input waits for answers: this may be one
-            self._wrote.set()
-            self._wrote = anyio.Event()
+        if self.closed:  # the end of input waits for answers: this may be one
+            self.wrote.set()
+            self.wrote = anyio.Event()
 
     def close(self) -> None:
         pass  # the stream closes when the server stops
 
-    async def _drain(self) -> None:
+    async def run(self) -> None:
         while True:
             await self._wake.wait()
             self._wake = anyio.Event()
@@ -137,6 +123,30 @@ class Connection:
         error = {"code": code, "message": message}
         self.send({"jsonrpc": "2.0", "id": request_id, "error": error})
 
+
+class Connection:
+    def __init__(
+        self,
+        stream: FramedStream,
+        server: LanguageServer,
+        handshake: LspHandshake,
+        converter: cattrs.Converter,
+    ) -> None:
+        self.server = server
+        self.protocol = server.protocol
+        self.converter = converter
+        self.handshake = handshake
+        self.hooks: Hooks | None = None
+        self.exit_code: int | None = None  # set by `exit`
+        self._stream = stream
+        self.output = Output(stream)
+        self._closed = False  # the input ended: new requests fail at once
+        self._shutdown = False
+        self._outgoing: dict[str, Future[Any]] = {}
+        self._incoming: set[RequestId] = set()
+        self._ids = itertools.count(1)
+        self.protocol.set_writer(self.output, include_headers=False)
+
     # --- requests to the client -------------------------------------------------------------
 
     async def request(self, method: str, params: object) -> Any:
@@ -161,15 +171,14 @@ class Connection:
 
     def _forget(self, rid: str) -> None:
         """pygls's bookkeeping of a request we stopped waiting for."""
-        self.protocol._request_futures.pop(rid, None)
-        self.protocol._result_types.pop(rid, None)
+        forget_request(self.protocol, rid)
 
     # --- serving ----------------------------------------------------------------------------
 
     async def run(self) -> int:
         """Serve until `exit` or the end of input; returns the process's exit code."""
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._drain)
+            tg.start_soon(self.output.run)
             if self.handshake.params is not None:  # answered before the event loop
                 prime(self.protocol, self.converter, self.handshake.encoding, self.handshake.params)
             await self._read()
@@ -183,7 +192,7 @@ class Connection:
             if frame is None:
                 return
             if isinstance(frame, FrameTooLarge):
-                self.reply_error(
+                self.output.reply_error(
                     None,
                     INVALID_REQUEST,
                     f"Invalid request: a {frame.size}-byte frame is too large",
@@ -193,7 +202,7 @@ class Connection:
             await anyio.lowlevel.checkpoint()  # the handlers just started get to run
 
     async def _finish(self) -> None:
-        self._closed = True
+        self._closed = self.output.closed = True
         if self.hooks is not None:
             await self.hooks.input_ended()
         for rid, future in list(self._outgoing.items()):
@@ -203,18 +212,16 @@ class Connection:
         self._outgoing.clear()
         with anyio.move_on_after(ANSWER_WAIT):
             while self._unanswered():
-                await self._wrote.wait()
-        await self.flush()
+                await self.output.wrote.wait()
+        await self.output.flush()
 
     def _track(self, rid: RequestId) -> None:
         if len(self._incoming) > 256:  # keep only the requests still unanswered
-            pending = self.protocol._request_futures
-            self._incoming = {r for r in self._incoming if r in pending}
+            self._incoming = still_pending(self.protocol, self._incoming)
         self._incoming.add(rid)
 
     def _unanswered(self) -> bool:
-        pending = self.protocol._request_futures
-        return any(rid in pending for rid in self._incoming)
+        return any(is_pending(self.protocol, rid) for rid in self._incoming)
 
     # --- one frame --------------------------------------------------------------------------
 
@@ -233,23 +240,27 @@ class Connection:
 
     def _parse(self, frame: bytes) -> dict[str, Any] | None:
         if too_deep(frame):
-            self.reply_error(None, INVALID_REQUEST, "Invalid request: nested too deeply")
+            self.output.reply_error(None, INVALID_REQUEST, "Invalid request: nested too deeply")
             return None
         try:
             msg = json.loads(frame)
         except (ValueError, RecursionError) as exc:
-            self.reply_error(None, PARSE_ERROR, f"Parse error: {exc}")
+            self.output.reply_error(None, PARSE_ERROR, f"Parse error: {exc}")
             return None
         if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
             rid = msg.get("id") if isinstance(msg, dict) else None
-            self.reply_error(_valid_id(rid), INVALID_REQUEST, "Invalid request: not JSON-RPC 2.0")
+            self.output.reply_error(
+                _valid_id(rid), INVALID_REQUEST, "Invalid request: not JSON-RPC 2.0"
+            )
             return None
         method = msg.get("method")
         rid = msg.get("id")
         if (method is not None and not isinstance(method, str)) or (
             "id" in msg and _valid_id(rid) is None
         ):
-            self.reply_error(_valid_id(rid), INVALID_REQUEST, "Invalid request: bad method or id")
+            self.output.reply_error(
+                _valid_id(rid), INVALID_REQUEST, "Invalid request: bad method or id"
+            )
             return None
         return msg
 
@@ -258,10 +269,14 @@ class Connection:
             self._initialize(rid, msg.get("params"))
             return
         if not self.handshake.done:
-            self.reply_error(rid, SERVER_NOT_INITIALIZED, "the server is not initialized yet")
+            self.output.reply_error(
+                rid, SERVER_NOT_INITIALIZED, "the server is not initialized yet"
+            )
             return
         if self._shutdown:
-            self.reply_error(rid, INVALID_REQUEST, "Invalid request: the server is shutting down")
+            self.output.reply_error(
+                rid, INVALID_REQUEST, "Invalid request: the server is shutting down"
+            )
             return
         typed = self._structure(msg, rid)
         if typed is None:
@@ -326,7 +341,7 @@ class Connection:
         except Exception as exc:
             why = _why(exc)
             if rid is not None:
-                self.reply_error(rid, INVALID_PARAMS, f"Invalid params: {why}")
+                self.output.reply_error(rid, INVALID_PARAMS, f"Invalid params: {why}")
             else:
                 log.warning("dropped a malformed %s notification: %s", msg.get("method"), why)
             return None
@@ -338,22 +353,24 @@ class Connection:
             log.exception("handling %s failed", getattr(typed, "method", "?"))
             if rid is not None and rid in self._incoming:
                 self._incoming.discard(rid)
-                self.reply_error(rid, INTERNAL_ERROR, "Internal error")
+                self.output.reply_error(rid, INTERNAL_ERROR, "Internal error")
 
     # --- initialize -------------------------------------------------------------------------
 
     def _initialize(self, rid: RequestId, raw: object) -> None:
         if self.handshake.done:
-            self.reply_error(rid, INVALID_REQUEST, "Invalid request: initialize was already called")
+            self.output.reply_error(
+                rid, INVALID_REQUEST, "Invalid request: initialize was already called"
+            )
             return
         params = clean_params(raw)
         if params is None:
-            self.reply_error(
+            self.output.reply_error(
                 rid, INVALID_PARAMS, f"Invalid params: {initialize_problem(self.converter, raw)}"
             )
             return
         result = self.handshake.answer(params)
-        self.send({"jsonrpc": "2.0", "id": rid, "result": result})
+        self.output.send({"jsonrpc": "2.0", "id": rid, "result": result})
         prime(self.protocol, self.converter, self.handshake.encoding, params)
 
 
