@@ -57,6 +57,7 @@ DECISIONS: dict[str, tuple[str, str]] = {
         "m._one_regex.cache_info().currsize",
     ),
     "tether.engine.providers.http_transport:_tls": (AS_IMPORTED, "m._tls is None"),
+    "tether.engine.providers.thinking_refusals:_learned": (AS_IMPORTED, "len(m._learned)"),
     "tether.engine.providers.http_transport:_tls_lock": (AS_IMPORTED, "m._tls_lock.locked()"),
     "tether.engine.sandbox.detect:_detect": (AS_IMPORTED, "m._detect.cache_info().currsize"),
     "tether.engine.schema_fit:_meta": (AS_IMPORTED, "m._meta.cache_info().currsize"),
