@@ -25,9 +25,14 @@ fetch provider's `maxUrlLength`, `maxResponseBytes`, `maxBodyChars`, `timeoutMs`
 from __future__ import annotations
 
 import math
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
+
+if TYPE_CHECKING:
+    from ipaddress import IPv4Network, IPv6Network
+
+    IPNetwork = IPv4Network | IPv6Network
 
 Milliseconds = Annotated[int, msgspec.Meta(gt=0, le=2**31 - 1)]
 
@@ -43,6 +48,10 @@ class LocalFetchConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True)
     timeout_ms: float = 30_000  # a backstop above the tool budget (fetch_timeout_ms)
     max_redirects: int = 5  # same-origin hops; 0 follows none
     user_agent: str | None = None  # None: tether's own product User-Agent
+    # Addresses in these networks count as public for the SSRF check: behind a fake-IP proxy
+    # (Clash, mihomo: 198.18.0.0/15) every host resolves into a non-public range.
+    ssrf_assume_public_cidrs: list[str] = msgspec.field(default_factory=list[str])
+    allow_http_downgrade: bool = False  # fetch_local follows an HTTPS -> HTTP redirect
 
     def __post_init__(self) -> None:
         for name in ("max_url_length", "max_response_bytes", "max_body_chars", "timeout_ms"):
@@ -58,6 +67,24 @@ class LocalFetchConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True)
             raise ValueError(f"max_redirects must be a non-negative integer, not {r!r}")
         if self.user_agent is not None and not self.user_agent.strip():
             raise ValueError("user_agent must not be empty")
+        if self.ssrf_assume_public_cidrs:
+            public_networks(self.ssrf_assume_public_cidrs)  # ValueError naming the bad one
+
+
+def public_networks(cidrs: list[str]) -> tuple[IPNetwork, ...]:
+    """`ssrf_assume_public_cidrs` parsed; ValueError (naming the field first) for a bad one."""
+    import ipaddress  # only when the key is set
+
+    networks: list[IPNetwork] = []
+    for cidr in cidrs:
+        try:
+            networks.append(ipaddress.ip_network(cidr.strip(), strict=False))
+        except ValueError:
+            raise ValueError(
+                f"ssrf_assume_public_cidrs has {cidr!r}, which is not a network "
+                "(expected CIDR notation, e.g. 198.18.0.0/15)"
+            ) from None
+    return tuple(networks)
 
 
 class DeepSeekWebConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

@@ -32,6 +32,8 @@ from tether.engine.web.web_kinds import (
 from tether.schemas.web import WebConfig
 
 if TYPE_CHECKING:
+    import ssl
+
     from httpcore import AsyncNetworkBackend
 
 SEARCH_HINT = (
@@ -69,9 +71,11 @@ def build_web(
     *,
     resolver: Resolver = system_resolver,
     network: AsyncNetworkBackend | None = None,
+    tls: ssl.SSLContext | None = None,
 ) -> WebCapability:
-    """`resolver` and `network` are the DNS and socket boundaries (tests observe them)."""
-    plan = plan_web(config, env, resolver=resolver, network=network)
+    """`resolver` and `network` are the DNS and socket boundaries (tests observe them); `tls`
+    the certificates the local fetcher trusts (tests bring their own CA)."""
+    plan = plan_web(config, env, resolver=resolver, network=network, tls=tls)
     registry = ProviderRegistry(search_hint=SEARCH_HINT, fetch_hint=FETCH_HINT)
     for (role, _), provider in plan.made.items():
         # The registry entry's role says which protocol its provider speaks.
@@ -90,12 +94,13 @@ def plan_web(
     *,
     resolver: Resolver = system_resolver,
     network: AsyncNetworkBackend | None = None,
+    tls: ssl.SSLContext | None = None,
 ) -> WebPlan:
     """Make every registered kind the configuration allows (nothing is sent: providers connect
     when asked)."""
     config = config or WebConfig()
     env = os.environ if env is None else env
-    local = LocalFetcher(config.local, resolver=resolver, network=network)
+    local = LocalFetcher(config.local, resolver=resolver, network=network, tls=tls)
     sources = WebSources(config, env, local)
     plan = WebPlan(local)
     for key, kind in WEB_KINDS.items():
