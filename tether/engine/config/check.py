@@ -25,6 +25,7 @@ from tether.schemas.config import (
     ProviderConfig,
     SandboxConfig,
     SkillsConfig,
+    TrashConfig,
     WorkspaceConfig,
 )
 from tether.schemas.web import WebConfig
@@ -41,6 +42,7 @@ SECTIONS = (
     "sandbox",
     "agent",
     "skills",
+    "trash",
 )
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -72,6 +74,7 @@ class Checker:
         sandbox = self._section(doc, "sandbox", SandboxConfig)
         agent = self._section(doc, "agent", AgentConfig)
         skills = self._section(doc, "skills", SkillsConfig)
+        trash = self._section(doc, "trash", TrashConfig)
         servers = {
             n: m
             for n, t in self._tables(doc, "mcp_servers")
@@ -87,6 +90,7 @@ class Checker:
             sandbox=sandbox,
             agent=agent,
             skills=skills,
+            trash=trash,
         )
 
     def _section(

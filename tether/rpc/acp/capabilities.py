@@ -36,6 +36,8 @@ def acp_capabilities(
     commands: CommandDenylist = BUILTIN_COMMAND_DENYLIST,
     sandbox: Sandbox | None = None,
     repositories: Repositories | None = None,
+    *,
+    trash: bool = True,
 ) -> Capabilities:
     """Built per turn: the read ledger (what `edit_lineno` may change) is this turn's."""
     caps = handshake.client or acp.ClientCapabilities()
@@ -72,6 +74,7 @@ def acp_capabilities(
         command_denylist=commands,
         sandbox=sandbox,
         repositories=repositories if repositories is not None else Repositories(),
+        trash=trash,
     )
 
 

@@ -199,6 +199,7 @@ class LspFront:
             command_denylist=self.deps.command_denylist,
             sandbox=self.manager.sandbox(session),
             repositories=self.manager.runtime(session.id).repositories,
+            trash=self.deps.trash,
         )
 
     def _report(self, message: str) -> None:
