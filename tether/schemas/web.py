@@ -25,7 +25,7 @@ fetch provider's `maxUrlLength`, `maxResponseBytes`, `maxBodyChars`, `timeoutMs`
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
 
@@ -108,6 +108,31 @@ class BingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     url: str = DEFAULT_BING_URL
 
 
+class ExaConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Exa's search API (`POST /search`, seed `dsh-web-search-exa`). The key: `api_key`, else
+    the variable `api_key_env` names (default EXA_API_KEY); `base_url` default
+    https://api.exa.ai."""
+
+    api_key: str | None = None
+    api_key_env: str | None = None
+    base_url: str | None = None
+    search_type: Literal["auto", "keyword", "neural"] = "auto"  # Exa's `type`
+    highlights_per_result: Annotated[int, msgspec.Meta(ge=1)] = 1  # Exa's `highlightsPerUrl`
+
+
+class PerplexityConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Perplexity's Sonar (`POST /chat/completions`, seed `dsh-web-search-perplexity`): an
+    answer with its sources. The key: `api_key`, else the variable `api_key_env` names (default
+    PERPLEXITY_API_KEY); `base_url` default https://api.perplexity.ai."""
+
+    api_key: str | None = None
+    api_key_env: str | None = None
+    base_url: str | None = None
+    model: str = "sonar"
+    max_tokens: Annotated[int, msgspec.Meta(ge=1)] = 1024  # the answer's bound
+    search_recency: Literal["day", "week", "month", "year"] | None = None  # no filter
+
+
 class WebConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     search: bool = True  # offer web_search
     fetch: bool = True  # offer web_fetch
@@ -115,15 +140,18 @@ class WebConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     search_max_results: Annotated[int, msgspec.Meta(ge=1, le=50)] = 8
     fetch_timeout_ms: Milliseconds = 30_000  # web_fetch's (and fetch_local's) tool budget
     search_timeout_ms: Milliseconds = 30_000  # web_search's tool budget
-    # Names in the web provider registry (searxng, deepseek, bing; checked when the file is
-    # read), in fallback order. None: taken from the environment (TETHER_SEARXNG_URL ->
-    # "searxng", then a DeepSeek key -> "deepseek"); [] offers no search provider.
+    # Names in the web provider registry (searxng, deepseek, exa, perplexity, bing; checked
+    # when the file is read), in fallback order. None: taken from the environment
+    # (TETHER_SEARXNG_URL -> "searxng", then a DeepSeek, Exa or Perplexity key); [] offers no
+    # search provider.
     search_providers: list[str] | None = None
     fetch_provider: str = "local"  # local | deepseek | none
     local: LocalFetchConfig = msgspec.field(default_factory=LocalFetchConfig)
     deepseek: DeepSeekWebConfig = msgspec.field(default_factory=DeepSeekWebConfig)
     searxng: SearxngConfig = msgspec.field(default_factory=SearxngConfig)
     bing: BingConfig = msgspec.field(default_factory=BingConfig)
+    exa: ExaConfig = msgspec.field(default_factory=ExaConfig)
+    perplexity: PerplexityConfig = msgspec.field(default_factory=PerplexityConfig)
 
     def __post_init__(self) -> None:
         names = self.search_providers or []
