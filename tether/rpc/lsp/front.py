@@ -45,7 +45,7 @@ from tether.engine.sessions.settings import InvalidSetting
 from tether.engine.sessions.state import AccessGrant, Session
 from tether.engine.slash import slash_registry
 from tether.engine.slash.slash_command import CommandContext, no_options_changed
-from tether.engine.workspace import DirGrant, Workspace
+from tether.engine.workspace import DirGrant, Workspace, process_grants
 from tether.errors import HeldElsewhere, TetherError, TurnFailed
 from tether.rpc.lsp import prompt as prompts
 from tether.rpc.lsp.actions import code_actions
@@ -179,7 +179,10 @@ class LspFront:
         workspace = Workspace(
             roots,
             denylist=denylist,
-            grants=[DirGrant(Path(g.path), g.access) for g in session.state.dir_grants],
+            grants=[
+                *(DirGrant(Path(g.path), g.access) for g in session.state.dir_grants),
+                *process_grants(session.id),
+            ],
             on_grant=lambda g: _keep_grant(session, g),
         )
         return Capabilities(
