@@ -22,7 +22,9 @@ from tether.engine.web.local_fetch import LocalFetcher
 from tether.engine.web.provider_registry import FetchProvider, ProviderRegistry, SearchProvider
 from tether.engine.web.ssrf import Resolver, system_resolver
 from tether.engine.web.web_kinds import (
+    EXA_ENV,
     NO_FETCH,
+    PERPLEXITY_ENV,
     SEARXNG_ENV,
     WEB_KINDS,
     WebKind,
@@ -37,8 +39,9 @@ if TYPE_CHECKING:
     from httpcore import AsyncNetworkBackend
 
 SEARCH_HINT = (
-    f"set {SEARXNG_ENV} to a SearXNG instance or {DEEPSEEK_ENV.key} for DeepSeek's Search API, "
-    "or name providers in the config file's [web] search_providers"
+    f"set {SEARXNG_ENV} to a SearXNG instance, or {DEEPSEEK_ENV.key}, {EXA_ENV} or "
+    f"{PERPLEXITY_ENV} for DeepSeek's, Exa's or Perplexity's search, or name providers in the "
+    "config file's [web] search_providers"
 )
 FETCH_HINT = 'set [web] fetch_provider = "local" (or "deepseek") in the config file'
 Provider = SearchProvider | FetchProvider
