@@ -116,10 +116,17 @@ async def test_listed_networks_cover_ipv6_answers(
 async def test_cloud_metadata_stays_refused_whatever_is_listed(
     site: PageServer, network: RecordingNetwork
 ) -> None:
-    resolver = StubResolver({"meta.example": [["169.254.169.254"]]})
-    config = local(ssrf_assume_public_cidrs=["169.254.0.0/16", "0.0.0.0/0"])
+    resolver = StubResolver(
+        {"meta.example": [["169.254.169.254"]], "mapped.example": [["::ffff:169.254.169.254"]]}
+    )
+    config = local(ssrf_assume_public_cidrs=["169.254.0.0/16", "0.0.0.0/0", "::/0"])
     w = build_web(config, {}, resolver=resolver, network=network)
-    for url in ("http://meta.example/latest", "http://169.254.169.254/latest"):
+    for url in (
+        "http://meta.example/latest",
+        "http://169.254.169.254/latest",
+        "http://mapped.example/latest",
+        "http://[::ffff:a9fe:a9fe]/latest",
+    ):
         with pytest.raises(WebError) as info:
             await w.http_target(url)
         assert info.value.code == "WEB_BLOCKED_URL" and "cloud metadata" in info.value.message

@@ -138,10 +138,17 @@ def classify(address: IPAddress) -> tuple[Verdict, str]:
 def judge(address: IPAddress, public: Sequence[IPNetwork] = ()) -> tuple[Verdict, str]:
     """`classify`, except that an address in one of the `public` networks is public: a fake-IP
     proxy's answers (Clash: 198.18.0.0/15) stand for hosts on the internet. A cloud metadata
-    address stays refused whatever the list says."""
-    if address not in _METADATA_ADDRESSES and any(_within(address, n) for n in public):
+    address stays refused whatever the list says, in any IPv6 form too."""
+    if not _metadata(address) and any(_within(address, n) for n in public):
         return "public", ""
     return classify(address)
+
+
+def _metadata(address: IPAddress) -> bool:
+    if address in _METADATA_ADDRESSES:
+        return True
+    embedded = _embedded_v4(address) if isinstance(address, ipaddress.IPv6Address) else None
+    return embedded is not None and embedded in _METADATA_ADDRESSES
 
 
 def _within(address: IPAddress, network: IPNetwork) -> bool:
