@@ -13,6 +13,7 @@ import atexit
 import shutil
 import tempfile
 import threading
+from functools import cache
 from pathlib import Path
 
 from tether.engine.local import reaper
@@ -25,6 +26,7 @@ _guard = threading.Lock()
 
 def make(session_id: str) -> Path:
     """A new private (0700) directory, opened to the session's tools for this process."""
+    _remove_at_end()
     path = Path(tempfile.mkdtemp(prefix=PREFIX)).resolve()  # macOS: /var is /private/var
     with _guard:
         _made.append(path)
@@ -39,5 +41,8 @@ def remove_all() -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-reaper.at_stop(remove_all)  # SIGTERM, SIGHUP
-atexit.register(remove_all)  # the end of input, a normal exit
+@cache
+def _remove_at_end() -> None:
+    """Hooked on first use, not at import: a warm server's fork inherits nothing to undo."""
+    reaper.at_stop(remove_all)  # SIGTERM, SIGHUP
+    atexit.register(remove_all)  # the end of input, a normal exit
