@@ -158,7 +158,7 @@ def test_each_kind_maps_to_its_adapter(
         (
             "x = 1\n",
             ":1: x: unknown key (expected one of: providers, models, defaults, workspace, web, "
-            "mcp_servers, sandbox, agent, skills)",
+            "mcp_servers, sandbox, agent, skills, trash)",
         ),
         ("[defaults]\nmodle = 'demo'\n", ":2: defaults.modle: unknown key"),
         (

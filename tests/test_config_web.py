@@ -112,7 +112,7 @@ def test_no_table_is_the_defaults() -> None:
         (
             '[web]\nsearch_providers = ["searxng", "google"]\n',
             ":2: web.search_providers: invalid value 'google' (expected one of: searxng, "
-            "deepseek, bing)",
+            "deepseek, exa, perplexity, bing)",
         ),
         (
             '[web]\n\nfetch_provider = "curl"\n',

@@ -144,15 +144,11 @@ class Batch:
             if c.tool is None:
                 raise self._registry.missing(c.call.name)
             c.args = c.tool.decode(c.call.arguments)
-            if self._mode == READ_ONLY_MODE and not c.tool.read_only:
+            refusal = c.tool.read_only_refusal(c.args) if self._mode == READ_ONLY_MODE else None
+            if refusal is not None:
                 # The tool stays in the list (a stable prefix keeps the prompt cache); its
                 # calls are answered here, before anything is planned or asked.
-                raise ToolError(
-                    "READ_ONLY_MODE",
-                    f"{c.tool.name} changes things and the session is in read-only mode; "
-                    "say what you would do, or ask the user to switch to `ask` or `code` "
-                    "mode (`/mode ask`, or the editor's mode menu)",
-                )
+                raise ToolError("READ_ONLY_MODE", refusal)
             c.plan = await c.tool.plan(self._ctx, c.args, self._mode)
         except (ToolError, SeamError) as exc:
             if may_wait and exc.code in _STATE_CODES:

@@ -100,6 +100,9 @@ class ToolDef(msgspec.Struct, Generic[A]):
     # How the call's result reads when the turn is cancelled while it runs, given the seconds
     # it ran (a wait: "cancelled by the user after 2.1 s"); None: "the turn was cancelled".
     aborted: Callable[[float], str] | None = None
+    # For a tool that changes things only in some calls (fetch_local: a GET only reads): None
+    # when this call only reads, else why read-only mode refuses it.
+    read_only_calls: Callable[[A], str | None] | None = None
 
     @property
     def spec(self) -> ToolSpec:
@@ -126,6 +129,18 @@ class ToolDef(msgspec.Struct, Generic[A]):
         if problems:
             raise ToolError("INVALID_ARGS", "; ".join(problems))
         return args
+
+    def read_only_refusal(self, args: A) -> str | None:
+        """Why read-only mode (and /btw) refuses this call; None when it only reads."""
+        if self.read_only:
+            return None
+        if self.read_only_calls is not None:
+            return self.read_only_calls(args)
+        return (
+            f"{self.name} changes things and the session is in read-only mode; "
+            "say what you would do, or ask the user to switch to `ask` or `code` "
+            "mode (`/mode ask`, or the editor's mode menu)"
+        )
 
     async def plan(self, ctx: Capabilities, args: A, mode: str) -> CallPlan:
         if self.planner is not None:

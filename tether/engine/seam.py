@@ -395,6 +395,8 @@ class Capabilities(msgspec.Struct):
     # The session's repositories as found when it opened (engine/vcs/): the vcs tools' git runs
     # on those, hardened. Fronts pass the session's; a context made without gets its own.
     repositories: Repositories = msgspec.field(default_factory=Repositories)
+    # `[trash] enabled`: delete_path moves to the system trash; False deletes for good.
+    trash: bool = True
 
     def __post_init__(self) -> None:
         if self.workspace is None:

@@ -50,6 +50,20 @@ class DirGrant(msgspec.Struct, frozen=True):
     access: Access = "read"
 
 
+# Directories opened to a session's tools for as long as this process lives, never stored with
+# the session (temporary workspaces: engine/local/temp_workspaces.py). Fronts add them to the
+# stored grants each time they build a session's workspace.
+_PROCESS_GRANTS: dict[str, list[DirGrant]] = {}
+
+
+def process_grants(session_id: str) -> list[DirGrant]:
+    return list(_PROCESS_GRANTS.get(session_id, ()))
+
+
+def add_process_grant(session_id: str, grant: DirGrant) -> None:
+    _PROCESS_GRANTS.setdefault(session_id, []).append(grant)
+
+
 class Workspace(msgspec.Struct):
     roots: list[Path]
     denylist: Sequence[str] = DEFAULT_DENYLIST

@@ -79,6 +79,7 @@ def compose(
         sandbox=setup.sandbox,
         agent=setup.agent,
         skills=SkillPlaces(home / "skills", tuple(setup.skills.paths)),
+        trash=setup.trash,
     )
     days = float(env.get("TETHER_SPILL_DAYS") or setup.spill_days or SPILL_DAYS)
     return Composed(deps, web, days)

@@ -136,6 +136,13 @@ class SkillsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     paths: list[NonEmpty] = []
 
 
+class TrashConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """`[trash]`: whether `delete_path` moves to the system trash (the default) or deletes for
+    good, as if every call said `permanent`."""
+
+    enabled: bool = True
+
+
 class McpServerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """`[mcp_servers.NAME]`: a command to run (stdio) or a URL (streamable HTTP), exactly one
     of them (checked when the file is read). Strings may name `${VAR}` of tether's
@@ -161,3 +168,4 @@ class ConfigFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     sandbox: SandboxConfig = msgspec.field(default_factory=SandboxConfig)
     agent: AgentConfig = msgspec.field(default_factory=AgentConfig)
     skills: SkillsConfig = msgspec.field(default_factory=SkillsConfig)
+    trash: TrashConfig = msgspec.field(default_factory=TrashConfig)

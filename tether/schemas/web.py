@@ -25,9 +25,14 @@ fetch provider's `maxUrlLength`, `maxResponseBytes`, `maxBodyChars`, `timeoutMs`
 from __future__ import annotations
 
 import math
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
+
+if TYPE_CHECKING:
+    from ipaddress import IPv4Network, IPv6Network
+
+    IPNetwork = IPv4Network | IPv6Network
 
 Milliseconds = Annotated[int, msgspec.Meta(gt=0, le=2**31 - 1)]
 
@@ -43,6 +48,10 @@ class LocalFetchConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True)
     timeout_ms: float = 30_000  # a backstop above the tool budget (fetch_timeout_ms)
     max_redirects: int = 5  # same-origin hops; 0 follows none
     user_agent: str | None = None  # None: tether's own product User-Agent
+    # Addresses in these networks count as public for the SSRF check: behind a fake-IP proxy
+    # (Clash, mihomo: 198.18.0.0/15) every host resolves into a non-public range.
+    ssrf_assume_public_cidrs: list[str] = msgspec.field(default_factory=list[str])
+    allow_http_downgrade: bool = False  # fetch_local follows an HTTPS -> HTTP redirect
 
     def __post_init__(self) -> None:
         for name in ("max_url_length", "max_response_bytes", "max_body_chars", "timeout_ms"):
@@ -58,6 +67,24 @@ class LocalFetchConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True)
             raise ValueError(f"max_redirects must be a non-negative integer, not {r!r}")
         if self.user_agent is not None and not self.user_agent.strip():
             raise ValueError("user_agent must not be empty")
+        if self.ssrf_assume_public_cidrs:
+            public_networks(self.ssrf_assume_public_cidrs)  # ValueError naming the bad one
+
+
+def public_networks(cidrs: list[str]) -> tuple[IPNetwork, ...]:
+    """`ssrf_assume_public_cidrs` parsed; ValueError (naming the field first) for a bad one."""
+    import ipaddress  # only when the key is set
+
+    networks: list[IPNetwork] = []
+    for cidr in cidrs:
+        try:
+            networks.append(ipaddress.ip_network(cidr.strip(), strict=False))
+        except ValueError:
+            raise ValueError(
+                f"ssrf_assume_public_cidrs has {cidr!r}, which is not a network "
+                "(expected CIDR notation, e.g. 198.18.0.0/15)"
+            ) from None
+    return tuple(networks)
 
 
 class DeepSeekWebConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -81,6 +108,31 @@ class BingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     url: str = DEFAULT_BING_URL
 
 
+class ExaConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Exa's search API (`POST /search`, seed `dsh-web-search-exa`). The key: `api_key`, else
+    the variable `api_key_env` names (default EXA_API_KEY); `base_url` default
+    https://api.exa.ai."""
+
+    api_key: str | None = None
+    api_key_env: str | None = None
+    base_url: str | None = None
+    search_type: Literal["auto", "keyword", "neural"] = "auto"  # Exa's `type`
+    highlights_per_result: Annotated[int, msgspec.Meta(ge=1)] = 1  # Exa's `highlightsPerUrl`
+
+
+class PerplexityConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Perplexity's Sonar (`POST /chat/completions`, seed `dsh-web-search-perplexity`): an
+    answer with its sources. The key: `api_key`, else the variable `api_key_env` names (default
+    PERPLEXITY_API_KEY); `base_url` default https://api.perplexity.ai."""
+
+    api_key: str | None = None
+    api_key_env: str | None = None
+    base_url: str | None = None
+    model: str = "sonar"
+    max_tokens: Annotated[int, msgspec.Meta(ge=1)] = 1024  # the answer's bound
+    search_recency: Literal["day", "week", "month", "year"] | None = None  # no filter
+
+
 class WebConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     search: bool = True  # offer web_search
     fetch: bool = True  # offer web_fetch
@@ -88,15 +140,18 @@ class WebConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     search_max_results: Annotated[int, msgspec.Meta(ge=1, le=50)] = 8
     fetch_timeout_ms: Milliseconds = 30_000  # web_fetch's (and fetch_local's) tool budget
     search_timeout_ms: Milliseconds = 30_000  # web_search's tool budget
-    # Names in the web provider registry (searxng, deepseek, bing; checked when the file is
-    # read), in fallback order. None: taken from the environment (TETHER_SEARXNG_URL ->
-    # "searxng", then a DeepSeek key -> "deepseek"); [] offers no search provider.
+    # Names in the web provider registry (searxng, deepseek, exa, perplexity, bing; checked
+    # when the file is read), in fallback order. None: taken from the environment
+    # (TETHER_SEARXNG_URL -> "searxng", then a DeepSeek, Exa or Perplexity key); [] offers no
+    # search provider.
     search_providers: list[str] | None = None
     fetch_provider: str = "local"  # local | deepseek | none
     local: LocalFetchConfig = msgspec.field(default_factory=LocalFetchConfig)
     deepseek: DeepSeekWebConfig = msgspec.field(default_factory=DeepSeekWebConfig)
     searxng: SearxngConfig = msgspec.field(default_factory=SearxngConfig)
     bing: BingConfig = msgspec.field(default_factory=BingConfig)
+    exa: ExaConfig = msgspec.field(default_factory=ExaConfig)
+    perplexity: PerplexityConfig = msgspec.field(default_factory=PerplexityConfig)
 
     def __post_init__(self) -> None:
         names = self.search_providers or []

@@ -9,7 +9,7 @@ from tether.schemas.web import WebConfig
 def catalog(web: WebConfig | None = None) -> list[ToolDef]:
     """Every tool tether offers (the web tools as `web`, the `[web]` table, enables them), for
     the composition root to build a Registry from."""
-    from tether.tools.access import request_directory_access
+    from tether.tools.access import new_temporary_workspace, request_directory_access
     from tether.tools.ask import ask_user
     from tether.tools.batch import run_argv_batch
     from tether.tools.edit import edit_lineno, edit_replace
@@ -60,6 +60,7 @@ def catalog(web: WebConfig | None = None) -> list[ToolDef]:
         ask_user,
         wait,
         request_directory_access,
+        new_temporary_workspace,
         skill_read,
         skill_list,
         *web_tools(web),

@@ -1,7 +1,12 @@
-"""request_directory_access: the model asks the user to open a directory outside the session's
+"""Directories opened to the session's tools beyond its roots.
+
+request_directory_access: the model asks the user to open a directory outside the session's
 roots to its tools, for reading or for writing (`exec`: running commands there, which can write
 too). The grant lasts for the session and is stored with it; a denylisted place is never granted,
-nor the file system root or the home directory as a whole."""
+nor the file system root or the home directory as a whole.
+
+new_temporary_workspace: a scratch directory in the system's temporary directory, opened to the
+tools for as long as this tether runs, never stored (engine/local/temp_workspaces.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from typing import Literal
 
 import anyio
 
+from tether.engine.events import TextOut
 from tether.engine.registry import CallPlan, ToolArgs, ToolOutput, tool
 from tether.engine.seam import Capabilities
 from tether.engine.workspace import Access, DirGrant
@@ -71,3 +77,39 @@ async def _plan(ctx: Capabilities, args: RequestDirectoryAccessArgs, mode: str) 
         scope=f"{args.mode} {full}",
         target=str(full),
     )
+
+
+# --- new_temporary_workspace ----------------------------------------------------------------
+
+
+class NewTemporaryWorkspaceArgs(ToolArgs):
+    pass
+
+
+@tool(kind="other")
+async def new_temporary_workspace(ctx: Capabilities, args: NewTemporaryWorkspaceArgs) -> ToolOutput:
+    """Create an empty scratch directory in the system's temporary directory, where your tools
+    may read, write and run commands for the rest of this session, outside the project. Use
+    it for experiments, downloads and throwaway builds; it is deleted, with everything in it,
+    when tether exits. The project directory stays the working directory: pass the new path
+    explicitly.
+    """
+    from tether.engine.local import temp_workspaces
+
+    path = temp_workspaces.make(ctx.session_id)
+    # This turn's workspace as well: later turns get it from the process's grants.
+    ctx.policy.grants = [*ctx.policy.grants, DirGrant(path, "write")]
+    text = (
+        f"created the temporary workspace {path}: read, write and run commands there for the "
+        f"rest of this session; it is deleted when tether exits. The working directory is "
+        f"still {ctx.cwd}."
+    )
+    return ToolOutput(text, [TextOut(text)])
+
+
+@new_temporary_workspace.planned_by
+async def _plan_temporary(
+    ctx: Capabilities, args: NewTemporaryWorkspaceArgs, mode: str
+) -> CallPlan:
+    # An empty private directory of its own changes nothing of the user's: nobody is asked.
+    return CallPlan(title="Create a temporary workspace", kind="other")

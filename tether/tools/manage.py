@@ -120,12 +120,18 @@ async def delete_path(ctx: Capabilities, args: DeletePathArgs) -> ToolOutput:
         permanent: Delete it for good instead of trashing it. Only when the user asks for it.
     """
     full, st = await _victim(ctx, args.path)
-    await ctx.fs.delete(full, permanent=args.permanent)
+    permanent = _permanent(ctx, args)
+    await ctx.fs.delete(full, permanent=permanent)
     ctx.reads.forget(full)
     what = "directory" if st.kind == "dir" else "file"
-    where = "deleted permanently" if args.permanent else "moved to the system trash"
+    where = "deleted permanently" if permanent else "moved to the system trash"
     text = f"{what} {display(ctx, full)} {where}"
     return ToolOutput(text, [TextOut(text)])
+
+
+def _permanent(ctx: Capabilities, args: DeletePathArgs) -> bool:
+    """For good when the call asks, or when the configuration turned the trash off."""
+    return args.permanent or not ctx.trash
 
 
 async def _victim(ctx: Capabilities, path: str) -> tuple[Path, FileStat]:
@@ -139,16 +145,17 @@ async def _victim(ctx: Capabilities, path: str) -> tuple[Path, FileStat]:
 async def _plan_delete(ctx: Capabilities, args: DeletePathArgs, mode: str) -> CallPlan:
     full, st = await _victim(ctx, args.path)
     shown = display(ctx, full) + ("/" if st.kind == "dir" else "")
-    what = f"{shown} permanently" if args.permanent else f"{shown} to the system trash"
+    permanent = _permanent(ctx, args)
+    what = f"{shown} permanently" if permanent else f"{shown} to the system trash"
     return CallPlan(
-        title=f"Delete {what}" if args.permanent else f"Move {what}",
+        title=f"Delete {what}" if permanent else f"Move {what}",
         kind="delete",
         locations=[Location(str(full))],
         confirm=True,
         # "Always" covers this operation (trashing is not deleting for good) on this path,
         # never the folder it is in, and the option says so.
-        scope=f"{'delete' if args.permanent else 'trash'} {full}",
-        grant_label=f"deleting {what}" if args.permanent else f"moving {what}",
+        scope=f"{'delete' if permanent else 'trash'} {full}",
+        grant_label=f"deleting {what}" if permanent else f"moving {what}",
         writes=[str(full)],
         target=shown,
     )

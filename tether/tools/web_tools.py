@@ -49,6 +49,7 @@ CITE = "Cite the relevant URLs above as markdown links in your answer."
 TRUNCATED = "(Content truncated. Fetch a more specific URL or section for the full text.)"
 BLANK_QUERY = "Error: query must be a non-empty string"
 BLANK_URL = "Error: url must be a non-empty string"
+READ_ONLY_GET = "fetch_local method must be GET in a read-only context (POST/PUT/DELETE mutate)"
 
 
 def web_guidance(config: WebConfig | None = None) -> str:
@@ -292,6 +293,7 @@ class FetchLocalArgs(ToolArgs):
     method: Method = "GET"
     headers: dict[str, str] | None = None
     body: str | None = None
+    user_agent: str | None = None
 
 
 def _fetch_local_tool(timeout: float) -> ToolDef[FetchLocalArgs]:
@@ -314,13 +316,15 @@ def _fetch_local_tool(timeout: float) -> ToolDef[FetchLocalArgs]:
             method: The HTTP method.
             headers: Request headers, name to value.
             body: The request body, sent as UTF-8 text.
+            user_agent: The User-Agent to send, when the server expects a particular client
+                (otherwise a User-Agent header, else tether's own).
         """
         if not args.url.strip():
             return _error(BLANK_URL)
         request = HttpRequest(
             method=args.method,
             url=args.url.strip(),
-            headers=dict(args.headers or {}),
+            headers=request_headers(args),
             body=args.body.encode("utf-8") if args.body is not None else None,
         )
         resp = await ctx.web.http(request, target=_TARGET.get())  # WebError: error [CODE]
@@ -351,7 +355,23 @@ def _fetch_local_tool(timeout: float) -> ToolDef[FetchLocalArgs]:
             target=title,
         )
 
+    fetch_local.read_only_calls = _get_only
     return _planned(fetch_local)
+
+
+def _get_only(args: FetchLocalArgs) -> str | None:
+    """In read-only mode (and /btw) a GET reads; the other methods change things."""
+    return None if args.method == "GET" else READ_ONLY_GET
+
+
+def request_headers(args: FetchLocalArgs) -> dict[str, str]:
+    """The caller's headers; `user_agent`, when given, replaces any User-Agent among them (and
+    either one replaces tether's default)."""
+    headers = dict(args.headers or {})
+    if args.user_agent is not None and args.user_agent.strip():
+        headers = {k: v for k, v in headers.items() if k.lower() != "user-agent"}
+        headers["User-Agent"] = args.user_agent.strip()
+    return headers
 
 
 def format_http(request: HttpRequest, resp: HttpResponse) -> str:

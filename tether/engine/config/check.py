@@ -25,6 +25,7 @@ from tether.schemas.config import (
     ProviderConfig,
     SandboxConfig,
     SkillsConfig,
+    TrashConfig,
     WorkspaceConfig,
 )
 from tether.schemas.web import WebConfig
@@ -41,7 +42,10 @@ SECTIONS = (
     "sandbox",
     "agent",
     "skills",
+    "trash",
 )
+# The web providers with a key and a base URL of their own ([web.NAME]).
+_KEYED_WEB = (("deepseek", "base_url"), ("exa", "base_url"), ("perplexity", "base_url"))
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -72,6 +76,7 @@ class Checker:
         sandbox = self._section(doc, "sandbox", SandboxConfig)
         agent = self._section(doc, "agent", AgentConfig)
         skills = self._section(doc, "skills", SkillsConfig)
+        trash = self._section(doc, "trash", TrashConfig)
         servers = {
             n: m
             for n, t in self._tables(doc, "mcp_servers")
@@ -87,6 +92,7 @@ class Checker:
             sandbox=sandbox,
             agent=agent,
             skills=skills,
+            trash=trash,
         )
 
     def _section(
@@ -171,13 +177,14 @@ class Checker:
             self._one_of(("web", "search_providers"), name, web_kind_names("search"))
         fetch = table.get("fetch_provider")
         self._one_of(("web", "fetch_provider"), fetch, [*web_kind_names("fetch"), NO_FETCH])
-        for name, url_key in (("searxng", "url"), ("bing", "url"), ("deepseek", "base_url")):
+        for name, url_key in (("searxng", "url"), ("bing", "url"), *_KEYED_WEB):
             sub = table.get(name)
             if isinstance(sub, dict):
                 self._url(("web", name, url_key), sub.get(url_key))
-        deepseek = table.get("deepseek")
-        if isinstance(deepseek, dict):
-            self._credentials(("web", "deepseek"), deepseek)
+        for name, _ in _KEYED_WEB:
+            sub = table.get(name)
+            if isinstance(sub, dict):
+                self._credentials(("web", name), sub)
 
     def _one_of(self, key: Key, value: Any, allowed: list[str]) -> None:
         if isinstance(value, str) and value not in allowed:

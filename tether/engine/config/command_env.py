@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from tether.engine.config.file import Config
 from tether.engine.config.model_kinds import DEEPSEEK_ENV, env_kinds
-from tether.engine.web.web_kinds import SEARXNG_ENV
+from tether.engine.web.web_kinds import EXA_ENV, PERPLEXITY_ENV, SEARXNG_ENV
 from tether.errors import ConfigIssue
 from tether.schemas.config import ConfigFile
 
@@ -29,6 +29,8 @@ def _secrets(file: ConfigFile) -> Iterator[str]:
         yield from (kind.env.key, kind.env.base_url)
     yield from (p.api_key_env for p in file.providers.values() if p.api_key_env)
     yield file.web.deepseek.api_key_env or DEEPSEEK_ENV.key
+    yield file.web.exa.api_key_env or EXA_ENV
+    yield file.web.perplexity.api_key_env or PERPLEXITY_ENV
     yield SEARXNG_ENV
 
 
@@ -53,8 +55,13 @@ def _owners(file: ConfigFile) -> dict[str, str]:
         found[kind.env.key] = f"holds the key of the {kind.name} provider"
         found[kind.env.base_url] = f"holds the {kind.name} provider's URL"
     found[SEARXNG_ENV] = "holds the SearXNG URL, which may carry credentials"
-    web_key = file.web.deepseek.api_key_env or DEEPSEEK_ENV.key
-    found[web_key] = "holds the key of the web provider deepseek"
+    web_keys = {
+        "deepseek": file.web.deepseek.api_key_env or DEEPSEEK_ENV.key,
+        "exa": file.web.exa.api_key_env or EXA_ENV,
+        "perplexity": file.web.perplexity.api_key_env or PERPLEXITY_ENV,
+    }
+    for web_name, web_key in web_keys.items():
+        found[web_key] = f"holds the key of the web provider {web_name}"
     for name, p in file.providers.items():
         if p.api_key_env:
             found[p.api_key_env] = f"holds the key of provider {name!r}"

@@ -70,6 +70,7 @@ class Setup(msgspec.Struct):
     sandbox: SandboxConfig = msgspec.field(default_factory=SandboxConfig)  # [sandbox]
     agent: AgentConfig = msgspec.field(default_factory=AgentConfig)  # [agent]
     skills: SkillsConfig = msgspec.field(default_factory=SkillsConfig)  # [skills]
+    trash: bool = True  # [trash] enabled: delete_path moves to the system trash
     warnings: list[str] = msgspec.field(default_factory=list[str])  # e.g. a file left out
 
 
@@ -139,6 +140,7 @@ def resolve(config: Config | None, *, env: Mapping[str, str]) -> Setup:
         sandbox=file.sandbox,
         agent=file.agent,
         skills=file.skills,
+        trash=file.trash.enabled,
     )
 
 

@@ -60,3 +60,4 @@ class EngineDeps(msgspec.Struct):
     skills: SkillPlaces = msgspec.field(
         default_factory=SkillPlaces
     )  # tether's own and [skills] paths
+    trash: bool = True  # [trash] enabled: delete_path trashes (False: deletes for good)

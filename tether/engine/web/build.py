@@ -22,7 +22,9 @@ from tether.engine.web.local_fetch import LocalFetcher
 from tether.engine.web.provider_registry import FetchProvider, ProviderRegistry, SearchProvider
 from tether.engine.web.ssrf import Resolver, system_resolver
 from tether.engine.web.web_kinds import (
+    EXA_ENV,
     NO_FETCH,
+    PERPLEXITY_ENV,
     SEARXNG_ENV,
     WEB_KINDS,
     WebKind,
@@ -32,11 +34,14 @@ from tether.engine.web.web_kinds import (
 from tether.schemas.web import WebConfig
 
 if TYPE_CHECKING:
+    import ssl
+
     from httpcore import AsyncNetworkBackend
 
 SEARCH_HINT = (
-    f"set {SEARXNG_ENV} to a SearXNG instance or {DEEPSEEK_ENV.key} for DeepSeek's Search API, "
-    "or name providers in the config file's [web] search_providers"
+    f"set {SEARXNG_ENV} to a SearXNG instance, or {DEEPSEEK_ENV.key}, {EXA_ENV} or "
+    f"{PERPLEXITY_ENV} for DeepSeek's, Exa's or Perplexity's search, or name providers in the "
+    "config file's [web] search_providers"
 )
 FETCH_HINT = 'set [web] fetch_provider = "local" (or "deepseek") in the config file'
 Provider = SearchProvider | FetchProvider
@@ -69,9 +74,11 @@ def build_web(
     *,
     resolver: Resolver = system_resolver,
     network: AsyncNetworkBackend | None = None,
+    tls: ssl.SSLContext | None = None,
 ) -> WebCapability:
-    """`resolver` and `network` are the DNS and socket boundaries (tests observe them)."""
-    plan = plan_web(config, env, resolver=resolver, network=network)
+    """`resolver` and `network` are the DNS and socket boundaries (tests observe them); `tls`
+    the certificates the local fetcher trusts (tests bring their own CA)."""
+    plan = plan_web(config, env, resolver=resolver, network=network, tls=tls)
     registry = ProviderRegistry(search_hint=SEARCH_HINT, fetch_hint=FETCH_HINT)
     for (role, _), provider in plan.made.items():
         # The registry entry's role says which protocol its provider speaks.
@@ -90,12 +97,13 @@ def plan_web(
     *,
     resolver: Resolver = system_resolver,
     network: AsyncNetworkBackend | None = None,
+    tls: ssl.SSLContext | None = None,
 ) -> WebPlan:
     """Make every registered kind the configuration allows (nothing is sent: providers connect
     when asked)."""
     config = config or WebConfig()
     env = os.environ if env is None else env
-    local = LocalFetcher(config.local, resolver=resolver, network=network)
+    local = LocalFetcher(config.local, resolver=resolver, network=network, tls=tls)
     sources = WebSources(config, env, local)
     plan = WebPlan(local)
     for key, kind in WEB_KINDS.items():

@@ -26,9 +26,11 @@ from tether.engine.web.charset import decode
 from tether.engine.web.ssrf import ParsedUrl, Resolver, check_target, parse_url, system_resolver
 from tether.engine.web.types import FetchResult, HttpRequest, HttpResponse, Target
 from tether.errors import WebError
-from tether.schemas.web import LocalFetchConfig
+from tether.schemas.web import LocalFetchConfig, public_networks
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
     from httpcore import AsyncNetworkBackend
 
@@ -86,16 +88,19 @@ class LocalFetcher:
         *,
         resolver: Resolver = system_resolver,
         network: AsyncNetworkBackend | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.limits = limits or LocalFetchConfig()
         self.timeout = self.limits.timeout_ms / 1000
         self.user_agent = self.limits.user_agent or USER_AGENT
+        self.public = public_networks(self.limits.ssrf_assume_public_cidrs)
         self._resolver = resolver
         self._network = network  # the socket boundary: tests wrap it to see every connect
+        self._tls = tls  # the certificates trusted; None: the usual CA bundle
 
     async def check(self, url: str) -> Target:
         """Validate, resolve and judge `url`'s destination; raises WebError."""
-        return await check_target(self._parse(url), self._resolver)
+        return await check_target(self._parse(url), self._resolver, self.public)
 
     def _parse(self, url: str) -> ParsedUrl:
         return parse_url(url, max_length=self.limits.max_url_length)
@@ -103,7 +108,7 @@ class LocalFetcher:
     async def _approved(self, parsed: ParsedUrl, target: Target | None) -> Target:
         if target is not None and (target.host, target.port) == (parsed.host, parsed.port):
             return target
-        checked = await check_target(parsed, self._resolver)
+        checked = await check_target(parsed, self._resolver, self.public)
         if checked.needs_consent:
             raise WebError(
                 "WEB_BLOCKED_URL",
@@ -120,7 +125,9 @@ class LocalFetcher:
     def _client(self, backend: PinnedBackend) -> httpx.AsyncClient:
         from tether.engine.web.pinned import pinned_client
 
-        return pinned_client(backend, timeout=self.timeout, user_agent=self.user_agent)
+        return pinned_client(
+            backend, timeout=self.timeout, user_agent=self.user_agent, tls=self._tls
+        )
 
     # --- web_fetch -------------------------------------------------------------------------
 
@@ -239,14 +246,17 @@ class LocalFetcher:
         self, backend: PinnedBackend, current: ParsedUrl, nxt: ParsedUrl, approved: Target
     ) -> None:
         """Re-check a redirect's destination; the approval covers its own host:port only."""
-        if current.scheme == "https" and nxt.scheme == "http":
+        downgrade = current.scheme == "https" and nxt.scheme == "http"
+        if downgrade and not self.limits.allow_http_downgrade:
             raise WebError(
-                "WEB_REDIRECT_BLOCKED", f"{current.url} redirects from HTTPS to HTTP: {nxt.url}"
+                "WEB_REDIRECT_BLOCKED",
+                f"{current.url} redirects from HTTPS to HTTP: {nxt.url} "
+                "(`[web.local] allow_http_downgrade` is off)",
             )
         if (nxt.host, nxt.port) == (approved.host, approved.port):
             return
         try:
-            target = await check_target(nxt, self._resolver)
+            target = await check_target(nxt, self._resolver, self.public)
         except WebError as exc:
             raise WebError("WEB_REDIRECT_BLOCKED", f"redirect to {nxt.url}: {exc}") from None
         if target.needs_consent:

@@ -76,17 +76,25 @@ def _ssl_context() -> ssl.SSLContext:
 
 
 class _PinnedTransport(httpx.AsyncHTTPTransport):
-    def __init__(self, backend: PinnedBackend) -> None:
-        super().__init__(verify=_ssl_context(), trust_env=False)
+    def __init__(self, backend: PinnedBackend, tls: ssl.SSLContext | None) -> None:
+        tls = tls or _ssl_context()
+        super().__init__(verify=tls, trust_env=False)
         # httpx builds its pool without a way to pass a network backend; ours replaces it.
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=_ssl_context(), max_connections=4, network_backend=backend
+            ssl_context=tls, max_connections=4, network_backend=backend
         )
 
 
-def pinned_client(backend: PinnedBackend, *, timeout: float, user_agent: str) -> httpx.AsyncClient:
+def pinned_client(
+    backend: PinnedBackend,
+    *,
+    timeout: float,
+    user_agent: str,
+    tls: ssl.SSLContext | None = None,
+) -> httpx.AsyncClient:
+    """`tls`: the certificates trusted (None: the usual CA bundle; tests bring their own CA)."""
     return httpx.AsyncClient(
-        transport=_PinnedTransport(backend),
+        transport=_PinnedTransport(backend, tls),
         timeout=httpx.Timeout(timeout),
         follow_redirects=False,
         trust_env=False,

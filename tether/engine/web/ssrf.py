@@ -8,7 +8,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -20,6 +20,7 @@ from tether.errors import WebError
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 Verdict = Literal["public", "loopback", "private network", "refused"]
 
 RESOLVE_TIMEOUT = 10.0
@@ -134,6 +135,29 @@ def classify(address: IPAddress) -> tuple[Verdict, str]:
     return "public", ""
 
 
+def judge(address: IPAddress, public: Sequence[IPNetwork] = ()) -> tuple[Verdict, str]:
+    """`classify`, except that an address in one of the `public` networks is public: a fake-IP
+    proxy's answers (Clash: 198.18.0.0/15) stand for hosts on the internet. A cloud metadata
+    address stays refused whatever the list says, in any IPv6 form too."""
+    if not _metadata(address) and any(_within(address, n) for n in public):
+        return "public", ""
+    return classify(address)
+
+
+def _metadata(address: IPAddress) -> bool:
+    if address in _METADATA_ADDRESSES:
+        return True
+    embedded = _embedded_v4(address) if isinstance(address, ipaddress.IPv6Address) else None
+    return embedded is not None and embedded in _METADATA_ADDRESSES
+
+
+def _within(address: IPAddress, network: IPNetwork) -> bool:
+    if address.version == network.version:
+        return address in network
+    embedded = _embedded_v4(address) if isinstance(address, ipaddress.IPv6Address) else None
+    return embedded is not None and embedded in network
+
+
 def _embedded_v4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
     """The IPv4 address an IPv6 one stands for (mapped, NAT64, 6to4): judged as that address."""
     if address.ipv4_mapped is not None:
@@ -160,9 +184,12 @@ async def system_resolver(host: str, port: int) -> list[str]:
     return seen
 
 
-async def check_target(parsed: ParsedUrl, resolver: Resolver) -> Target:
+async def check_target(
+    parsed: ParsedUrl, resolver: Resolver, public: Sequence[IPNetwork] = ()
+) -> Target:
     """Resolve the URL's host and judge every address; raises WebError(WEB_BLOCKED_URL) when any
-    address is refused. A host with a loopback or private address is a non-public target."""
+    address is refused. A host with a loopback or private address is a non-public target.
+    `public`: networks whose addresses count as public (`ssrf_assume_public_cidrs`)."""
     if parsed.host in _METADATA_HOSTS or parsed.host.endswith(".metadata.google.internal"):
         raise WebError("WEB_BLOCKED_URL", f"{parsed.host} is a cloud metadata service")
     literal = _ip(parsed.host)
@@ -172,7 +199,7 @@ async def check_target(parsed: ParsedUrl, resolver: Resolver) -> Target:
         address = _ip(text.split("%", 1)[0])
         if address is None:
             raise WebError("WEB_BLOCKED_URL", f"{parsed.host} resolved to a non-IP {text!r}")
-        verdict, why = classify(address)
+        verdict, why = judge(address, public)
         if verdict == "refused":
             raise WebError(
                 "WEB_BLOCKED_URL", f"{parsed.host} resolves to {address}, {why}: never fetched"

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 WebRole = Literal["search", "fetch"]
 SEARXNG_ENV = "TETHER_SEARXNG_URL"
+EXA_ENV = "EXA_API_KEY"  # the seed's default for Exa's key
+PERPLEXITY_ENV = "PERPLEXITY_API_KEY"  # and for Perplexity's
 NO_FETCH = "none"  # `fetch_provider = "none"`: web_fetch has no provider
 
 
@@ -73,6 +75,41 @@ def _deepseek(src: WebSources) -> DeepSeekWeb | str:
     return DeepSeekWeb(key, base, timeout=min(src.search_timeout, 20.0))
 
 
+def _exa(src: WebSources) -> SearchProvider | str:
+    settings = src.config.exa
+    key_env = settings.api_key_env or EXA_ENV
+    key = settings.api_key or src.env.get(key_env)
+    if not key:
+        return f"{key_env} is not set"
+    from tether.engine.web.exa import DEFAULT_BASE_URL, ExaSearch
+
+    return ExaSearch(
+        key,
+        settings.base_url or DEFAULT_BASE_URL,
+        search_type=settings.search_type,
+        highlights_per_result=settings.highlights_per_result,
+        timeout=src.search_timeout,
+    )
+
+
+def _perplexity(src: WebSources) -> SearchProvider | str:
+    settings = src.config.perplexity
+    key_env = settings.api_key_env or PERPLEXITY_ENV
+    key = settings.api_key or src.env.get(key_env)
+    if not key:
+        return f"{key_env} is not set"
+    from tether.engine.web.perplexity import DEFAULT_BASE_URL, PerplexitySearch
+
+    return PerplexitySearch(
+        key,
+        settings.base_url or DEFAULT_BASE_URL,
+        model=settings.model,
+        max_tokens=settings.max_tokens,
+        search_recency=settings.search_recency,
+        timeout=src.search_timeout,
+    )
+
+
 def _bing(src: WebSources) -> SearchProvider:
     from tether.engine.web.bing import BingRss
 
@@ -89,6 +126,8 @@ WEB_KINDS: dict[tuple[WebRole, str], WebKind] = {
     for k in (
         WebKind("searxng", "search", _searxng),
         WebKind("deepseek", "search", _deepseek),
+        WebKind("exa", "search", _exa),
+        WebKind("perplexity", "search", _perplexity),
         WebKind("bing", "search", _bing, listed_only=True),
         WebKind("local", "fetch", _local),
         WebKind("deepseek", "fetch", _deepseek),

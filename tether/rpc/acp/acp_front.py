@@ -59,6 +59,7 @@ class AcpFront:
             self.deps.command_denylist,
             self.manager.sandbox(session),
             self.manager.runtime(session.id).repositories,
+            trash=self.deps.trash,
         )
 
     async def send(self, session_id: str, update: acp.SessionUpdate) -> None:

@@ -14,7 +14,7 @@ from tether.engine.sandbox.session_sandbox import Sandbox
 from tether.engine.seam import BUILTIN_COMMAND_DENYLIST, Capabilities, CommandDenylist, Ptys, Web
 from tether.engine.sessions.state import AccessGrant, Session
 from tether.engine.vcs.repository import Repositories
-from tether.engine.workspace import DirGrant, Workspace
+from tether.engine.workspace import DirGrant, Workspace, process_grants
 from tether.rpc.acp.acp_handshake import Handshake
 from tether.rpc.acp.client_fs import ClientFileSystem
 from tether.rpc.acp.client_terminal import ClientTerminal, terminal_form
@@ -36,6 +36,8 @@ def acp_capabilities(
     commands: CommandDenylist = BUILTIN_COMMAND_DENYLIST,
     sandbox: Sandbox | None = None,
     repositories: Repositories | None = None,
+    *,
+    trash: bool = True,
 ) -> Capabilities:
     """Built per turn: the read ledger (what `edit_lineno` may change) is this turn's."""
     caps = handshake.client or acp.ClientCapabilities()
@@ -64,7 +66,10 @@ def acp_capabilities(
         workspace=Workspace(
             roots,
             denylist=denylist,
-            grants=[DirGrant(Path(g.path), g.access) for g in s.state.dir_grants],
+            grants=[
+                *(DirGrant(Path(g.path), g.access) for g in s.state.dir_grants),
+                *process_grants(s.id),
+            ],
             on_grant=lambda g: _keep(s, g),
         ),
         reads=ReadLedger(),
@@ -72,6 +77,7 @@ def acp_capabilities(
         command_denylist=commands,
         sandbox=sandbox,
         repositories=repositories if repositories is not None else Repositories(),
+        trash=trash,
     )
 
 

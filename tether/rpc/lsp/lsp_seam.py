@@ -15,7 +15,7 @@ from tether.engine.seam import Capabilities, Web
 from tether.engine.sessions.deps import EngineDeps
 from tether.engine.sessions.manager import SessionManager
 from tether.engine.sessions.state import AccessGrant, Session
-from tether.engine.workspace import DirGrant, Workspace
+from tether.engine.workspace import DirGrant, Workspace, process_grants
 from tether.rpc.lsp.buffer_fs import LspFileSystem
 from tether.rpc.lsp.documents import Documents
 from tether.rpc.lsp.features import ClientFeatures
@@ -66,7 +66,10 @@ class LspSeam:
         workspace = Workspace(
             roots,
             denylist=denylist,
-            grants=[DirGrant(Path(g.path), g.access) for g in session.state.dir_grants],
+            grants=[
+                *(DirGrant(Path(g.path), g.access) for g in session.state.dir_grants),
+                *process_grants(session.id),
+            ],
             on_grant=lambda g: _keep_grant(session, g),
         )
         return Capabilities(
@@ -86,6 +89,7 @@ class LspSeam:
             command_denylist=self.deps.command_denylist,
             sandbox=self.manager.sandbox(session),
             repositories=self.manager.runtime(session.id).repositories,
+            trash=self.deps.trash,
         )
 
 
