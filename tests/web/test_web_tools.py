@@ -59,6 +59,7 @@ class Harness:
         self.grants = Grants()
         self.events: list[Event] = []
         self.registry = Registry(web_tools(config))
+        self.mode = "ask"
         self.ctx = Capabilities(
             session_id="s",
             cwd=tmp,
@@ -78,7 +79,12 @@ class Harness:
             self.events.append(event)
 
         return await Batch(
-            batch, registry=self.registry, ctx=self.ctx, grants=self.grants, mode="ask", emit=emit
+            batch,
+            registry=self.registry,
+            ctx=self.ctx,
+            grants=self.grants,
+            mode=self.mode,
+            emit=emit,
         ).run()
 
     async def one(self, name: str, **args: Any) -> str:
@@ -281,6 +287,25 @@ async def test_a_rejected_loopback_fetch_sends_nothing(tmp_path: Path, site: Pag
     [result] = await h.run(("web_fetch", {"url": site.url("/p")}))
     assert result.is_error and "REJECTED" in result.content
     assert site.connections == 0
+
+
+async def test_allow_all_still_asks_before_reaching_a_loopback_host(
+    tmp_path: Path, site: PageServer
+) -> None:
+    site.route("/p", Page(b"secret"))
+    h = harness(tmp_path, site)
+    h.mode, h.user.verdict = "allow-all", "reject"
+    results = await h.run(
+        ("web_fetch", {"url": site.url("/p")}), ("fetch_local", {"url": site.url("/p")})
+    )
+    assert all(r.is_error and "REJECTED" in r.content for r in results)
+    assert site.connections == 0  # nothing reached the user's network
+    # The user's own "always" answer covers that host and port, in allow-all too.
+    h.user.verdict, h.user.remember = "allow", True
+    await h.one("web_fetch", url=site.url("/p"))
+    asked = len(h.user.asked)
+    assert (await h.one("web_fetch", url=site.url("/p"))).startswith("[approval] grant (session)")
+    assert len(h.user.asked) == asked
 
 
 async def test_always_allow_covers_exactly_that_host_and_port(

@@ -196,7 +196,8 @@ class Batch:
         ask: list[_Call] = []
         for c in pending:
             assert c.plan is not None
-            if self._mode == ALLOW_ALL_MODE and not c.plan.always_ask:
+            waived = not (c.plan.always_ask or c.plan.asks_in_every_mode)
+            if self._mode == ALLOW_ALL_MODE and waived:
                 c.approved_by = f"mode ({ALLOW_ALL_MODE})"
                 continue
             found = self._grants.match(c.call.name, c.plan.scope) if c.plan.grantable else None

@@ -58,6 +58,9 @@ class CallPlan(msgspec.Struct):
     # The user is asked every time, in every mode, never covered by a grant (a change to a
     # skill: set by the pipeline when the call writes in a guarded directory).
     always_ask: bool = False
+    # The user answers it in every mode (allow-all waives nothing), though their own "always"
+    # answer still covers it: a fetch from a loopback or private-network address.
+    asks_in_every_mode: bool = False
 
 
 class ToolArgs(msgspec.Struct, forbid_unknown_fields=True):

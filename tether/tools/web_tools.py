@@ -7,7 +7,8 @@ Provider selection, SSRF checks and HTML rendering live behind the seam; these t
 what the model reads. A call that would reach a loopback or private-network address asks the
 user first: its plan checks the destination, the permission request names its `host:port`, an
 "always" answer covers exactly that host and port for the session, and the call then connects to
-the very addresses the plan checked (see `_PlannedTargets`).
+the very addresses the plan checked (see `_PlannedTargets`). allow-all waives none of that: only
+the user's own answer lets tether reach into their network.
 """
 
 from __future__ import annotations
@@ -276,6 +277,7 @@ def _fetch_tool(timeout: float) -> ToolDef[WebFetchArgs]:
             title=f"Fetch {url} ({_consent_note(target)})",
             kind="fetch",
             confirm=True,
+            asks_in_every_mode=True,
             scope=target.host_port,
             target=url,  # a round of fetches is titled "Fetch a, b", not "Fetch Fetch a"
         )
@@ -351,6 +353,7 @@ def _fetch_local_tool(timeout: float) -> ToolDef[FetchLocalArgs]:
             title=f"{title} ({', '.join(reasons)})" if reasons else title,
             kind="fetch",
             confirm=bool(reasons) or method != "GET",
+            asks_in_every_mode=target.needs_consent,
             scope=scope,
             target=title,
         )
