@@ -20,7 +20,7 @@ from tether.engine.sessions.store import Store
 from tether.engine.skills.skill_roots import SkillPlaces
 from tether.engine.system_prompt import PERSONA
 from tether.engine.turn import TurnConfig
-from tether.engine.workspace import DEFAULT_DENYLIST
+from tether.engine.workspace import DEFAULT_DENYLIST, DirGrant
 from tether.schemas.config import AgentConfig, SandboxConfig
 
 if TYPE_CHECKING:
@@ -60,3 +60,4 @@ class EngineDeps(msgspec.Struct):
     skills: SkillPlaces = msgspec.field(
         default_factory=SkillPlaces
     )  # tether's own and [skills] paths
+    allowed_paths: tuple[DirGrant, ...] = ()  # [agent] allow_paths: open without asking

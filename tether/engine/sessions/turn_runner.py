@@ -266,6 +266,7 @@ class TurnRunner:
             emit=lambda e: self._emit(s, e),
             persist=self._persist,
             keep=config.keep_recent_results,
+            summary_prompt=config.summary_prompt,
         )
 
     async def warm(self, runtime: SessionRuntime) -> None:
@@ -306,9 +307,16 @@ class TurnRunner:
         context = await self._snapshot(runtime)
         base = self.deps.turn
         mode = mode or s.state.mode
-        mcp = runtime.mcp.instructions() if runtime.mcp is not None else ""
+        mcp = runtime.mcp.instructions() if runtime.mcp and base.mcp_instructions else ""
         system = system_prompt(
-            base.system, context, mode, MODES[mode][1], base.sections, mcp, catalog(skills)
+            base.system,
+            context,
+            mode,
+            MODES[mode][1],
+            base.sections,
+            mcp,
+            catalog(skills),
+            base.tool_rules,
         )
         return msgspec.structs.replace(base, system=system)
 

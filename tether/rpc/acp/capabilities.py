@@ -36,8 +36,10 @@ def acp_capabilities(
     commands: CommandDenylist = BUILTIN_COMMAND_DENYLIST,
     sandbox: Sandbox | None = None,
     repositories: Repositories | None = None,
+    allowed: tuple[DirGrant, ...] = (),
 ) -> Capabilities:
-    """Built per turn: the read ledger (what `edit_lineno` may change) is this turn's."""
+    """Built per turn: the read ledger (what `edit_lineno` may change) is this turn's.
+    `allowed`: the directories the config file opens to every session (`allow_paths`)."""
     caps = handshake.client or acp.ClientCapabilities()
     roots = [Path(r) for r in s.state.roots] or [Path(s.cwd)]
 
@@ -64,7 +66,7 @@ def acp_capabilities(
         workspace=Workspace(
             roots,
             denylist=denylist,
-            grants=[DirGrant(Path(g.path), g.access) for g in s.state.dir_grants],
+            grants=[*allowed, *(DirGrant(Path(g.path), g.access) for g in s.state.dir_grants)],
             on_grant=lambda g: _keep(s, g),
         ),
         reads=ReadLedger(),

@@ -179,7 +179,10 @@ class LspFront:
         workspace = Workspace(
             roots,
             denylist=denylist,
-            grants=[DirGrant(Path(g.path), g.access) for g in session.state.dir_grants],
+            grants=[
+                *self.deps.allowed_paths,
+                *(DirGrant(Path(g.path), g.access) for g in session.state.dir_grants),
+            ],
             on_grant=lambda g: _keep_grant(session, g),
         )
         return Capabilities(
@@ -195,7 +198,7 @@ class LspFront:
             llm=model,
             workspace=workspace,
             reads=ReadLedger(),
-            pty=self.manager.runtime(session.id).pty_host(),
+            pty=self.manager.runtime(session.id).pty_host(self.deps.agent),
             command_denylist=self.deps.command_denylist,
             sandbox=self.manager.sandbox(session),
             repositories=self.manager.runtime(session.id).repositories,
