@@ -11,6 +11,7 @@ import msgspec
 from tether.engine.events import Event, Notice
 from tether.engine.grants import Grants
 from tether.engine.history import Message, MessageSizes
+from tether.engine.sessions.host_notices import HostNotice
 from tether.engine.sessions.undo import TurnChanges
 from tether.errors import SessionBusy
 
@@ -90,6 +91,8 @@ class SessionState(msgspec.Struct):
     # How the last turn ended when it did not finish ("running" while it runs, and after a
     # kill; "cancelled", "error", "max_tokens", "max_turn_requests"): /retry goes on from it.
     unfinished: str | None = None
+    # What the model is to be told about the session at its next prompt (host_notices.py).
+    notices: list[HostNotice] = []
 
 
 def with_window_choices(stored: SessionState, mine: SessionState) -> SessionState:
@@ -106,6 +109,7 @@ def with_window_choices(stored: SessionState, mine: SessionState) -> SessionStat
         network=mine.network,
         mcp_servers=mine.mcp_servers,
         roots=mine.roots,
+        notices=mine.notices,  # what this process has to tell the model
     )
 
 
@@ -154,8 +158,8 @@ class Session(msgspec.Struct):
         return self.turn_scope is not None
 
     def record(self, event: Event) -> None:
-        """Keep an event for replay (notices are live only)."""
-        if not isinstance(event, Notice):
+        """Keep an event for replay (notices are live only, but for host notices)."""
+        if not isinstance(event, Notice) or event.kept:
             self.pending_events.append(event)
 
     def claim(self) -> anyio.CancelScope:
