@@ -1,7 +1,7 @@
 """Resuming where things changed (issue 32, item 5), each step a new `tether acp` process over
 real pipes: a session opened from another folder than its own asks (keep, move, abort); a
-session opened by a new process tells the model its PTYs and running commands are gone; those
-host notices are stored where they happened, sent to the model in order, and replayed."""
+session whose turns opened PTYs, run by a new process, tells the model they are gone; those host
+notices are stored where they happened, sent to the model in order, and replayed."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from tests.harness import AgentProcess, Frame, spawn_agent
 from tests.providers.mock_llm_server import MockLLMServer, Reply
-from tests.providers.wire import chat_text
+from tests.providers.wire import chat_call, chat_text
 from tests.test_agent_settings import PROVIDER
 from tests.test_mcp_servers import NOTICES
 
@@ -42,6 +42,8 @@ async def _first_session(world: World) -> str:
         await agent.initialize()
         sid = await agent.new_session(world.old)
         assert (await agent.prompt(sid, "first"))["result"] == {"stopReason": "end_turn"}
+        [opened] = [u for u in agent.updates(sid) if u.get("rawOutput", {}).get("ptyId") == 1]
+        assert opened["status"] == "completed"
     return sid
 
 
@@ -70,7 +72,9 @@ def _user_text(body: dict[str, Any]) -> list[str]:
 
 
 def _replies(*texts: str) -> list[Reply]:
-    return [Reply(chunks=chat_text([t])) for t in texts]
+    """The first turn opens a PTY, then says the first text; a reply per later text."""
+    first = Reply(chunks=chat_call("open_pty", {"argv": ["cat"]}))
+    return [first, *(Reply(chunks=chat_text([t])) for t in texts)]
 
 
 async def _listed_cwd(agent: AgentProcess, sid: str) -> str:
@@ -102,9 +106,9 @@ async def test_keep_the_old_folder_and_the_model_hears_of_the_restart(
             assert (await agent.prompt(sid, "second"))["result"] == {"stopReason": "end_turn"}
             assert await _listed_cwd(agent, sid) == str(world.old)
             shown = [u for u in agent.updates(sid) if u["sessionUpdate"] == "notice"]
-        second = server.posts[1].json()
+        second = server.posts[2].json()
     assert [u["title"] for u in shown] == [
-        "Resumed in a new tether process: PTYs and running commands of the last one are gone"
+        "A new tether process runs this session: the PTYs of the last one are gone"
     ]
     users = _user_text(second)
     assert users[0] == "first"
@@ -125,11 +129,11 @@ async def test_move_to_the_new_folder(home: Path, tmp_path: Path) -> None:
             assert "result" in resumed, resumed
             assert (await agent.prompt(sid, "second"))["result"] == {"stopReason": "end_turn"}
             assert await _listed_cwd(agent, sid) == str(world.new)
-        second = server.posts[1].json()
+        second = server.posts[2].json()
     assert f"- Working directory: {world.new}" in second["messages"][0]["content"]
     users = _user_text(second)
-    assert users[1].startswith(RESTART)  # in the order they were made
-    assert MOVED in users[1] and users[1].index(RESTART) < users[1].index(MOVED)
+    assert users[1].startswith(MOVED)  # in the order they were made
+    assert RESTART in users[1] and users[1].index(MOVED) < users[1].index(RESTART)
     assert f"from the folder {world.old} to {world.new}" in users[1]
 
 
@@ -152,7 +156,7 @@ async def test_abort_answers_with_an_error_and_changes_nothing(home: Path, tmp_p
                 "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "x"}]}
             )
             assert "error" in gone  # it was not opened
-        assert len(server.posts) == 1
+        assert len(server.posts) == 2
 
 
 async def test_the_same_folder_asks_nothing_and_notices_replay_in_order(
@@ -174,7 +178,7 @@ async def test_the_same_folder_asks_nothing_and_notices_replay_in_order(
         for u in replayed
         if u["sessionUpdate"] in ("notice", "user_message_chunk", "agent_message_chunk")
     ]
-    restart = "Resumed in a new tether process: PTYs and running commands of the last one are gone"
+    restart = "A new tether process runs this session: the PTYs of the last one are gone"
     assert order[:5] == [
         ("user_message_chunk", "first"),
         ("agent_message_chunk", "one"),
@@ -182,3 +186,22 @@ async def test_the_same_folder_asks_nothing_and_notices_replay_in_order(
         ("user_message_chunk", "second"),  # the user's words only: the notice is the model's
         ("agent_message_chunk", "two"),
     ]
+
+
+async def test_a_session_that_never_opened_a_pty_is_told_nothing(
+    home: Path, tmp_path: Path
+) -> None:
+    with MockLLMServer() as server:
+        server.script("/chat/completions", *(Reply(chunks=chat_text([t])) for t in "ab"))
+        world = World(home, tmp_path, server)
+        async with world.agent() as agent:
+            await agent.initialize()
+            sid = await agent.new_session(world.old)
+            await agent.prompt(sid, "first")
+        async with world.agent() as agent:
+            await _open(agent, "session/load", sid, world.old)
+            await agent.prompt(sid, "second")
+            shown = [u for u in agent.updates(sid) if u["sessionUpdate"] == "notice"]
+        second = server.posts[1].json()
+    assert _user_text(second) == ["first", "second"]
+    assert shown == []

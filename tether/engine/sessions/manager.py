@@ -25,13 +25,11 @@ from tether.engine import events as ev
 from tether.engine.history import UserPart
 from tether.engine.providers.base import LLM
 from tether.engine.sandbox.session_sandbox import Sandbox
-from tether.engine.sessions import reopening, undo
+from tether.engine.sessions import undo
 from tether.engine.sessions.deps import EngineDeps, Front
 from tether.engine.sessions.folders import folder
-from tether.engine.sessions.host_notices import HostNotice
 from tether.engine.sessions.model_choice import ModelChoice
 from tether.engine.sessions.renderings import Replay
-from tether.engine.sessions.reopening import note_restart
 from tether.engine.sessions.runtime import SessionRuntime
 from tether.engine.sessions.session_rows import SessionRow
 from tether.engine.sessions.settings import InvalidSetting, SessionSettings, reasoning_for
@@ -71,8 +69,6 @@ class SessionManager:
             is_open=lambda s: s.id in self._open,
         )
         self.turns = TurnRunner(deps, front, background, emit=self.emit, persist=self.persist)
-        # Host notices made as sessions opened, shown to the client once it has its answer.
-        self._untold: dict[str, list[HostNotice]] = {}
 
     @property
     def sessions(self) -> dict[str, Session]:
@@ -148,26 +144,9 @@ class SessionManager:
             stored.state.model = self.deps.catalog.default
         if stored.state.mode == ALLOW_ALL_MODE:  # chosen for one sitting, never inherited
             stored.state.mode = self.deps.agent.default_mode
-        restart = note_restart(stored)
-        if restart is not None:
-            self._untold[stored.id] = [restart]
         self._start(stored)
+        self._open[stored.id].reopened = True  # by this process: its first turn says so
         return stored
-
-    def is_open(self, session_id: str) -> bool:
-        return session_id in self._open
-
-    async def move(self, s: Session, cwd: str) -> None:
-        """The session goes on in the folder `cwd` (the user chose it: see reopening.py)."""
-        notice = await reopening.move(self.runtime(s.id), folder(cwd))
-        self._untold.setdefault(s.id, []).append(notice)
-        await self.persist(s)
-
-    async def tell_notices(self, s: Session) -> None:
-        """Show the client the host notices made as the session opened (recorded, so a reload
-        shows them where they happened)."""
-        for notice in self._untold.pop(s.id, []):
-            await self.emit(s, ev.Notice("info", notice.title, notice.text, kept=True))
 
     def _start(self, s: Session) -> None:
         runtime = self._open[s.id] = SessionRuntime(s, self.deps.registry_factory)

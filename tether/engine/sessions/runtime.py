@@ -49,6 +49,9 @@ class SessionRuntime:
         self._sandbox: Sandbox | None = None
         self._closers: list[Closer] = []
         self._mcp_listeners: list[Listener] = []
+        # Opened from the store by this process (not made here): its next turn tells the model
+        # what the process that ran it before took with it (sessions/reopening.py).
+        self.reopened = False
 
     def model(self, catalog: ModelCatalog) -> LLM:
         """The session's model, opened at the first request (again after the model changed;

@@ -11,7 +11,6 @@ import msgspec
 from tether.engine.events import Event, Notice
 from tether.engine.grants import Grants
 from tether.engine.history import Message, MessageSizes
-from tether.engine.sessions.host_notices import HostNotice
 from tether.engine.sessions.undo import TurnChanges
 from tether.errors import SessionBusy
 
@@ -62,6 +61,14 @@ class AccessGrant(msgspec.Struct, frozen=True):
 
     path: str
     access: Literal["read", "write"]
+
+
+class HostNotice(msgspec.Struct, frozen=True):
+    """What tether is to tell the model about the session itself (sessions/host_notices.py)."""
+
+    kind: str  # one pending notice per kind: a newer one replaces it
+    title: str  # what the user is shown
+    text: str  # what the model reads
 
 
 class SessionState(msgspec.Struct):

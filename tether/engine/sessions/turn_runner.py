@@ -19,7 +19,6 @@ from tether.engine.history import UserPart, prompt_text
 from tether.engine.sandbox.acts_later import acts_later
 from tether.engine.sandbox.detect import detect
 from tether.engine.sessions.deps import EngineDeps, Front
-from tether.engine.sessions.host_notices import with_notices
 from tether.engine.sessions.lease import Holder, lease_seconds
 from tether.engine.sessions.runtime import SessionRuntime
 from tether.engine.sessions.state import MODES, READ_ONLY_MODE, Session, with_window_choices
@@ -199,8 +198,10 @@ class TurnRunner:
     ) -> ev.StopReason:
         s = runtime.session
         s.history.extend(interrupted_results(s.history))  # a killed turn's calls, answered
-        sent = with_notices(s.state.notices, sent)  # what the model is told first, kept there
-        s.state.notices = []
+        if runtime.reopened or s.state.notices:  # told first, and kept there in order
+            from tether.engine.sessions import reopening
+
+            sent = [*await reopening.tell(runtime, lambda e: self._emit(s, e)), *sent]
         # the client showed it; stored once, in the history message, when that is what it sent
         s.record(ev.UserPrompted(parts, message=len(s.history) if sent is parts else None))
         text = prompt_text(parts)

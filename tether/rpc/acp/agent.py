@@ -120,7 +120,6 @@ class AcpAgent:
 
         async def after() -> None:
             if s.id in self.sessions:
-                await self.manager.tell_notices(s)
                 specs = server_specs(mcp_servers)
                 self.manager.start_mcp(s, specs, ready_notices=self.handshake.notices)
                 self._follow_mcp(s)
@@ -233,7 +232,7 @@ class AcpAgent:
     async def _reopen(self, session_id: str, cwd: str) -> Session:
         """The stored session, opened here; when the client opens it from another folder than
         its own, the user chooses: keep its folder, move it, or abort (an error answer)."""
-        was_open = self.manager.is_open(session_id)
+        was_open = session_id in self.manager.sessions
         with _rpc_errors():
             s = await self.manager.resume(session_id)
         other = await anyio.to_thread.run_sync(_other_folder, cwd, s.cwd)
@@ -243,7 +242,10 @@ class AcpAgent:
 
         choice = await choose_folder(self.peer, s.id, s.cwd, other)
         if choice == "move":
-            await self.manager.move(s, other)
+            from tether.engine.sessions import reopening
+
+            await reopening.move(self.manager.runtime(s.id), other)
+            await self.manager.persist(s)
         elif choice == "abort":
             if not was_open:
                 await self.manager.close(s.id)
