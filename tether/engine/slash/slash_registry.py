@@ -42,12 +42,7 @@ COMMANDS: tuple[Command, ...] = (
         f"{_SESSION}:mode",
         hint="ask | code | read-only",
     ),
-    Command(
-        "model",
-        "Switch the model of this session (--persist: also the default of new sessions)",
-        f"{_SESSION}:model",
-        hint="model id [--persist]",
-    ),
+    Command("model", "Switch the model of this session", f"{_SESSION}:model", hint="model id"),
     Command(
         "undo",
         "Revert the file changes of the last turn (again: one more turn back)",
