@@ -246,3 +246,32 @@ def test_doctor_checks_the_new_agent_keys_with_their_lines(tmp_path: Path) -> No
     assert f"  error: {path}:3: agent.max_ptys: " in out
     assert f'  error: {path}:6: agent.allow_paths."relative/dir": expected an absolute path' in out
     assert f"  error: {path}:7: agent.allow_paths.\"/opt/tools\": invalid value 'rwx'" in out
+
+
+def test_allow_paths_expand_home_and_exec_is_write_access(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tether.engine.workspace import DirGrant, configured_grants
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "tools").mkdir()
+    grants = configured_grants({"~/tools": "exec", str(tmp_path / "docs"): "read"})
+    assert grants == [
+        DirGrant(tmp_path.resolve() / "tools", "write"),
+        DirGrant(tmp_path.resolve() / "docs", "read"),
+    ]
+
+
+@pytest.mark.cold_start
+def test_zero_max_rounds_is_refused_on_the_command_line(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TETHER_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "tether", "acp", "--max-rounds", "0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "--max-rounds: expected a whole number of at least 1, not '0'" in done.stderr

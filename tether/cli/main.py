@@ -155,6 +155,8 @@ def _fast_acp_args(argv: list[str]) -> dict[str, str] | None:
         return None
     if not all(found.get(k, "1").isdigit() for k in ("max_frame", "max_rounds")):
         return None
+    if found.get("max_rounds", "1").strip("0") == "":  # 0 rounds: argparse says why not
+        return None
     return found
 
 
