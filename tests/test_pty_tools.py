@@ -13,6 +13,7 @@ import pytest
 
 from tests.processes import alive, carrying, pids, stubborn_argv
 from tests.test_process_tools import make_ctx
+from tether.engine.local.fallbacks import PolicyApproval
 from tether.engine.local.pty_host import PtyHost
 from tether.engine.registry import ToolDef, ToolOutput
 from tether.engine.seam import Capabilities
@@ -113,7 +114,7 @@ async def test_cancelling_a_read_stops_the_program(project: Path, tmp_path: Path
 
 async def test_limits(project: Path, tmp_path: Path) -> None:
     host = PtyHost(limit=2, output_budget=50_000)
-    ctx = make_ctx(project, tmp_path, pty=host)
+    ctx = make_ctx(project, tmp_path, pty=host, approval=PolicyApproval(False))  # "raise?" no
     try:
         await call(open_pty, ctx, argv=["cat"])
         await call(open_pty, ctx, argv=["cat"])
@@ -240,9 +241,10 @@ def test_unknown_markers_are_errors(keys: str) -> None:
 
 
 async def test_the_limit_holds_for_opens_of_one_round(project: Path, tmp_path: Path) -> None:
-    """Twenty opens at once (one round's calls run in parallel): eight programs run."""
+    """Twenty opens at once (one round's calls run in parallel): eight programs run (the
+    user, asked to raise the limit, says no)."""
     host = PtyHost()
-    ctx = make_ctx(project, tmp_path, pty=host, sandbox=None)
+    ctx = make_ctx(project, tmp_path, pty=host, sandbox=None, approval=PolicyApproval(False))
     token = f"tether-pty-limit-{tmp_path.name}"
     outcomes: list[str] = []
 

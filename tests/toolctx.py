@@ -20,13 +20,13 @@ from tether.engine.seam import Capabilities, FileSystem
 def make_ctx(root: Path, spill: Path, fs: FileSystem | None = None, **kw: Any) -> Capabilities:
     """`sandbox`: this machine's unless given (None: no sandbox)."""
     kw.setdefault("sandbox", Sandbox(detect(), base=spill.parent))
+    kw.setdefault("approval", PolicyApproval(True))
     return Capabilities(
         session_id="s",
         cwd=root,
         roots=[root],
         fs=fs or LocalFileSystem(),
         terminal=LocalTerminal(),
-        approval=PolicyApproval(True),
         ask=NoAsk(),
         spill=LocalSpill(spill),
         web=NoWeb(),

@@ -47,6 +47,8 @@ class AskOptions:
     script: str | None = None
     model: str | None = None
     log_level: str | None = None
+    max_rounds: int | None = None  # over [agent] max_rounds
+    auto_continue: bool = False  # past the round and PTY limits without asking
 
 
 class ProcessStream:
@@ -89,6 +91,8 @@ def _server_command(options: AskOptions) -> list[str]:
     cmd = [sys.executable, "-m", "tether", "acp", "--framing", "ndjson"]
     cmd += ["--script", options.script] if options.script else []
     cmd += ["--log-level", options.log_level] if options.log_level else []
+    cmd += ["--max-rounds", str(options.max_rounds)] if options.max_rounds else []
+    cmd += ["--auto-continue"] if options.auto_continue else []
     return cmd + (["--model", options.model] if options.model else [])
 
 

@@ -93,7 +93,11 @@ def _config_lines(r: Report) -> list[str]:
 def _agent_lines(setup: Setup) -> list[str]:
     """`[agent]` as the turns use it: each key, the file's value or the default."""
     values = msgspec.to_builtins(setup.agent)
-    unset = {"system_prompt": "(tether's persona)"}
+    unset = {
+        "system_prompt": "(tether's persona)",
+        "tool_directives": "(tether's tool rules)",
+        "compact_system_prompt": "(tether's summary prompt)",
+    }
     shown = [
         [key, unset.get(key, "-") if v is None else json.dumps(v, ensure_ascii=False)]
         for key, v in values.items()

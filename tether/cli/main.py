@@ -16,6 +16,7 @@ _ACP_FLAGS = {
     "--model": "model",
     "--max-frame-bytes": "max_frame",
     "--log-level": "log_level",
+    "--max-rounds": "max_rounds",
 }
 _FRAMINGS = ("auto", "ndjson", "content-length")
 _LSP_FLAGS = {
@@ -68,6 +69,11 @@ def _parser() -> argparse.ArgumentParser:
     config_sub.add_parser("path", help="print the config file's path (TETHER_CONFIG overrides it)")
     init = config_sub.add_parser("init", help="write a commented example config file")
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    config_sub.add_parser(
+        "edit",
+        help="open the config file in $VISUAL / $EDITOR (created from the example when missing), "
+        "then check it",
+    )
 
     sessions = sub.add_parser("sessions", help="list, show, export or delete stored sessions")
     sessions_sub = sessions.add_subparsers(dest="sessions_command", required=True)
@@ -111,18 +117,45 @@ def _server_flags(p: argparse.ArgumentParser) -> None:
         help="DEBUG, INFO, WARNING or ERROR: the log file's level (default: TETHER_LOG_LEVEL, "
         "else INFO); when given, the log goes to stderr too",
     )
+    p.add_argument(
+        "--max-rounds",
+        type=_positive,
+        help="model rounds per turn before the user is asked to continue (over [agent] max_rounds)",
+    )
+    p.add_argument(
+        "--auto-continue",
+        action="store_true",
+        help="go past the round and PTY limits without asking (as [agent] auto_continue_limits)",
+    )
+
+
+def _positive(text: str) -> int:
+    import argparse
+
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, not {text!r}")
+    return int(text)
 
 
 def _fast_acp_args(argv: list[str]) -> dict[str, str] | None:
     """`tether acp --flag value ...` without argparse; None when argparse must decide."""
-    if not argv or argv[0] != "acp" or len(argv) % 2 == 0:
+    if not argv or argv[0] != "acp":
         return None
     found: dict[str, str] = {}
+    if "--auto-continue" in argv:  # the one flag without a value
+        argv = [a for a in argv if a != "--auto-continue"]
+        found["auto_continue"] = "1"
+    if len(argv) % 2 == 0:
+        return None
     for flag, value in zip(argv[1::2], argv[2::2], strict=True):
         if flag not in _ACP_FLAGS:
             return None
         found[_ACP_FLAGS[flag]] = value
-    if found.get("framing", "auto") not in _FRAMINGS or not found.get("max_frame", "1").isdigit():
+    if found.get("framing", "auto") not in _FRAMINGS:
+        return None
+    if not all(found.get(k, "1").isdigit() for k in ("max_frame", "max_rounds")):
+        return None
+    if found.get("max_rounds", "1").strip("0") == "":  # 0 rounds: argparse says why not
         return None
     return found
 
@@ -190,6 +223,8 @@ def main(argv: list[str] | None = None, warm: bool = True) -> int:
         opts.framing = fast.get("framing", "auto")  # type: ignore[assignment]  # checked above
         opts.max_frame = int(fast.get("max_frame", opts.max_frame))
         opts.log_level = fast.get("log_level", opts.log_level)
+        opts.max_rounds = int(fast["max_rounds"]) if "max_rounds" in fast else None
+        opts.auto_continue = "auto_continue" in fast
         return serve_stdio(opts)
     args = _parser().parse_args(argv)
     if _bad_script(getattr(args, "script", None)):
@@ -198,11 +233,11 @@ def main(argv: list[str] | None = None, warm: bool = True) -> int:
         from tether.rpc.acp.acp_serve import serve_stdio
         from tether.rpc.startup import ServeOptions
 
-        return serve_stdio(
-            ServeOptions(
-                args.framing, args.script, args.max_frame_bytes, args.log_level, args.model
-            )
+        opts = ServeOptions(
+            args.framing, args.script, args.max_frame_bytes, args.log_level, args.model
         )
+        opts.max_rounds, opts.auto_continue = args.max_rounds, args.auto_continue
+        return serve_stdio(opts)
     if args.command == "lsp":
         flags = {"script": args.script, "model": args.model, "log_level": args.log_level}
         found = {k: v for k, v in flags.items() if v is not None}
@@ -244,6 +279,8 @@ def _ask(args: argparse.Namespace) -> int:
             script=args.script,
             model=args.model,
             log_level=args.log_level,
+            max_rounds=args.max_rounds,
+            auto_continue=args.auto_continue,
         )
     )
 
@@ -256,6 +293,12 @@ def _config(args: argparse.Namespace) -> int:
     if args.config_command == "path":
         print(path)
         return 0
+    if args.config_command == "edit":
+        import os
+
+        from tether.cli.config_edit import edit_config
+
+        return edit_config(path, os.environ)
     try:
         write_example(path, force=args.force)
     except FileExistsError:

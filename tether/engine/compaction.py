@@ -189,17 +189,24 @@ def _cut(text: str, limit: int) -> str:
     return f"{text[:limit]} [... {len(text) - limit} more characters]"
 
 
-def piece_chars(info: llm.ModelInfo, summary_so_far: int, ratio: float = 1.0) -> int:
+def piece_chars(
+    info: llm.ModelInfo, summary_so_far: int, ratio: float = 1.0, prompt: str = SUMMARY_PROMPT
+) -> int:
     """How much transcript one summarisation request can carry beside the summary so far."""
     room = info.context_window - min(info.max_output_tokens, SUMMARY_TOKENS) - margin(info)
-    chars = int(room * 4 / max(ratio, 0.1)) - len(SUMMARY_PROMPT) - summary_so_far - 500
+    chars = int(room * 4 / max(ratio, 0.1)) - len(prompt) - summary_so_far - 500
     return max(chars, 2_000)
 
 
 def summary_request(
-    piece: str, summary_so_far: str | None, info: llm.ModelInfo, focus: str | None = None
+    piece: str,
+    summary_so_far: str | None,
+    info: llm.ModelInfo,
+    focus: str | None = None,
+    prompt: str = SUMMARY_PROMPT,
 ) -> llm.ChatRequest:
-    """The request that summarises one piece of the older conversation (no tools offered)."""
+    """The request that summarises one piece of the older conversation (no tools offered);
+    `prompt`: its system prompt (`[agent] compact_system_prompt` replaces tether's)."""
     parts = []
     if summary_so_far:
         parts.append(f"The summary so far:\n<summary>\n{summary_so_far}\n</summary>")
@@ -209,7 +216,7 @@ def summary_request(
         ask += f" Focus on: {focus}"
     parts.append(ask)
     return llm.ChatRequest(
-        system=SUMMARY_PROMPT,
+        system=prompt,
         messages=[UserMessage([TextPart("\n\n".join(parts))])],
         tools=[],
         max_output_tokens=min(info.max_output_tokens, SUMMARY_TOKENS),

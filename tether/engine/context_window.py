@@ -34,8 +34,11 @@ class ContextWindow:
         emit: Emit,
         persist: Persist,
         keep: int = compaction.KEEP_WHOLE,
+        summary_prompt: str | None = None,
     ) -> None:
         self.session = session
+        # The instructions the summary follows ([agent] compact_system_prompt); None: tether's.
+        self.summary_prompt = summary_prompt or compaction.SUMMARY_PROMPT
         self.keep = keep  # the newest tool results carried whole ([agent] keep_recent_results)
         self.model = model
         self.system = system
@@ -152,9 +155,9 @@ class ContextWindow:
         ratio = self.window().ratio
         remaining = entries
         while remaining:
-            limit = compaction.piece_chars(info, len(summary or ""), ratio)
+            limit = compaction.piece_chars(info, len(summary or ""), ratio, self.summary_prompt)
             piece, remaining = _take(remaining, limit)
-            request = compaction.summary_request(piece, summary, info, focus)
+            request = compaction.summary_request(piece, summary, info, focus, self.summary_prompt)
             text = await self._ask(request)
             if not text:
                 return None

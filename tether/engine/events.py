@@ -98,10 +98,11 @@ class UsageSampled(msgspec.Struct, tag="usage", frozen=True, gc=False):
     output_tokens: int | None = None
 
 
-class Notice(msgspec.Struct, tag="notice", frozen=True, gc=False):
+class Notice(msgspec.Struct, tag="notice", frozen=True, gc=False, omit_defaults=True):
     severity: Literal["info", "warning", "error"]
     title: str
     description: str | None = None
+    kept: bool = False  # recorded for replay (a host notice: the model was told too)
 
 
 class TitleChanged(msgspec.Struct, tag="title", frozen=True, gc=False):

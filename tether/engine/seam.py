@@ -206,6 +206,11 @@ class PtyRead(msgspec.Struct, frozen=True):
     closed: str | None = None  # why tether closed it (idle, output budget), when it did
 
 
+# Asked when a PTY printed its output budget (its id, the budget): "once" (as much again),
+# "always" (no limit for it), "no" (stop it).
+MoreOutput = Callable[[int, int], Awaitable[Literal["once", "always", "no"]]]
+
+
 class Ptys(Protocol):
     """A session's interactive programs on pseudo-terminals (`open_pty` and friends)."""
 
@@ -223,8 +228,21 @@ class Ptys(Protocol):
         ...
 
     async def read(
-        self, pty_id: int, *, until: str | None, timeout: float, max_chars: int
-    ) -> PtyRead: ...
+        self,
+        pty_id: int,
+        *,
+        until: str | None,
+        timeout: float,
+        max_chars: int,
+        more: MoreOutput | None = None,
+    ) -> PtyRead:
+        """What the program printed (see read_pty); past its output budget `more` decides
+        whether it goes on (without `more` it is stopped)."""
+        ...
+
+    def raise_limit(self, unlimited: bool = False) -> None:
+        """Allow as many PTYs again as the session's limit (`unlimited`: no limit)."""
+        ...
 
     async def write(self, pty_id: int, data: bytes) -> None: ...
 

@@ -89,13 +89,16 @@ def system_prompt(
     sections: tuple[str, ...] = (),
     mcp: str = "",
     skills: str = "",
+    tool_rules: str | None = None,
 ) -> str:
     """The whole system prompt; `persona`, `context` and the `sections` (the guidance of the
     enabled tools, after the tool rules) are stable, then `skills` (the catalog of Agent
     Skills, found at the turn's start), `mcp` (the session's connected MCP servers'
-    instructions), and the mode comes last."""
+    instructions), and the mode comes last. `tool_rules`: the configured tool directives in
+    place of tether's own."""
     mode_line = f"# Mode\nThe session is in `{mode}` mode: {mode_text}."
-    parts = (persona, context, TOOL_RULES, *sections, skills, mcp, mode_line)
+    rules = TOOL_RULES if tool_rules is None else tool_rules  # "" leaves them out
+    parts = (persona, context, rules, *sections, skills, mcp, mode_line)
     return "\n\n".join(p for p in parts if p)
 
 

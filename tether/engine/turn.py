@@ -70,6 +70,10 @@ class TurnConfig(msgspec.Struct):
     # System-prompt sections the composition root adds after the tool rules (the enabled tools'
     # guidance); fixed for the process, so the prompt prefix stays stable.
     sections: tuple[str, ...] = ()
+    tool_rules: str | None = None  # None: tether's own (`[agent] tool_directives`)
+    mcp_instructions: bool = True  # the MCP servers' guidance goes into the system prompt
+    summary_prompt: str | None = None  # None: tether's own (`[agent] compact_system_prompt`)
+    auto_continue: bool = False  # past the round limit without asking
 
 
 def turn_config(agent: AgentConfig, persona: str, sections: tuple[str, ...]) -> TurnConfig:
@@ -86,6 +90,10 @@ def turn_config(agent: AgentConfig, persona: str, sections: tuple[str, ...]) -> 
         max_tool_result_chars=agent.max_tool_result_chars,
         keep_recent_results=agent.keep_recent_results,
         instructions=tuple(agent.instructions),
+        tool_rules=agent.tool_directives,
+        mcp_instructions=agent.mcp_instructions,
+        summary_prompt=agent.compact_system_prompt,
+        auto_continue=agent.auto_continue_limits,
     )
 
 
@@ -124,6 +132,7 @@ class Turn:
             emit=self.emit,
             persist=persist,
             keep=config.keep_recent_results,
+            summary_prompt=config.summary_prompt,
         )
         self._start = 0  # where this turn begins in the history (set by run)
         self.changes = undo.TurnChanges()  # files this turn wrote, as they were before
@@ -180,7 +189,8 @@ class Turn:
         rounds = 0
         while True:
             if rounds >= limit:
-                more = await self._ask_for_more_rounds(rounds)
+                more = self.config.max_rounds if self.config.auto_continue else 0
+                more = more or await self._ask_for_more_rounds(rounds)
                 if more == 0:
                     return "max_turn_requests"
                 limit += more

@@ -13,7 +13,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -64,6 +64,16 @@ def add_process_grant(session_id: str, grant: DirGrant) -> None:
     _PROCESS_GRANTS.setdefault(session_id, []).append(grant)
 
 
+def configured_grants(allow: Mapping[str, str]) -> list[DirGrant]:
+    """`[agent] allow_paths` (directory -> read, write or exec) as grants every session starts
+    with, nobody asked: `~` is the home directory, `exec` is write access (commands run
+    there write too)."""
+    return [
+        DirGrant(_real(Path(path).expanduser()), "read" if mode == "read" else "write")
+        for path, mode in allow.items()
+    ]
+
+
 class Workspace(msgspec.Struct):
     roots: list[Path]
     denylist: Sequence[str] = DEFAULT_DENYLIST
@@ -79,6 +89,8 @@ class Workspace(msgspec.Struct):
     def __post_init__(self) -> None:
         self.roots = [_real(r) for r in self.roots]
         self._patterns = [comparable(p.strip().strip("/")) for p in self.denylist if p.strip("/ ")]
+        # A denylisted place is never granted, whoever named it (the config file's allow_paths).
+        self.grants = [g for g in self.grants if self.denied_anywhere(g.path) is None]
 
     def resolve(
         self,

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from tether.engine.sessions.renderings import Renderer
     from tether.engine.web.capability import WebCapability
     from tether.rpc.startup import ServeOptions
+    from tether.schemas.config import AgentConfig
     from tether.schemas.web import WebConfig
 
 SPILL_DAYS = 7.0  # default age after which a session's spill files are removed
@@ -54,12 +55,14 @@ def compose(
     from tether.engine.system_prompt import PERSONA
     from tether.engine.turn import turn_config
     from tether.engine.web.build import build_web
+    from tether.engine.workspace import configured_grants
     from tether.paths import data_dir
     from tether.tools import catalog as tool_catalog
 
     env = os.environ if env is None else env
     home = data_dir() if home is None else home
     setup = load_setup(env)  # a broken file is logged and left out
+    setup.agent = _agent_flags(setup.agent, options)
     # What the commands of this process may see of its environment (a broken file: the
     # built-in allowlist, and no provider key the environment or the file names).
     env_allowlist.configure(setup.command_env, setup.secret_env)
@@ -80,9 +83,19 @@ def compose(
         agent=setup.agent,
         skills=SkillPlaces(home / "skills", tuple(setup.skills.paths)),
         trash=setup.trash,
+        allowed_paths=tuple(configured_grants(setup.agent.allow_paths)),
     )
     days = float(env.get("TETHER_SPILL_DAYS") or setup.spill_days or SPILL_DAYS)
     return Composed(deps, web, days)
+
+
+def _agent_flags(agent: AgentConfig, options: ServeOptions) -> AgentConfig:
+    """`[agent]` with the command line's `--max-rounds` and `--auto-continue` over it."""
+    if options.max_rounds is not None:
+        agent = msgspec.structs.replace(agent, max_rounds=options.max_rounds)
+    if options.auto_continue:
+        agent = msgspec.structs.replace(agent, auto_continue_limits=True)
+    return agent
 
 
 def _web_sections(web: WebConfig) -> tuple[str, ...]:

@@ -111,6 +111,8 @@ class ServeOptions:
         self.max_frame = max_frame
         self.log_level = log_level  # None: TETHER_LOG_LEVEL, else INFO (tether/logs.py)
         self.model = model  # "provider:model": the default model, over TETHER_MODEL and --script
+        self.max_rounds: int | None = None  # --max-rounds: over [agent] max_rounds
+        self.auto_continue = False  # --auto-continue: as [agent] auto_continue_limits = true
 
 
 # --- serving on stdio ---------------------------------------------------------------------------

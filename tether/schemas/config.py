@@ -32,6 +32,7 @@ Seconds = Annotated[float, msgspec.Meta(gt=0)]
 Tokens = Annotated[int, msgspec.Meta(ge=1)]
 Price = Annotated[float, msgspec.Meta(ge=0)]
 NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
+DirAccessMode = Literal["read", "write", "exec"]  # `exec`: commands run there too
 
 
 class Timeout(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -127,6 +128,15 @@ class AgentConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # Every model's thinking strength, under a provider's and a model's own (clamped to what
     # each model has).
     default_reasoning: ReasoningLevel | None = None
+    # --- what the system prompt carries, what compaction asks, what is open without asking --
+    tool_directives: str | None = None  # replaces tether's tool rules; "" leaves them out
+    mcp_instructions: bool = True  # MCP servers' own usage guidance goes into the prompt
+    compact_system_prompt: str | None = None  # the instructions the compaction summary follows
+    allow_paths: dict[NonEmpty, DirAccessMode] = {}  # directories open without asking
+    # --- limits raised without asking, and the PTY limits the user is asked to raise --------
+    auto_continue_limits: bool = False  # past max_rounds / the PTY limits, nobody asked
+    max_ptys: Annotated[int, msgspec.Meta(ge=1, le=256)] = 8  # open at once, per session
+    pty_output_budget: Annotated[int, msgspec.Meta(ge=1024, le=1 << 34)] = 8 * 1024 * 1024
 
 
 class SkillsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

@@ -3,7 +3,7 @@ drives by reading their screen output and typing into them, through `ctx.pty`.""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -12,6 +12,9 @@ from tether.engine.events import TextOut
 from tether.engine.registry import CallPlan, ToolArgs, ToolOutput, tool
 from tether.engine.seam import AskField, Capabilities, PtyRead, Ptys
 from tether.errors import SeamError, ToolError
+
+if TYPE_CHECKING:
+    from tether.tools.limit_ask import Raise
 from tether.tools.ask import ASK_TIMEOUT
 from tether.tools.command_args import check_argv, check_env, check_timeout, command_cwd
 from tether.tools.command_gate import Command, confine, plan_commands, refuse_denylisted
@@ -58,15 +61,40 @@ async def open_pty(ctx: Capabilities, args: OpenPtyArgs) -> ToolOutput:
     extra = check_env(args.env)
     refuse_denylisted(ctx, [Command(argv, here, extra)])
     started = await confine(ctx, argv, here, extra, unconfined=args.unconfined, tty=True)
-    pty_id, pid = await _host(ctx).open(
-        started.argv, cwd=here, env=started.env, confined=started.confined
-    )
+    host = _host(ctx)
+    try:
+        pty_id, pid = await host.open(
+            started.argv, cwd=here, env=started.env, confined=started.confined
+        )
+    except SeamError as exc:
+        if exc.code != "PTY_LIMIT" or not await _more_ptys(ctx, host, exc.message):
+            raise
+        pty_id, pid = await host.open(
+            started.argv, cwd=here, env=started.env, confined=started.confined
+        )
     text = (
         f"pty {pty_id} started: {shell_join(argv)} (pid {pid}). Read its output with "
         f"read_pty(pty_id={pty_id}); type with write_pty or write_pty_keys; "
         f"close_pty(pty_id={pty_id}) when done."
     )
     return ToolOutput(text, [TextOut(text)], raw_output={"ptyId": pty_id, "pid": pid})
+
+
+async def _more_ptys(ctx: Capabilities, host: Ptys, why: str) -> bool:
+    """At the session's PTY limit the user decides: as many again, no limit, or no."""
+    from tether.tools.limit_ask import ask_to_raise
+
+    note = (
+        f"The model asks for another PTY, but {why}. Allow: as many PTYs again "
+        "([agent] max_ptys). Always allow: no limit for this session. Reject: the call fails."
+    )
+    answer = await ask_to_raise(
+        ctx, "Open more PTYs than the session's limit?", note, {"limit": "ptys"}, "more PTYs"
+    )
+    if answer == "no":
+        return False
+    host.raise_limit(unlimited=answer == "always")
+    return True
 
 
 @open_pty.planned_by
@@ -114,7 +142,13 @@ async def read_pty(ctx: Capabilities, args: ReadPtyArgs) -> ToolOutput:
     timeout = _read_timeout(args)
     host = _host(ctx)
     try:
-        seen = await host.read(pty_id, until=until or None, timeout=timeout, max_chars=READ_LIMIT)
+        seen = await host.read(
+            pty_id,
+            until=until or None,
+            timeout=timeout,
+            max_chars=READ_LIMIT,
+            more=lambda pid, budget: _more_output(ctx, pid, budget),
+        )
     except anyio.get_cancelled_exc_class():
         # Stopped mid-read (the turn was cancelled): the program is stopped with it, so
         # nothing the user can no longer see keeps running.
@@ -123,6 +157,19 @@ async def read_pty(ctx: Capabilities, args: ReadPtyArgs) -> ToolOutput:
         raise
     text = _read_text(pty_id, seen, until, timeout)
     return ToolOutput(text, [TextOut(fence(text))], raw_output=_raw(seen))
+
+
+async def _more_output(ctx: Capabilities, pty_id: int, budget: int) -> Raise:
+    """A PTY printed its output budget: the user decides whether it goes on."""
+    from tether.tools.limit_ask import ask_to_raise
+
+    note = (
+        f"pty {pty_id} has printed more than its output budget ({budget:,} bytes). Allow: as "
+        "much again ([agent] pty_output_budget). Always allow: no limit for this PTY. Reject: "
+        "stop the program."
+    )
+    title = f"Let pty {pty_id} print more than {budget:,} bytes?"
+    return await ask_to_raise(ctx, title, note, {"limit": "output", "ptyId": pty_id}, "more output")
 
 
 def _read_text(pty_id: int, seen: PtyRead, until: str | None, timeout: float) -> str:

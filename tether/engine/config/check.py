@@ -3,6 +3,7 @@ every problem with its key and line (msgspec stops at a table's first error)."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -74,7 +75,7 @@ class Checker:
         workspace = self._section(doc, "workspace", WorkspaceConfig)
         web = self._section(doc, "web", WebConfig, self._web_rules)
         sandbox = self._section(doc, "sandbox", SandboxConfig)
-        agent = self._section(doc, "agent", AgentConfig)
+        agent = self._section(doc, "agent", AgentConfig, self._agent_rules)
         skills = self._section(doc, "skills", SkillsConfig)
         trash = self._section(doc, "trash", TrashConfig)
         servers = {
@@ -185,6 +186,23 @@ class Checker:
             sub = table.get(name)
             if isinstance(sub, dict):
                 self._credentials(("web", name), sub)
+
+    def _agent_rules(self, table: dict[str, Any]) -> None:
+        allowed = table.get("allow_paths")
+        if not isinstance(allowed, dict):
+            return
+        modes = ["read", "write", "exec"]
+        for path, mode in list(allowed.items()):
+            key = ("agent", "allow_paths", path)
+            if not (path.startswith("~") or os.path.isabs(path)):
+                self.issue(
+                    key,
+                    "expected an absolute path (or one starting with ~): the directory is "
+                    "open in every project",
+                )
+            if mode not in modes:  # named here with its path (the type check names neither)
+                self.issue(key, invalid_value_text(repr(mode), modes))
+                del allowed[path]
 
     def _one_of(self, key: Key, value: Any, allowed: list[str]) -> None:
         if isinstance(value, str) and value not in allowed:

@@ -23,7 +23,7 @@ from tether.engine.local.processes import (
 )
 from tether.engine.local.secret_filter import SecretFilter
 from tether.engine.local.terminal_text import sanitize
-from tether.engine.seam import PtyRead
+from tether.engine.seam import MoreOutput, PtyRead
 from tether.errors import SeamError
 
 MAX_PTYS = 8
@@ -74,6 +74,7 @@ class _Pty(msgspec.Struct, eq=False):
         default_factory=lambda: codecs.getincrementaldecoder("utf-8")("replace")
     )
     produced: int = 0
+    budget: int = OUTPUT_BUDGET  # what it may print before it is stopped (or the user asked)
     confined: bool = False  # runs in the sandbox
     hidden: SecretFilter = msgspec.field(default_factory=SecretFilter)  # answers typed by the user
     timer: asyncio.TimerHandle | None = None
@@ -98,10 +99,15 @@ class PtyHost:
         limit: int = MAX_PTYS,
         idle_timeout: float = IDLE_TIMEOUT,
         output_budget: int = OUTPUT_BUDGET,
+        auto_raise: bool = False,
     ) -> None:
         self.limit = limit
         self.idle_timeout = idle_timeout
         self.output_budget = output_budget
+        # `[agent] auto_continue_limits`: a limit reached is raised by as much again, nobody
+        # asked; otherwise the tools ask the user (`raise_limit`, `read(..., more=)`).
+        self.auto_raise = auto_raise
+        self._step = limit
         self._ptys: dict[int, _Pty] = {}
         self._opening = 0  # opens started, not yet registered
         self._next = 1
@@ -112,6 +118,8 @@ class PtyHost:
         self, argv: list[str], *, cwd: Path, env: dict[str, str], confined: bool = False
     ) -> tuple[int, int]:
         live = [p.id for p in self._ptys.values() if p.ended is None]
+        if self.auto_raise and len(live) + self._opening >= self.limit:
+            self.raise_limit()
         if len(live) + self._opening >= self.limit:  # the calls of one round open at once
             raise SeamError(
                 "PTY_LIMIT",
@@ -125,7 +133,7 @@ class PtyHost:
             backend = await _spawn(argv, cwd, full_env)
         finally:
             self._opening -= 1
-        pty = _Pty(self._next, list(argv), backend, confined=confined)
+        pty = _Pty(self._next, list(argv), backend, budget=self.output_budget, confined=confined)
         self._next += 1
         self._ptys[pty.id] = pty
         _LIVE.add(pty)
@@ -135,8 +143,18 @@ class PtyHost:
     def confined(self, pty_id: int) -> bool:
         return self._get(pty_id).confined
 
+    def raise_limit(self, unlimited: bool = False) -> None:
+        """Allow as many PTYs again as the session's limit (`unlimited`: no limit)."""
+        self.limit = 1 << 30 if unlimited else self.limit + self._step
+
     async def read(
-        self, pty_id: int, *, until: str | None, timeout: float, max_chars: int
+        self,
+        pty_id: int,
+        *,
+        until: str | None,
+        timeout: float,
+        max_chars: int,
+        more: MoreOutput | None = None,
     ) -> PtyRead:
         pty = self._get(pty_id)
         if pty.ended is not None:
@@ -144,7 +162,7 @@ class PtyHost:
         async with pty.read_lock:
             self._touch(pty)
             try:
-                return await self._read(pty, until, timeout, max_chars)
+                return await self._read(pty, until, timeout, max_chars, more)
             finally:
                 self._touch(pty)
 
@@ -200,7 +218,9 @@ class PtyHost:
             raise SeamError("PTY_NOT_FOUND", f"there is no pty {pty_id} (open: {known})")
         return pty
 
-    async def _read(self, pty: _Pty, until: str | None, timeout: float, limit: int) -> PtyRead:
+    async def _read(
+        self, pty: _Pty, until: str | None, timeout: float, limit: int, more: MoreOutput | None
+    ) -> PtyRead:
         parts: list[str] = []
         matched = eof = over_budget = False
         deadline = anyio.current_time() + timeout
@@ -221,19 +241,32 @@ class PtyHost:
             if until is not None and until in pty.hidden.scrub(recent):
                 matched = True
                 break
-            if pty.produced > self.output_budget:
-                over_budget = True
-                break
+            if pty.produced > pty.budget:
+                grant = await self._more_output(pty, more)
+                if grant == 0:
+                    over_budget = True
+                    break
+                pty.budget += grant
         if eof or over_budget:
             parts.append(pty.hidden.flush())
         text, omitted = _bounded(pty.hidden.scrub(sanitize("".join(parts))), limit)
         if over_budget:
             await pty.backend.stop()
-            reason = f"it printed more than its output budget ({self.output_budget:,} bytes)"
+            reason = f"it printed more than its output budget ({pty.budget:,} bytes)"
             return await self._end(pty, text, reason, omitted=omitted, matched=matched)
         if eof:
             return await self._end(pty, text, None, omitted=omitted, matched=matched)
         return PtyRead(text, alive=True, matched=matched, omitted=omitted)
+
+    async def _more_output(self, pty: _Pty, more: MoreOutput | None) -> int:
+        """How much more `pty` may print past its budget: as much again when limits are
+        raised without asking, else what the user answers through `more` (0: stop it)."""
+        if self.auto_raise:
+            return self.output_budget
+        if more is None:
+            return 0
+        answer = await more(pty.id, pty.budget)
+        return 1 << 50 if answer == "always" else self.output_budget if answer == "once" else 0
 
     async def _drain(self, pty: _Pty) -> str:
         parts: list[str] = []

@@ -20,7 +20,7 @@ from tether.engine.sessions.store import Store
 from tether.engine.skills.skill_roots import SkillPlaces
 from tether.engine.system_prompt import PERSONA
 from tether.engine.turn import TurnConfig
-from tether.engine.workspace import DEFAULT_DENYLIST
+from tether.engine.workspace import DEFAULT_DENYLIST, DirGrant
 from tether.schemas.config import AgentConfig, SandboxConfig
 
 if TYPE_CHECKING:
@@ -61,3 +61,4 @@ class EngineDeps(msgspec.Struct):
         default_factory=SkillPlaces
     )  # tether's own and [skills] paths
     trash: bool = True  # [trash] enabled: delete_path trashes (False: deletes for good)
+    allowed_paths: tuple[DirGrant, ...] = ()  # [agent] allow_paths: open without asking

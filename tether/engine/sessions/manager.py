@@ -132,6 +132,7 @@ class SessionManager:
         if stored.state.mode == ALLOW_ALL_MODE:  # chosen for one sitting, never inherited
             stored.state.mode = self.deps.agent.default_mode
         self._start(stored)
+        self._open[stored.id].reopened = True  # by this process: its first turn says so
         return stored
 
     def _start(self, s: Session) -> None:

@@ -21,6 +21,7 @@ from tether.engine.sandbox.session_sandbox import Sandbox
 from tether.engine.sessions.state import Session
 from tether.engine.vcs.repository import Repositories
 from tether.errors import ToolError
+from tether.schemas.config import AgentConfig
 
 if TYPE_CHECKING:
     from tether.engine.mcp.host import Listener, McpHost
@@ -48,6 +49,9 @@ class SessionRuntime:
         self._sandbox: Sandbox | None = None
         self._closers: list[Closer] = []
         self._mcp_listeners: list[Listener] = []
+        # Opened from the store by this process (not made here): its next turn tells the model
+        # what the process that ran it before took with it (sessions/reopening.py).
+        self.reopened = False
 
     def model(self, catalog: ModelCatalog) -> LLM:
         """The session's model, opened at the first request (again after the model changed;
@@ -79,10 +83,16 @@ class SessionRuntime:
         if self.mcp is not None:
             self.mcp.listen(listener)
 
-    def pty_host(self) -> PtyHost:
-        """The session's interactive programs; killed when it closes (and at exit)."""
+    def pty_host(self, limits: AgentConfig | None = None) -> PtyHost:
+        """The session's interactive programs; killed when it closes (and at exit). `limits`:
+        `[agent]`'s PTY limits, taken when the host is made (the first call)."""
         if self._ptys is None:
-            self._ptys = PtyHost()
+            agent = limits or AgentConfig()
+            self._ptys = PtyHost(
+                limit=agent.max_ptys,
+                output_budget=agent.pty_output_budget,
+                auto_raise=agent.auto_continue_limits,
+            )
             self._closers.append(self._ptys.close_all)
         return self._ptys
 

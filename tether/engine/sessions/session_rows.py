@@ -61,7 +61,8 @@ def save(
         db.execute(
             "INSERT INTO sessions(id, cwd, title, created_at, updated_at, state) "
             "VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
-            "title=excluded.title, updated_at=excluded.updated_at, state=excluded.state",
+            "cwd=excluded.cwd, title=excluded.title, updated_at=excluded.updated_at, "
+            "state=excluded.state",
             (s.id, s.cwd, s.title, s.updated_at, s.updated_at, _encode(s.state)),
         )
         seqs = _append_messages(db, s.id, new)

@@ -63,6 +63,14 @@ class AccessGrant(msgspec.Struct, frozen=True):
     access: Literal["read", "write"]
 
 
+class HostNotice(msgspec.Struct, frozen=True):
+    """What tether is to tell the model about the session itself (sessions/host_notices.py)."""
+
+    kind: str  # one pending notice per kind: a newer one replaces it
+    title: str  # what the user is shown
+    text: str  # what the model reads
+
+
 class SessionState(msgspec.Struct):
     """What is persisted with a session besides its history."""
 
@@ -90,6 +98,8 @@ class SessionState(msgspec.Struct):
     # How the last turn ended when it did not finish ("running" while it runs, and after a
     # kill; "cancelled", "error", "max_tokens", "max_turn_requests"): /retry goes on from it.
     unfinished: str | None = None
+    # What the model is to be told about the session at its next prompt (host_notices.py).
+    notices: list[HostNotice] = []
 
 
 def with_window_choices(stored: SessionState, mine: SessionState) -> SessionState:
@@ -106,6 +116,7 @@ def with_window_choices(stored: SessionState, mine: SessionState) -> SessionStat
         network=mine.network,
         mcp_servers=mine.mcp_servers,
         roots=mine.roots,
+        notices=mine.notices,  # what this process has to tell the model
     )
 
 
@@ -154,8 +165,8 @@ class Session(msgspec.Struct):
         return self.turn_scope is not None
 
     def record(self, event: Event) -> None:
-        """Keep an event for replay (notices are live only)."""
-        if not isinstance(event, Notice):
+        """Keep an event for replay (notices are live only, but for host notices)."""
+        if not isinstance(event, Notice) or event.kept:
             self.pending_events.append(event)
 
     def claim(self) -> anyio.CancelScope:

@@ -198,6 +198,10 @@ class TurnRunner:
     ) -> ev.StopReason:
         s = runtime.session
         s.history.extend(interrupted_results(s.history))  # a killed turn's calls, answered
+        if runtime.reopened or s.state.notices:  # told first, and kept there in order
+            from tether.engine.sessions import reopening
+
+            sent = [*await reopening.tell(runtime, lambda e: self._emit(s, e)), *sent]
         # the client showed it; stored once, in the history message, when that is what it sent
         s.record(ev.UserPrompted(parts, message=len(s.history) if sent is parts else None))
         text = prompt_text(parts)
@@ -266,6 +270,7 @@ class TurnRunner:
             emit=lambda e: self._emit(s, e),
             persist=self._persist,
             keep=config.keep_recent_results,
+            summary_prompt=config.summary_prompt,
         )
 
     async def warm(self, runtime: SessionRuntime) -> None:
@@ -306,9 +311,16 @@ class TurnRunner:
         context = await self._snapshot(runtime)
         base = self.deps.turn
         mode = mode or s.state.mode
-        mcp = runtime.mcp.instructions() if runtime.mcp is not None else ""
+        mcp = runtime.mcp.instructions() if runtime.mcp and base.mcp_instructions else ""
         system = system_prompt(
-            base.system, context, mode, MODES[mode][1], base.sections, mcp, catalog(skills)
+            base.system,
+            context,
+            mode,
+            MODES[mode][1],
+            base.sections,
+            mcp,
+            catalog(skills),
+            base.tool_rules,
         )
         return msgspec.structs.replace(base, system=system)
 

@@ -22,13 +22,42 @@ async def mode(ctx: CommandContext, arg: str) -> str:
 
 async def model(ctx: CommandContext, arg: str) -> str:
     s = ctx.session
-    if not arg:
+    words = arg.split()
+    persist = PERSIST in words
+    arg = " ".join(w for w in words if w != PERSIST)
+    if not arg and not persist:
         infos = ctx.manager.deps.catalog.infos.values()
         choices = "\n".join(f"- `{i.id}`: {i.name}" for i in infos)
-        return f"Model is **{s.state.model}**. Choose one with `/model ID`:\n{choices}"
-    await ctx.manager.settings.set_model(s, arg)
-    await ctx.options_changed("model")
-    return f"Model is now **{s.state.model}**."
+        return (
+            f"Model is **{s.state.model}**. Choose one with `/model ID` (`/model ID --persist` "
+            f"also makes it the default of new sessions):\n{choices}"
+        )
+    if arg:
+        await ctx.manager.settings.set_model(s, arg)
+        await ctx.options_changed("model")
+    said = f"Model is now **{s.state.model}**." if arg else f"Model is **{s.state.model}**."
+    return f"{said} {await _persist_model(s.state.model)}" if persist else said
+
+
+PERSIST = "--persist"
+
+
+async def _persist_model(model_id: str) -> str:
+    """`[defaults] model` in the user's config file, comments kept (engine/config/persist)."""
+    import anyio
+
+    from tether.engine.config.persist import persist_default_model
+    from tether.errors import ConfigError
+    from tether.paths import config_path
+
+    path = config_path()
+    try:
+        await anyio.to_thread.run_sync(persist_default_model, path, model_id)
+    except ConfigError as exc:
+        return f"It was not written to {path}:\n{exc.message}"
+    except OSError as exc:
+        return f"It was not written to {path}: {exc.strerror or exc}"
+    return f"Saved as the default model (`[defaults] model` in {path}) from tether's next start."
 
 
 async def undo(ctx: CommandContext, arg: str) -> str:

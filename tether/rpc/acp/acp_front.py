@@ -55,10 +55,11 @@ class AcpFront:
             self.deps.spill_root,
             self._web,
             denylist,
-            self.manager.runtime(session.id).pty_host(),
+            self.manager.runtime(session.id).pty_host(self.deps.agent),
             self.deps.command_denylist,
             self.manager.sandbox(session),
             self.manager.runtime(session.id).repositories,
+            self.deps.allowed_paths,
             trash=self.deps.trash,
         )
 

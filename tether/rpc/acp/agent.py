@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from typing import Any
 
+import anyio
 import anyio.abc
 import msgspec
 from msgspec import UNSET
@@ -170,8 +171,7 @@ class AcpAgent:
         the replay), then the commands."""
         self._ready()
         _check_mcp_servers(params.mcp_servers)
-        with _rpc_errors():
-            s = await self.manager.resume(params.session_id)
+        s = await self._reopen(params.session_id, params.cwd)
         if s.busy:
             raise RpcError(SESSION_BUSY, f"session {s.id} is running a turn; cancel it first")
         made: list[tuple[int, bytes]] = []
@@ -190,14 +190,36 @@ class AcpAgent:
         self._ready()
         if isinstance(params.mcp_servers, list):
             _check_mcp_servers(params.mcp_servers)
-        with _rpc_errors():
-            s = await self.manager.resume(params.session_id)
+        s = await self._reopen(params.session_id, params.cwd)
         # Without `mcpServers` the session's stored servers are started again.
         servers = params.mcp_servers if isinstance(params.mcp_servers, list) else None
         return Reply(
             acp.ResumeSessionResponse(**self.options.state(s)),
             self._after_open(s, s.state.mcp_servers if servers is None else servers),
         )
+
+    async def _reopen(self, session_id: str, cwd: str) -> Session:
+        """The stored session, opened here; when the client opens it from another folder than
+        its own, the user chooses: keep its folder, move it, or abort (an error answer)."""
+        was_open = session_id in self.manager.sessions
+        with _rpc_errors():
+            s = await self.manager.resume(session_id)
+        other = await anyio.to_thread.run_sync(_other_folder, cwd, s.cwd)
+        if other is None:
+            return s
+        from tether.rpc.acp.folder_choice import aborted, choose_folder
+
+        choice = await choose_folder(self.peer, s.id, s.cwd, other)
+        if choice == "move":
+            from tether.engine.sessions import reopening
+
+            await reopening.move(self.manager.runtime(s.id), other)
+            await self.manager.persist(s)
+        elif choice == "abort":
+            if not was_open:
+                await self.manager.close(s.id)
+            raise aborted(s.id, s.cwd, other)
+        return s
 
     async def list_sessions(self, params: acp.ListSessionsRequest) -> acp.ListSessionsResponse:
         self._ready()
@@ -365,6 +387,17 @@ def _check_mcp_servers(servers: list[dict[str, Any]]) -> None:
         except msgspec.ValidationError as exc:
             where = str(exc).replace("`$", f"`$.mcpServers[{i}]")
             raise RpcError.invalid_params(where) from None
+
+
+def _other_folder(cwd: str, own: str) -> str | None:
+    """The real path of the folder a client opens a session from, when it is a directory other
+    than the session's own (a path that is no directory leaves the session where it is)."""
+    from tether.engine.sessions.folders import folder
+
+    if not os.path.isabs(cwd) or not os.path.isdir(cwd):
+        return None
+    real = folder(cwd)
+    return None if real == own else real
 
 
 def _absolute_dir(path: str, name: str) -> str:

@@ -36,10 +36,12 @@ def acp_capabilities(
     commands: CommandDenylist = BUILTIN_COMMAND_DENYLIST,
     sandbox: Sandbox | None = None,
     repositories: Repositories | None = None,
+    allowed: tuple[DirGrant, ...] = (),
     *,
     trash: bool = True,
 ) -> Capabilities:
-    """Built per turn: the read ledger (what `edit_lineno` may change) is this turn's."""
+    """Built per turn: the read ledger (what `edit_lineno` may change) is this turn's.
+    `allowed`: the directories the config file opens to every session (`allow_paths`)."""
     caps = handshake.client or acp.ClientCapabilities()
     roots = [Path(r) for r in s.state.roots] or [Path(s.cwd)]
 
@@ -67,6 +69,7 @@ def acp_capabilities(
             roots,
             denylist=denylist,
             grants=[
+                *allowed,
                 *(DirGrant(Path(g.path), g.access) for g in s.state.dir_grants),
                 *process_grants(s.id),
             ],

@@ -67,6 +67,7 @@ class LspSeam:
             roots,
             denylist=denylist,
             grants=[
+                *self.deps.allowed_paths,
                 *(DirGrant(Path(g.path), g.access) for g in session.state.dir_grants),
                 *process_grants(session.id),
             ],
@@ -85,7 +86,7 @@ class LspSeam:
             llm=model,
             workspace=workspace,
             reads=ReadLedger(),
-            pty=self.manager.runtime(session.id).pty_host(),
+            pty=self.manager.runtime(session.id).pty_host(self.deps.agent),
             command_denylist=self.deps.command_denylist,
             sandbox=self.manager.sandbox(session),
             repositories=self.manager.runtime(session.id).repositories,
