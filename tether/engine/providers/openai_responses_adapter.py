@@ -45,10 +45,10 @@ from tether.engine.providers.common import (
     HTTPProvider,
     data_url,
     encode,
+    is_refused,
     model_reasons,
     openai_detail,
     tool_images,
-    without_refused,
 )
 from tether.engine.providers.retry import looks_transient
 from tether.engine.providers.sse import SSEEvent, decode_data
@@ -68,12 +68,14 @@ class OpenAIResponses(HTTPProvider):
     default_name = "openai"
 
     def _prepare(self, request: ChatRequest) -> tuple[str, bytes]:
-        items: list[wire.InputItem] = []
-        for m in without_refused(request.messages):
-            items.extend(self._items(m, bool(request.tools)))
+        with_tools = bool(request.tools)
+        key = (with_tools, self.model, self.name, self.deepseek, self.reasons, self.info.images)
+        items = self._memo.join(
+            request.messages, key, lambda m: _joined(self._items(m, with_tools)), is_refused
+        )
         body = wire.ResponsesRequest(
             model=self.model,
-            input=items,
+            input=msgspec.Raw(items),
             stream=True,
             max_output_tokens=request.max_output_tokens,
             instructions=request.system or UNSET,
@@ -145,6 +147,11 @@ class OpenAIResponses(HTTPProvider):
 
     def _decoder(self) -> _ResponsesDecoder:
         return _ResponsesDecoder(self.name, self.model)
+
+
+def _joined(items: list[wire.InputItem]) -> bytes:
+    """A message's items as they sit in the `input` array (b"" for none)."""
+    return b",".join(encode(i) for i in items)
 
 
 def _user_content(m: UserMessage) -> list[wire.InputText | wire.InputImage]:
