@@ -15,6 +15,7 @@ import pytest
 from tether.engine import compaction
 from tether.engine.history import (
     AssistantMessage,
+    ImagePart,
     Message,
     MessageSizes,
     Reasoning,
@@ -25,12 +26,17 @@ from tether.engine.history import (
     message_chars,
 )
 from tether.engine.providers.common import HTTPProvider, refusal_mark, without_refused
+from tether.engine.providers.openai_chat_adapter import OpenAIChat
 from tether.engine.providers.openai_responses_adapter import OpenAIResponses
 
 from .helpers import Kit, collect, model_info, request
 from .mock_llm_server import MockLLMServer, Recorded, Reply
 
 pytestmark = pytest.mark.anyio
+
+PNG = (  # a 1x1 picture
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
 
 
 def _turn(n: int, call: bool) -> list[Message]:
@@ -68,16 +74,23 @@ def _steps() -> list[tuple[str, list[Message], bool]]:
     steps.append(("refused", with_refusal, True))
     steps.append(("refused, then a turn", [*with_refusal, *_turn(8, call=True)], True))
     steps.append(("the refusal undone", [*with_refusal[:-1], AssistantMessage("ok")], True))
+    picture = ImagePart(PNG, "image/png")
+    seen = ToolResultMessage("call_0", "view_image", "a picture", images=[picture])
+    pictured = [*history[:2], seen, *history[3:]]
+    steps.append(("a tool's picture", pictured, True))
+    steps.append(("a tool's picture, then a turn", [*pictured, *_turn(9, call=True)], True))
+    steps.append(("the picture undone", history[:2], True))
     return steps
 
 
+@pytest.mark.parametrize("images", [False, True], ids=["text-only", "images"])
 async def test_every_request_body_is_a_fresh_adapters(
-    kit: Kit, server: MockLLMServer, client: httpx.AsyncClient
+    kit: Kit, server: MockLLMServer, client: httpx.AsyncClient, images: bool
 ) -> None:
     server.responder = lambda _r: Reply(chunks=kit.text(["ok"]))
 
     def adapter() -> HTTPProvider:  # a reasoning model: its reasoning items go back too
-        info = model_info(reasons=True)
+        info = model_info(images=images, reasons=True)
         return kit.make(server.url + kit.base, "sk-test", "gpt-5.5", client=client, info=info)
 
     kept = adapter()
@@ -89,6 +102,9 @@ async def test_every_request_body_is_a_fresh_adapters(
         assert again.body == fresh.body, what
         if isinstance(kept, OpenAIResponses):
             _same_items(kept, again, messages, tools)
+        if isinstance(kept, OpenAIChat):  # as built whole, message by message
+            built = msgspec.to_builtins(kept._messages(req))
+            assert again.json()["messages"] == built, what
 
 
 def _same_items(llm: OpenAIResponses, sent: Recorded, messages: list[Message], tools: bool) -> None:

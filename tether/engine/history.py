@@ -147,13 +147,14 @@ class WireMemo:
     """Each message's encoded part (`b",item,item"`, or `b""` for a message that sends none) for
     the last list encoded; `join` gives the JSON array of all of them."""
 
-    __slots__ = ("_drops", "_key", "_parts", "_sent")
+    __slots__ = ("_drops", "_key", "_odd", "_parts", "_sent")
 
     def __init__(self) -> None:
         self._sent: list[Message] = []
         self._parts: list[bytes] = []
         self._key: Hashable = None
         self._drops: list[tuple[int, int]] = []  # exchanges blanked: (its prompt, the refusal)
+        self._odd: list[int] = []  # messages whose items depend on their neighbours
 
     def join(
         self,
@@ -161,27 +162,39 @@ class WireMemo:
         key: Hashable,
         one: Callable[[Message], bytes],
         refused: Callable[[Message], bool],
-    ) -> bytes:
+        alone: Callable[[Message], bool] | None = None,
+    ) -> bytes | None:
         """`[item,...]` for `messages`: `one(m)` gives a message's items, comma-joined (b""
         for none). A `refused(m)` message drops its exchange (from the user prompt before it),
-        as `common.without_refused` does."""
-        k = common_prefix(self._sent, messages) if key == self._key else 0
-        for start, end in self._drops:
-            if end >= k:  # the refusal is gone: its exchange is sent again
-                k = min(k, start)
-        self._drops = [d for d in self._drops if d[1] < k]
+        as `common.without_refused` does. None when a message is not `alone(m)` (its items
+        depend on its neighbours): the caller builds that request whole."""
+        k = self._sync(messages, key)
         sent, parts = self._sent, self._parts
-        del sent[k:], parts[k:]
         for m in messages[k:]:
             sent.append(m)
             if refused(m):
                 parts.append(b"")
                 self._drop_exchange(len(sent) - 1)
                 continue
+            if alone is not None and not alone(m):
+                self._odd.append(len(sent) - 1)
             body = one(m)
             parts.append(b"," + body if body else b"")
         self._key = key
+        if self._odd:
+            return None
         return b"[" + b"".join(parts)[1:] + b"]"
+
+    def _sync(self, messages: list[Message], key: Hashable) -> int:
+        """Keep what `messages` shares with the last list; how much that is."""
+        k = common_prefix(self._sent, messages) if key == self._key else 0
+        for start, end in self._drops:
+            if end >= k:  # the refusal is gone: its exchange is sent again
+                k = min(k, start)
+        self._drops = [d for d in self._drops if d[1] < k]
+        self._odd = [i for i in self._odd if i < k]
+        del self._sent[k:], self._parts[k:]
+        return k
 
     def _drop_exchange(self, end: int) -> None:
         """Blank the parts from the last user prompt at or before `end` up to it."""

@@ -38,6 +38,7 @@ from tether.engine.providers.common import (
     data_url,
     encode,
     is_openai_api,
+    is_refused,
     model_reasons,
     openai_detail,
     tool_images,
@@ -65,6 +66,38 @@ class OpenAIChat(HTTPProvider):
     default_name = "openai"
 
     def _prepare(self, request: ChatRequest) -> tuple[str, bytes]:
+        key = (self.model, self.name, self.deepseek, self.info.images)
+        known = self._memo.join(
+            request.messages, key, self._encoded, is_refused, lambda m: not self._images(m)
+        )
+        if known is None:  # a tool's pictures follow its round: built whole (as it was)
+            messages: list[wire.Message] | msgspec.Raw = self._messages(request)
+        else:
+            system = encode(wire.SystemMessage(request.system)) if request.system else b""
+            joiner = b"," if system and known != b"[]" else b""
+            messages = msgspec.Raw(b"[" + system + joiner + known[1:])
+        body = wire.ChatRequest(
+            model=self.model,
+            messages=messages,
+            stream=True,
+            stream_options=wire.StreamOptions(include_usage=True),
+            tools=[_tool(t) for t in request.tools] if request.tools else UNSET,
+        )
+        if self.token_limit_param() == "max_completion_tokens":
+            body.max_completion_tokens = request.max_output_tokens
+        else:
+            body.max_tokens = request.max_output_tokens
+        self._reasoning_options(body, request.reasoning)
+        return "/chat/completions", encode(body)
+
+    def _encoded(self, m: Message) -> bytes:
+        converted = self._message(m)
+        return b"" if converted is None else encode(converted)
+
+    def _images(self, m: Message) -> bool:
+        return isinstance(m, ToolResultMessage) and bool(tool_images(self.info, m))
+
+    def _messages(self, request: ChatRequest) -> list[wire.Message]:
         messages: list[wire.Message] = []
         if request.system:
             messages.append(wire.SystemMessage(request.system))
@@ -80,19 +113,7 @@ class OpenAIChat(HTTPProvider):
                 images += _tool_images(m, tool_images(self.info, m))
         if images:
             messages.append(wire.UserMessage(images))
-        body = wire.ChatRequest(
-            model=self.model,
-            messages=messages,
-            stream=True,
-            stream_options=wire.StreamOptions(include_usage=True),
-            tools=[_tool(t) for t in request.tools] if request.tools else UNSET,
-        )
-        if self.token_limit_param() == "max_completion_tokens":
-            body.max_completion_tokens = request.max_output_tokens
-        else:
-            body.max_tokens = request.max_output_tokens
-        self._reasoning_options(body, request.reasoning)
-        return "/chat/completions", encode(body)
+        return messages
 
     def token_limit_param(self) -> str:
         """`max_completion_tokens` for OpenAI's own API and for reasoning models, which refuse

@@ -73,6 +73,7 @@ class OpenAIResponses(HTTPProvider):
         items = self._memo.join(
             request.messages, key, lambda m: _joined(self._items(m, with_tools)), is_refused
         )
+        assert items is not None  # every message's items are its own
         body = wire.ResponsesRequest(
             model=self.model,
             input=msgspec.Raw(items),
