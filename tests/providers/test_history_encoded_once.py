@@ -25,6 +25,7 @@ from tether.engine.history import (
     UserMessage,
     message_chars,
 )
+from tether.engine.providers.anthropic_adapter import AnthropicMessages, _mark_messages
 from tether.engine.providers.common import HTTPProvider, refusal_mark, without_refused
 from tether.engine.providers.openai_chat_adapter import OpenAIChat
 from tether.engine.providers.openai_responses_adapter import OpenAIResponses
@@ -42,7 +43,10 @@ PNG = (  # a 1x1 picture
 def _turn(n: int, call: bool) -> list[Message]:
     out: list[Message] = [UserMessage([TextPart(f"prompt {n}")])]
     if call:
-        think = [Reasoning(f"thinking {n}", f"rs_{n}", f"enc-{n}", origin="openai", model="m")]
+        think = [
+            Reasoning(f"thinking {n}", f"rs_{n}", f"enc-{n}", origin="openai", model="m"),
+            Reasoning(f"thought {n}", f"sig-{n}", origin="anthropic", model="gpt-5.5"),
+        ]
         tool = ToolCall(f"call_{n}", "read_file", json.dumps({"path": f"f{n}.py"}))
         out.append(AssistantMessage(f"reading {n}", think, [tool]))
         out.append(ToolResultMessage(f"call_{n}", "read_file", f"contents {n}\n" * 40))
@@ -74,6 +78,11 @@ def _steps() -> list[tuple[str, list[Message], bool]]:
     steps.append(("refused", with_refusal, True))
     steps.append(("refused, then a turn", [*with_refusal, *_turn(8, call=True)], True))
     steps.append(("the refusal undone", [*with_refusal[:-1], AssistantMessage("ok")], True))
+    # a turn cut off after its tool ran, an empty round, then a refused exchange: the next
+    # prompt joins the tool's result in one user message where an API merges them
+    cut = [*history, *_turn(10, call=True)[:3], AssistantMessage(), *with_refusal[-2:]]
+    steps.append(("cut off, refused", cut, True))
+    steps.append(("cut off, refused, a prompt", [*cut, UserMessage([TextPart("next")])], True))
     picture = ImagePart(PNG, "image/png")
     seen = ToolResultMessage("call_0", "view_image", "a picture", images=[picture])
     pictured = [*history[:2], seen, *history[3:]]
@@ -102,6 +111,10 @@ async def test_every_request_body_is_a_fresh_adapters(
         assert again.body == fresh.body, what
         if isinstance(kept, OpenAIResponses):
             _same_items(kept, again, messages, tools)
+        if isinstance(kept, AnthropicMessages):  # as built whole, then marked for the cache
+            whole = kept._messages(req.messages, req.reasoning)
+            _mark_messages(whole)
+            assert again.json()["messages"] == msgspec.to_builtins(whole), what
         if isinstance(kept, OpenAIChat):  # as built whole, message by message
             built = msgspec.to_builtins(kept._messages(req))
             assert again.json()["messages"] == built, what

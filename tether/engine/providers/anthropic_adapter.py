@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from msgspec import UNSET
 
 from tether.engine.history import (
@@ -31,12 +32,14 @@ from tether.engine.history import (
     ToolResultMessage,
     UserMessage,
 )
+from tether.engine.providers.anthropic_history import GroupedMemo
 from tether.engine.providers.anthropic_stream import MessagesDecoder
 from tether.engine.providers.base import ChatRequest
 from tether.engine.providers.common import (
     REFUSED,
     HTTPProvider,
     encode,
+    is_refused,
     parse_arguments,
     tool_images,
     without_refused,
@@ -77,6 +80,7 @@ class AnthropicMessages(HTTPProvider):
     """One model behind the Anthropic Messages API."""
 
     default_name = "anthropic"
+    _anthropic_memo: GroupedMemo | None = None
 
     def _headers(self) -> dict[str, str]:
         headers = {"anthropic-version": API_VERSION}
@@ -87,10 +91,20 @@ class AnthropicMessages(HTTPProvider):
     def _prepare(self, request: ChatRequest) -> tuple[str, bytes]:
         cache = not self.deepseek
         tools = [wire.Tool(t.name, t.description, t.parameters) for t in request.tools]
+        # DeepSeek thinks unless told not to, and then wants a thinking block in every round.
+        pad = self.deepseek and request.reasoning != "none"
+        key = (self.model, self.name, self.deepseek, self.info.images, pad)
+        messages = self._grouped.messages(
+            request.messages,
+            key,
+            lambda m: self._convert(m, pad),
+            is_refused,
+            _mark_messages if cache else None,
+        )
         body = wire.MessagesRequest(
             model=self.model,
             max_tokens=request.max_output_tokens,
-            messages=self._messages(request.messages, request.reasoning),
+            messages=msgspec.Raw(messages),
             stream=True,
             system=request.system or UNSET,
             tools=tools or UNSET,
@@ -98,8 +112,13 @@ class AnthropicMessages(HTTPProvider):
         self._thinking(body, request.reasoning, request.max_output_tokens)
         if cache:
             _mark_prefix(body, tools)
-            _mark_messages(body.messages)
         return "/v1/messages", encode(body)
+
+    @property
+    def _grouped(self) -> GroupedMemo:
+        if self._anthropic_memo is None:
+            self._anthropic_memo = GroupedMemo()
+        return self._anthropic_memo
 
     # --- thinking ------------------------------------------------------------------------
 
@@ -132,7 +151,7 @@ class AnthropicMessages(HTTPProvider):
     # --- history -------------------------------------------------------------------------
 
     def _messages(self, history: list[Message], level: str | None) -> list[wire.Message]:
-        # DeepSeek thinks unless told not to, and then wants a thinking block in every round.
+        """The wire messages built whole (what the memo's encoding equals; the tests compare)."""
         pad = self.deepseek and level != "none"
         out: list[wire.Message] = []
         for m in without_refused(history):
