@@ -1,5 +1,5 @@
 """A long session against a loopback model speaking the OpenAI Responses wire (what the issue
-measured): `tether acp` (cold, `TETHER_WARM=0`) talks to a local server that answers every
+measured; `--wire chat` or `--wire anthropic` for the other APIs): `tether acp` (cold, `TETHER_WARM=0`) talks to a local server that answers every
 request at once, every tenth turn with a `list_dir` call first. Each turn is timed from its
 prompt to its first `agent_message_chunk`: the wait a user sees, and the work each request costs
 (building the request from the whole history, sending it, reading the stream).
@@ -8,7 +8,8 @@ Printed as ratios in one run: the mean of the last 100 turns against the first 1
 <= 1.2x), and against a fresh session of the same process prompted at the same moment (what a
 history of that length costs over none: the request's bytes grow with it).
 
-    python bench/long_session_model.py [--turns 2000] [--profile OUT.prof]
+    python bench/long_session_model.py [--turns 2000] [--wire responses|chat|anthropic]
+        [--profile OUT.prof]
 """
 
 from __future__ import annotations
@@ -27,31 +28,57 @@ from typing import IO, Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.providers.mock_llm_server import MockLLMServer, Recorded, Reply
-from tests.providers.wire import ResponsesScript, responses_text
+from tests.providers.wire import (
+    ResponsesScript,
+    anthropic_block,
+    anthropic_end,
+    anthropic_start,
+    anthropic_text,
+    chat_call,
+    chat_text,
+    responses_text,
+)
 
-WORDS = "words " * 40
+TEXT = ["answer: ", "words " * 40]
+KINDS = {"responses": "openai-responses", "chat": "openai", "anthropic": "anthropic"}
+
+
+def _answer(wire_api: str, call_id: str | None) -> Reply:
+    """A text answer, or a `list_dir` call, in the wire's own stream format."""
+    if wire_api == "chat":
+        return Reply(chunks=chat_call("list_dir", {}, call_id) if call_id else chat_text(TEXT))
+    if wire_api == "anthropic":
+        if call_id is None:
+            return Reply(chunks=anthropic_text(TEXT))
+        block = {"type": "tool_use", "id": call_id, "name": "list_dir", "input": {}}
+        delta = {"type": "input_json_delta", "partial_json": "{}"}
+        chunks = [anthropic_start(), *anthropic_block(0, block, [delta])]
+        return Reply(chunks=[*chunks, *anthropic_end("tool_use")])
+    if call_id is None:
+        return Reply(chunks=responses_text(TEXT))
+    script = ResponsesScript().created().call(0, call_id, "list_dir", ["{}"])
+    return Reply(chunks=script.completed())
 
 
 class Model:
-    """The loopback model's answers: a `list_dir` call when the bench asks for one and the
-    request does not yet carry its output, else text. Bodies are not kept (they reach 1 MB)."""
+    """The loopback model: a `list_dir` call for the first request of a turn the bench marks,
+    else text. Bodies are not kept (they reach 1 MB)."""
 
-    def __init__(self, server: MockLLMServer) -> None:
+    def __init__(self, server: MockLLMServer, wire_api: str) -> None:
         self.server = server
+        self.wire_api = wire_api
         self.call_next = False
         self.calls = 0
         self.last_bytes = 0
 
     def __call__(self, request: Recorded) -> Reply:
-        body = request.body
         self.server.requests.clear()
-        self.last_bytes = len(body)
-        answered = body.rfind(b'"function_call_output"') > body.rfind(b'"role":"user"')
-        if self.call_next and not answered:
+        self.last_bytes = len(request.body)
+        if self.call_next:
+            self.call_next = False
             self.calls += 1
-            script = ResponsesScript().created().call(0, f"c{self.calls}", "list_dir", ["{}"])
-            return Reply(chunks=script.completed())
-        return Reply(chunks=responses_text(["answer: ", WORDS]))
+            return _answer(self.wire_api, f"call_{self.calls}")
+        return _answer(self.wire_api, None)
 
 
 def _send(stdin: IO[bytes], rid: int, method: str, params: dict[str, Any]) -> None:
@@ -114,24 +141,25 @@ class Agent:
         self.stdout.close()
 
 
-def config(server: MockLLMServer) -> str:
+def config(server: MockLLMServer, wire_api: str = "responses") -> str:
+    base = server.url if wire_api == "anthropic" else f"{server.url}/v1"
     return (
-        '[providers.bench]\nkind = "openai-responses"\n'
-        f'base_url = "{server.url}/v1"\napi_key = "sk-bench"\nbuiltin_models = false\n'
+        f'[providers.bench]\nkind = "{KINDS[wire_api]}"\n'
+        f'base_url = "{base}"\napi_key = "sk-bench"\nbuiltin_models = false\n'
         '[models."bench:gpt-5.5"]\ncontext_window = 10000000\nmax_output_tokens = 4096\n'
         '[defaults]\nmodel = "bench:gpt-5.5"\n'
     )
 
 
-def run(turns: int, fresh_every: int, profile: str | None) -> dict[str, Any]:
+def run(turns: int, fresh_every: int, profile: str | None, wire_api: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp, MockLLMServer(validate=False) as server:
-        model = Model(server)
+        model = Model(server, wire_api)
         server.responder = model
         home, project = Path(tmp, "home"), Path(tmp, "project")
         home.mkdir()
         project.mkdir()
         (project / "README.md").write_text("# A project\n")
-        Path(tmp, "config.toml").write_text(config(server))
+        Path(tmp, "config.toml").write_text(config(server, wire_api))
         env = {**os.environ, "TETHER_HOME": str(home), "TETHER_WARM": "0",
                "TETHER_CONFIG": str(Path(tmp, "config.toml"))}  # fmt: skip
         agent = Agent(env, project, profile)
@@ -163,15 +191,17 @@ def main() -> None:
     ap.add_argument("--turns", type=int, default=2000)
     ap.add_argument("--fresh-every", type=int, default=5)
     ap.add_argument("--profile", help="run tether under cProfile, stats to this file")
+    ap.add_argument("--wire", choices=sorted(KINDS), default="responses")
     args = ap.parse_args()
-    got = run(args.turns, args.fresh_every, args.profile)
+    got = run(args.turns, args.fresh_every, args.profile, args.wire)
     times, fresh, sizes = got["times"], got["fresh"], got["sizes"]
     # medians: a turn the machine's other jobs delayed says nothing of the history's cost
     first = statistics.median(times[:100]) * 1000
     last = statistics.median(times[-100:]) * 1000
     new = statistics.median(fresh) * 1000
     late = f"turns {args.turns - 99}-{args.turns}"
-    print(f"{args.turns} turns in one session, loopback Responses model (every tenth a tool call)")
+    print(f"{args.turns} turns in one session, loopback model on the {args.wire} wire "
+          "(every tenth turn a tool call)")  # fmt: skip
     print(f"prompt -> first chunk, turns 1-100     median {first:7.2f} ms "
           f"(mean {statistics.mean(times[:100]) * 1000:.2f})")  # fmt: skip
     print(f"prompt -> first chunk, {late:15} median {last:7.2f} ms "
