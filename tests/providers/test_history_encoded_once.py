@@ -26,11 +26,12 @@ from tether.engine.history import (
     message_chars,
 )
 from tether.engine.providers.anthropic_adapter import AnthropicMessages, _mark_messages
+from tether.engine.providers.base import ToolSpec
 from tether.engine.providers.common import HTTPProvider, refusal_mark, without_refused
 from tether.engine.providers.openai_chat_adapter import OpenAIChat
 from tether.engine.providers.openai_responses_adapter import OpenAIResponses
 
-from .helpers import Kit, collect, model_info, request
+from .helpers import READ_FILE, Kit, collect, model_info, request
 from .mock_llm_server import MockLLMServer, Recorded, Reply
 
 pytestmark = pytest.mark.anyio
@@ -135,3 +136,13 @@ def test_sizes_follow_the_history_through_every_change() -> None:
     for what, messages, _ in _steps():
         assert sizes.total(messages) == sum(message_chars(m) for m in messages), what
         assert sizes.total(messages[3:]) == sum(message_chars(m) for m in messages[3:]), what
+
+
+def test_the_fixed_part_is_the_sum_of_each_tool_s_encoding() -> None:
+    tools = [READ_FILE, ToolSpec("list_dir", "List a directory", {"type": "object"})]
+    each = sum(len(msgspec.json.encode(t)) for t in tools)
+    assert compaction.fixed_chars("system", tools) == len("system") + each
+    assert compaction.fixed_chars("system", tools[:1]) == len("system") + each - len(
+        msgspec.json.encode(tools[1])
+    )
+    assert compaction.fixed_chars("system", []) == len("system")
