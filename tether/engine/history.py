@@ -163,11 +163,12 @@ class WireMemo:
         one: Callable[[Message], bytes],
         refused: Callable[[Message], bool],
         alone: Callable[[Message], bool] | None = None,
-    ) -> bytes | None:
-        """`[item,...]` for `messages`: `one(m)` gives a message's items, comma-joined (b""
-        for none). A `refused(m)` message drops its exchange (from the user prompt before it),
-        as `common.without_refused` does. None when a message is not `alone(m)` (its items
-        depend on its neighbours): the caller builds that request whole."""
+    ) -> list[bytes] | None:
+        """The pieces of the JSON array of `messages`' items (see `array`): `one(m)` gives a
+        message's items, comma-joined (b"" for none). A `refused(m)` message drops its exchange
+        (from the user prompt before it), as `common.without_refused` does. None when a message
+        is not `alone(m)` (its items depend on its neighbours): the caller builds that request
+        whole."""
         k = self._sync(messages, key)
         sent, parts = self._sent, self._parts
         for m in messages[k:]:
@@ -183,7 +184,7 @@ class WireMemo:
         self._key = key
         if self._odd:
             return None
-        return b"[" + b"".join(parts)[1:] + b"]"
+        return parts
 
     def _sync(self, messages: list[Message], key: Hashable) -> int:
         """Keep what `messages` shares with the last list; how much that is."""
@@ -204,6 +205,29 @@ class WireMemo:
         for i in range(at, end + 1):
             self._parts[i] = b""
         self._drops.append((at, end))
+
+
+# Where a body's array goes: a body is encoded with HOLE in its place (a NUL byte, which JSON
+# text never holds unescaped), and the array's pieces are joined into it: the body is copied
+# once, not once per step (a long session's request is nearly a megabyte).
+HOLE = msgspec.Raw(b"\0")
+
+
+def array(parts: list[bytes], lead: bytes = b"") -> list[bytes]:
+    """The pieces of a JSON array: `lead` (one item, or none) and `parts`, each of which is
+    empty or starts with a comma."""
+    if lead:
+        return [b"[", lead, *parts, b"]"]
+    first = next((i for i, p in enumerate(parts) if p), len(parts))
+    if first == len(parts):
+        return [b"[]"]
+    return [b"[", parts[first][1:], *parts[first + 1 :], b"]"]
+
+
+def spliced(encoded: bytes, pieces: list[bytes]) -> bytes:
+    """`encoded` (a body holding HOLE once) with `pieces` in the hole."""
+    head, _, tail = encoded.partition(b"\0")
+    return b"".join([head, *pieces, tail])
 
 
 class SeenPrefix:

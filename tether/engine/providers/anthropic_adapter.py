@@ -20,10 +20,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-import msgspec
 from msgspec import UNSET
 
 from tether.engine.history import (
+    HOLE,
     AssistantMessage,
     ImagePart,
     Message,
@@ -31,6 +31,7 @@ from tether.engine.history import (
     TextPart,
     ToolResultMessage,
     UserMessage,
+    spliced,
 )
 from tether.engine.providers.anthropic_history import GroupedMemo
 from tether.engine.providers.anthropic_stream import MessagesDecoder
@@ -104,7 +105,7 @@ class AnthropicMessages(HTTPProvider):
         body = wire.MessagesRequest(
             model=self.model,
             max_tokens=request.max_output_tokens,
-            messages=msgspec.Raw(messages),
+            messages=HOLE,
             stream=True,
             system=request.system or UNSET,
             tools=tools or UNSET,
@@ -112,7 +113,7 @@ class AnthropicMessages(HTTPProvider):
         self._thinking(body, request.reasoning, request.max_output_tokens)
         if cache:
             _mark_prefix(body, tools)
-        return "/v1/messages", encode(body)
+        return "/v1/messages", spliced(encode(body), messages)
 
     @property
     def _grouped(self) -> GroupedMemo:

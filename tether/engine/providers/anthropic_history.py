@@ -39,9 +39,10 @@ class GroupedMemo:
         convert: Convert,
         refused: Callable[[Message], bool],
         mark: Callable[[list[wire.Message]], None] | None,
-    ) -> bytes:
-        """The encoded `messages` array; `mark` sets the cache breakpoints on wire messages
-        (on the last one and the user one before it)."""
+    ) -> list[bytes]:
+        """The pieces of the encoded `messages` array (history.spliced puts them in a body);
+        `mark` sets the cache breakpoints on wire messages (on the last one and the user one
+        before it)."""
         self._sync(history, key)
         for m in history[len(self._sent) :]:
             self._sent.append(m)
@@ -52,13 +53,17 @@ class GroupedMemo:
                 self._add(*convert(m))
         self._key = key
         start = self._marked_from() if mark is not None else len(self._sent)
-        head = b"".join(self._parts[:start])
         tail = self._whole(start)
         if mark is not None:
             mark(tail)
-        body = head[3:] + b"]}" if head else b""  # the first part opens with `]},`
         rest = encode(tail)[1:-1]
-        return b"[" + body + (b"," if body and rest else b"") + rest + b"]"
+        parts = self._parts
+        first = next((i for i in range(start) if parts[i]), start)
+        if first == start:
+            return [b"[", rest, b"]"]
+        # the first part opens with `]},`; the head's last wire message is closed after it
+        head = [parts[first][3:], *parts[first + 1 : start], b"]}"]
+        return [b"[", *head, b"," if rest else b"", rest, b"]"]
 
     def _sync(self, history: list[Message], key: Hashable) -> None:
         k = common_prefix(self._sent, history) if key == self._key else 0

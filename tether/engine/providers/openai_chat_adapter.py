@@ -13,6 +13,7 @@ import msgspec
 from msgspec import UNSET
 
 from tether.engine.history import (
+    HOLE,
     AssistantMessage,
     FinishReason,
     ImagePart,
@@ -21,6 +22,8 @@ from tether.engine.history import (
     TextPart,
     ToolResultMessage,
     UserMessage,
+    array,
+    spliced,
 )
 from tether.engine.providers.base import (
     ChatRequest,
@@ -70,15 +73,9 @@ class OpenAIChat(HTTPProvider):
         known = self._memo.join(
             request.messages, key, self._encoded, is_refused, lambda m: not self._images(m)
         )
-        if known is None:  # a tool's pictures follow its round: built whole (as it was)
-            messages: list[wire.Message] | msgspec.Raw = self._messages(request)
-        else:
-            system = encode(wire.SystemMessage(request.system)) if request.system else b""
-            joiner = b"," if system and known != b"[]" else b""
-            messages = msgspec.Raw(b"[" + system + joiner + known[1:])
         body = wire.ChatRequest(
             model=self.model,
-            messages=messages,
+            messages=HOLE if known is not None else self._messages(request),
             stream=True,
             stream_options=wire.StreamOptions(include_usage=True),
             tools=[_tool(t) for t in request.tools] if request.tools else UNSET,
@@ -88,7 +85,10 @@ class OpenAIChat(HTTPProvider):
         else:
             body.max_tokens = request.max_output_tokens
         self._reasoning_options(body, request.reasoning)
-        return "/chat/completions", encode(body)
+        if known is None:  # a tool's pictures follow its round: built whole (as it was)
+            return "/chat/completions", encode(body)
+        system = encode(wire.SystemMessage(request.system)) if request.system else b""
+        return "/chat/completions", spliced(encode(body), array(known, system))
 
     def _encoded(self, m: Message) -> bytes:
         converted = self._message(m)

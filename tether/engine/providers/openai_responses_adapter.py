@@ -23,6 +23,7 @@ import msgspec
 from msgspec import UNSET
 
 from tether.engine.history import (
+    HOLE,
     AssistantMessage,
     FinishReason,
     ImagePart,
@@ -30,6 +31,8 @@ from tether.engine.history import (
     Reasoning,
     ToolResultMessage,
     UserMessage,
+    array,
+    spliced,
 )
 from tether.engine.providers.base import (
     ChatRequest,
@@ -76,7 +79,7 @@ class OpenAIResponses(HTTPProvider):
         assert items is not None  # every message's items are its own
         body = wire.ResponsesRequest(
             model=self.model,
-            input=msgspec.Raw(items),
+            input=HOLE,
             stream=True,
             max_output_tokens=request.max_output_tokens,
             instructions=request.system or UNSET,
@@ -87,7 +90,7 @@ class OpenAIResponses(HTTPProvider):
             or UNSET,
         )
         self._reasoning_options(body, request.reasoning)
-        return "/responses", encode(body)
+        return "/responses", spliced(encode(body), array(items))
 
     def _reasoning_options(self, body: wire.ResponsesRequest, level: str | None) -> None:
         if self.deepseek:
