@@ -141,8 +141,8 @@ class Agent:
         self.stdout.close()
 
 
-def config(server: MockLLMServer, wire_api: str = "responses") -> str:
-    base = server.url if wire_api == "anthropic" else f"{server.url}/v1"
+def config(url: str, wire_api: str = "responses") -> str:
+    base = url if wire_api == "anthropic" else f"{url}/v1"
     return (
         f'[providers.bench]\nkind = "{KINDS[wire_api]}"\n'
         f'base_url = "{base}"\napi_key = "sk-bench"\nbuiltin_models = false\n'
@@ -159,7 +159,7 @@ def run(turns: int, fresh_every: int, profile: str | None, wire_api: str) -> dic
         home.mkdir()
         project.mkdir()
         (project / "README.md").write_text("# A project\n")
-        Path(tmp, "config.toml").write_text(config(server, wire_api))
+        Path(tmp, "config.toml").write_text(config(server.url, wire_api))
         env = {**os.environ, "TETHER_HOME": str(home), "TETHER_WARM": "0",
                "TETHER_CONFIG": str(Path(tmp, "config.toml"))}  # fmt: skip
         agent = Agent(env, project, profile)

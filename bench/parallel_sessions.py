@@ -30,6 +30,39 @@ from tests.providers.mock_llm_server import MockLLMServer, Recorded, Reply
 from tests.providers.wire import responses_text
 
 
+class Model:
+    """The loopback model in a process of its own (`--serve`), so that serving the streams
+    shares no interpreter lock with this client reading them."""
+
+    def __init__(self, deltas: int) -> None:
+        argv = [sys.executable, __file__, "--serve", "--deltas", str(deltas)]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().decode().strip()
+
+    def __enter__(self) -> Model:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def serve(deltas: int) -> None:
+    """Answer every request at once with `deltas` text deltas until stdin closes."""
+    chunks = responses_text([f"word{i} " for i in range(deltas)])
+
+    def answer(request: Recorded) -> Reply:
+        server.requests.clear()
+        return Reply(chunks=chunks)
+
+    with MockLLMServer(validate=False) as server:
+        server.responder = answer
+        print(server.url, flush=True)
+        sys.stdin.read()
+
+
 class Client:
     """An ACP client over real pipes: requests written, answers matched by id."""
 
@@ -55,7 +88,10 @@ class Client:
 
     def wait(self, ids: set[int]) -> None:
         while ids:
-            frame = json.loads(self.stdout.readline())
+            line = self.stdout.readline()
+            if line.startswith(b'{"jsonrpc":"2.0","method"'):
+                continue  # a notification: not parsed (this client's time is not the agent's)
+            frame = json.loads(line)
             if "method" not in frame and frame.get("id") in ids:
                 if "error" in frame:
                     raise RuntimeError(frame["error"])
@@ -116,20 +152,16 @@ def main() -> None:
     ap.add_argument("--deltas", type=int, default=200, help="text deltas per answer")
     ap.add_argument("--codex-acp", default=os.environ.get("TETHER_BENCH_CODEX_ACP"))
     ap.add_argument("--profile", help="run tether under cProfile, stats to this file")
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    texts = [f"word{i} " for i in range(args.deltas)]
-
-    def answer(_request: Recorded) -> Reply:
-        _request.body = b""
-        return Reply(chunks=responses_text(texts))
-
-    with tempfile.TemporaryDirectory() as tmp, MockLLMServer(validate=False) as server:
-        server.responder = answer
+    if args.serve:
+        return serve(args.deltas)
+    with tempfile.TemporaryDirectory() as tmp, Model(args.deltas) as server:
         home, project = Path(tmp, "home"), Path(tmp, "project")
         home.mkdir()
         project.mkdir()
         (project / "README.md").write_text("# A project\n")
-        Path(tmp, "config.toml").write_text(config(server))
+        Path(tmp, "config.toml").write_text(config(server.url))
         env = {**os.environ, "TETHER_HOME": str(home), "TETHER_WARM": "0",
                "TETHER_CONFIG": str(Path(tmp, "config.toml"))}  # fmt: skip
         rows: list[tuple[str, float, float, float]] = []
