@@ -1,12 +1,15 @@
 """A long session against a loopback model speaking the OpenAI Responses wire (what the issue
-measured; `--wire chat` or `--wire anthropic` for the other APIs): `tether acp` (cold, `TETHER_WARM=0`) talks to a local server that answers every
-request at once, every tenth turn with a `list_dir` call first. Each turn is timed from its
-prompt to its first `agent_message_chunk`: the wait a user sees, and the work each request costs
-(building the request from the whole history, sending it, reading the stream).
+measured; `--wire chat` or `--wire anthropic` for the other APIs): `tether acp` (cold,
+`TETHER_WARM=0`) talks to a local server that answers every request at once, every tenth turn
+with a `list_dir` call first. Each turn is timed from its prompt to its first
+`agent_message_chunk`: the wait a user sees, and the work each request costs (building the
+request from the whole history, sending it, reading the stream).
 
-Printed as ratios in one run: the mean of the last 100 turns against the first 100 (target
-<= 1.2x), and against a fresh session of the same process prompted at the same moment (what a
-history of that length costs over none: the request's bytes grow with it).
+Printed as ratios in one run (medians: a turn the machine's other jobs delayed says nothing of
+the history): the last 100 turns against the first 100 (target <= 1.2x), and against a fresh
+session of the same process prompted among them (what a history of that length costs over
+none at the same moment: the request's bytes grow with it). The floor of that growth: the first
+and the last request's bytes posted to the same server by a bare client.
 
     python bench/long_session_model.py [--turns 2000] [--wire responses|chat|anthropic]
         [--profile OUT.prof]
@@ -15,6 +18,7 @@ history of that length costs over none: the request's bytes grow with it).
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import statistics
@@ -70,10 +74,13 @@ class Model:
         self.call_next = False
         self.calls = 0
         self.last_bytes = 0
+        self.bodies: dict[str, bytes] = {}  # the first and the last request, for the floor
 
     def __call__(self, request: Recorded) -> Reply:
         self.server.requests.clear()
         self.last_bytes = len(request.body)
+        self.bodies.setdefault("first", request.body)
+        self.bodies["last"] = request.body
         if self.call_next:
             self.call_next = False
             self.calls += 1
@@ -183,7 +190,30 @@ def run(turns: int, fresh_every: int, profile: str | None, wire_api: str) -> dic
         times.append(agent.prompt(sid, "last"))
         sizes["last"] = model.last_bytes
         agent.close()
-    return {"times": times[:turns], "fresh": fresh, "sizes": sizes}
+        floor = bare_posts(server.url, PATHS[wire_api], model.bodies)
+    return {"times": times[:turns], "fresh": fresh, "sizes": sizes, "floor": floor}
+
+
+PATHS = {"responses": "/v1/responses", "chat": "/v1/chat/completions", "anthropic": "/v1/messages"}
+
+
+def bare_posts(url: str, path: str, bodies: dict[str, bytes], runs: int = 21) -> dict[str, float]:
+    """The floor: the first and the last request's bytes posted by a bare client (one kept
+    connection), timed to the answer's first bytes; medians, interleaved."""
+    host, port = url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port))
+    headers = {"content-type": "application/json"}
+    took: dict[str, list[float]] = {"first": [], "last": []}
+    for _ in range(runs):
+        for which, body in bodies.items():
+            started = time.perf_counter()
+            conn.request("POST", path, body, headers)
+            answer = conn.getresponse()
+            answer.read(1)
+            took[which].append(time.perf_counter() - started)
+            answer.read()
+    conn.close()
+    return {which: statistics.median(t) for which, t in took.items()}
 
 
 def main() -> None:
@@ -211,6 +241,9 @@ def main() -> None:
           f"{last / new:.2f}x it ({len(fresh)} prompts)")  # fmt: skip
     print(f"request body: turn 1 {sizes['first'] / 1024:.0f} KB, "
           f"turn {args.turns + 1} {sizes['last'] / 1024:.0f} KB")  # fmt: skip
+    small, big = got["floor"]["first"] * 1000, got["floor"]["last"] * 1000
+    print(f"floor: those two bodies posted by a bare client, to the answer's first bytes: "
+          f"{small:.2f} ms, {big:.2f} ms ({big - small:+.2f} ms)")  # fmt: skip
 
 
 if __name__ == "__main__":
