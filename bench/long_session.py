@@ -3,9 +3,11 @@ that answers at once, every tenth turn with a tool call first), timing each turn
 to its answer. Targets: the mean turn of the last 100 within 1.2x the first 100 (what a long
 history adds per turn), and the process's resident memory bounded (printed: after the first
 100 turns and at the end). Then the replay target carried over from the sessions work:
-`bench/replay.py --messages 10000`, under 2x the encoding of the same frames.
+`bench/replay.py --messages 10000`, under 2x the encoding of the same frames. Last,
+`bench/long_session_model.py`: prompt -> first chunk over 2,000 turns against a loopback model
+(the history's encoding, sizing and sending), to turns 1-100 and to a fresh session.
 
-    python bench/long_session.py [--turns 1000]
+    python bench/long_session.py [--turns 1000] [--model-turns 2000]
 """
 
 from __future__ import annotations
@@ -96,6 +98,7 @@ def run(turns: int) -> tuple[list[float], int, int]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--turns", type=int, default=1000)
+    ap.add_argument("--model-turns", type=int, default=2000, help="0: skip the loopback model")
     args = ap.parse_args()
     times, early_rss, late_rss = run(args.turns)
     first = statistics.mean(times[:100]) * 1000
@@ -110,6 +113,9 @@ def main() -> None:
     print("replay of 10,000 messages:")
     here = Path(__file__).parent
     subprocess.run([sys.executable, str(here / "replay.py"), "--messages", "10000"], check=True)
+    if args.model_turns:  # prompt -> first chunk against a loopback model (the Responses wire)
+        model = [sys.executable, str(here / "long_session_model.py")]
+        subprocess.run([*model, "--turns", str(args.model_turns)], check=True)
 
 
 if __name__ == "__main__":

@@ -133,7 +133,6 @@ FIXTURE: dict[str, str | bytes] = {
         (regex_files, {"pattern": r"^\s+return"}),
         (regex_files, {"pattern": "foo", "glob": "*.py"}),
         (regex_files, {"pattern": "foo", "glob": "src/**/*.{py,ts}"}),
-        (regex_files, {"pattern": "foo", "max_results": 3}),
         (regex_files, {"pattern": r"gr\w+e"}),
         (regex_files, {"pattern": r"foo\Z"}),
         (glob_paths, {"pattern": "**/*.py"}),
@@ -153,6 +152,26 @@ async def test_both_engines_give_the_same_results(
         outs[engine] = [line for line in got.splitlines() if "files searched" not in line]
     assert outs["ripgrep"] == outs["python"]
     assert outs["python"]  # not empty: the pattern finds something
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_a_capped_search_shows_the_limit_from_the_full_answer(
+    project: Path, tmp_path: Path, engine: str
+) -> None:
+    """At the limit the search is over: the Python engine's walk has found the nearest lines,
+    ripgrep (stopped there, as `rg | head` is) the first it found, on any of its threads; both
+    show that many lines of the whole answer, nearest first, and say they stopped."""
+    _write(project, FIXTURE)
+    ctx = _ctx(project, tmp_path, engine)
+    full = (await text(ctx, regex_files, pattern="foo")).splitlines()
+    got = (await text(ctx, regex_files, pattern="foo", max_results=3)).splitlines()
+    assert got[3].startswith("3 matching lines in ")
+    assert got[-1].startswith("[… stopped at 3 matches;")
+    assert set(got[:3]) <= set(full[:-1])
+    if engine == "python":
+        assert got[:3] == full[:3]
+    else:
+        assert got[:3] == [line for line in full if line in got[:3]]  # in the full answer's order
 
 
 async def test_a_look_around_pattern_runs_on_the_python_engine(

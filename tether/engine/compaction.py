@@ -80,7 +80,11 @@ def estimate(chars: int, ratio: float = 1.0) -> int:
 
 
 def fixed_chars(system: str, tools: Sequence[llm.ToolSpec]) -> int:
-    return len(system) + sum(len(msgspec.json.encode(t)) for t in tools)
+    """The system prompt's characters and the tool schemas' encoded ones (encoded as one list,
+    once per request, less its brackets and commas: the sum of encoding each)."""
+    if not tools:
+        return len(system)
+    return len(system) + len(msgspec.json.encode(list(tools))) - len(tools) - 1
 
 
 def estimate_tokens(system: str, messages: Sequence[Message], tools: Sequence[llm.ToolSpec]) -> int:

@@ -68,7 +68,7 @@ class OutputConfig(msgspec.Struct):
 class MessagesRequest(msgspec.Struct, omit_defaults=True):
     model: str
     max_tokens: int
-    messages: list[Message]
+    messages: list[Message] | msgspec.Raw  # Raw: encoded already (anthropic_history)
     stream: bool
     system: str | list[SystemBlock] | UnsetType = UNSET
     tools: list[Tool | WebSearchTool] | UnsetType = UNSET

@@ -83,7 +83,7 @@ class Thinking(msgspec.Struct):
 
 class ChatRequest(msgspec.Struct, omit_defaults=True):
     model: str
-    messages: list[Message]
+    messages: list[Message] | msgspec.Raw  # Raw: the messages encoded already (history.WireMemo)
     stream: bool
     stream_options: StreamOptions
     max_tokens: int | UnsetType = UNSET  # what compatible servers read

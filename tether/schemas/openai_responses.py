@@ -76,7 +76,7 @@ class ReasoningParam(msgspec.Struct, omit_defaults=True):
 
 class ResponsesRequest(msgspec.Struct, omit_defaults=True):
     model: str
-    input: list[InputItem]
+    input: list[InputItem] | msgspec.Raw  # Raw: the items encoded already (history.WireMemo)
     stream: bool
     max_output_tokens: int
     instructions: str | UnsetType = UNSET

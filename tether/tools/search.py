@@ -248,7 +248,11 @@ async def regex_files(ctx: Capabilities, args: RegexFilesArgs) -> ToolOutput:
     request = GrepRequest(pattern, limit, MATCH_BUDGET, only, hint)
     result = await ctx.searcher.grep(_scope(ctx, full), request)
     base = full if st.kind == "dir" else full.parent
-    lines = [f"{display(ctx, base / h.rel)}:{h.line}: {_shown(h.text)}" for h in result.hits]
+    shown: dict[str, str] = {}  # one display per file, not per line (it resolves the cwd)
+    lines: list[str] = []
+    for h in result.hits:
+        where = shown.get(h.rel) or shown.setdefault(h.rel, display(ctx, base / h.rel))
+        lines.append(f"{where}:{h.line}: {_shown(h.text)}")
     if result.too_slow:
         raise _too_slow(ctx, pattern, result, lines, base)
     return _output(pattern, display(ctx, full), result, lines, limit)

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -29,7 +30,6 @@ from tether.engine.local import reaper
 from tether.engine.local.ignore_files import ancestor_rules
 from tether.engine.local.search_rules import SkipRules
 
-HITS_CAP = 10_000  # lines read before the search is stopped: the tool shows the first ones
 GREP_MAX_FILESIZE = "8M"
 _COMMON = ("--no-config", "--hidden", "--no-require-git", "--no-ignore-global", "--no-ignore-dot")
 _COMMON += ("--no-messages", "--color", "never", "--null")
@@ -137,10 +137,24 @@ async def list_files(rg: Path, scope: SearchScope, name_hint: str | None) -> lis
 
 @dataclass
 class _Collected:
+    """What ripgrep reported, filtered as it comes: once one line more than the request's limit
+    is kept, the search is over (`rg | head` stops there too) and ripgrep is stopped."""
+
+    keep: Callable[[str], bool]
+    limit: int
     where: _Where | None = None
     hits: list[GrepHit] = field(default_factory=list[GrepHit])
     stats: list[str] = field(default_factory=list[str])
     capped: bool = False
+    files_seen: dict[str, bool] = field(default_factory=dict[str, bool])
+
+    def take(self, hit: GrepHit) -> None:
+        ok = self.files_seen.get(hit.rel)
+        if ok is None:
+            ok = self.files_seen[hit.rel] = self.keep(hit.rel)
+        if ok:
+            self.hits.append(hit)
+            self.capped = len(self.hits) > self.limit
 
 
 async def grep(rg: Path, scope: SearchScope, request: GrepRequest, pattern: str) -> GrepResult:
@@ -150,7 +164,7 @@ async def grep(rg: Path, scope: SearchScope, request: GrepRequest, pattern: str)
     argv = [str(rg), *_args(scope, rules, request.name_hint), "--line-number", "--no-heading"]
     argv += ["--with-filename", "--stats", "--max-filesize", GREP_MAX_FILESIZE]
     argv += ["--max-columns", "4096", "--max-columns-preview", "-e", pattern]
-    got = _Collected()
+    got = _Collected(lambda rel: _keep(scope.start, rel, rules, request), request.limit)
     with _Where(scope) as where:
         got.where = where
         async with await anyio.open_process(
@@ -162,7 +176,7 @@ async def grep(rg: Path, scope: SearchScope, request: GrepRequest, pattern: str)
                 proc.kill()
             await proc.wait()
             _check(proc.returncode, await _errors(proc) if proc.returncode == 2 else b"")
-    result = _result(got, rules, request, scope.start)
+    result = _result(got, request)
     result.too_slow = budget.cancelled_caught
     return result
 
@@ -191,9 +205,8 @@ async def _read(proc: Process, got: _Collected) -> None:
         tail = lines.pop()
         for line in lines:
             _take(line, got)
-        if len(got.hits) >= HITS_CAP:
-            got.capped = True
-            return
+            if got.capped:
+                return
     if tail:
         _take(tail, got)
 
@@ -207,19 +220,11 @@ def _take(line: bytes, got: _Collected) -> None:
     rel = name.decode("utf-8", "surrogateescape")
     if got.where is not None:
         rel = got.where.rel(rel)
-    got.hits.append(GrepHit(rel, int(number), text.decode("utf-8", "replace")))
+    got.take(GrepHit(rel, int(number), text.decode("utf-8", "replace")))
 
 
-def _result(got: _Collected, rules: SkipRules, request: GrepRequest, start: Path) -> GrepResult:
-    single: dict[str, bool] = {}
-    kept: list[GrepHit] = []
-    for hit in got.hits:
-        ok = single.get(hit.rel)
-        if ok is None:
-            ok = single[hit.rel] = _keep(start, hit.rel, rules, request)
-        if ok:
-            kept.append(hit)
-    kept.sort(key=lambda h: (bfs_key(h.rel), h.line))
+def _result(got: _Collected, request: GrepRequest) -> GrepResult:
+    kept = sorted(got.hits, key=lambda h: (bfs_key(h.rel), h.line))
     result = GrepResult("ripgrep", kept[: request.limit], more=len(kept) > request.limit)
     result.more |= got.capped
     result.matched_files = len({h.rel for h in result.hits})

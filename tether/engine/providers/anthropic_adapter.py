@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec import UNSET
 
 from tether.engine.history import (
+    HOLE,
     AssistantMessage,
     ImagePart,
     Message,
@@ -31,14 +32,17 @@ from tether.engine.history import (
     TextPart,
     ToolResultMessage,
     UserMessage,
+    spliced,
 )
 from tether.engine.providers import thinking_refusals as refusals
+from tether.engine.providers.anthropic_history import GroupedMemo
 from tether.engine.providers.anthropic_stream import MessagesDecoder
 from tether.engine.providers.base import ChatRequest, RetryNotice, StreamEvent
 from tether.engine.providers.common import (
     REFUSED,
     HTTPProvider,
     encode,
+    is_refused,
     parse_arguments,
     tool_images,
     without_refused,
@@ -82,6 +86,7 @@ class AnthropicMessages(HTTPProvider):
     """One model behind the Anthropic Messages API."""
 
     default_name = "anthropic"
+    _anthropic_memo: GroupedMemo | None = None
 
     def _headers(self) -> dict[str, str]:
         headers = {"anthropic-version": API_VERSION}
@@ -92,10 +97,20 @@ class AnthropicMessages(HTTPProvider):
     def _prepare(self, request: ChatRequest) -> tuple[str, bytes]:
         cache = not self.deepseek
         tools = self._tools(request)
+        # DeepSeek thinks unless told not to, and then wants a thinking block in every round.
+        pad = self.deepseek and request.reasoning != "none"
+        key = (self.model, self.name, self.deepseek, self.info.images, pad)
+        messages = self._grouped.messages(
+            request.messages,
+            key,
+            lambda m: self._convert(m, pad),
+            is_refused,
+            _mark_messages if cache else None,
+        )
         body = wire.MessagesRequest(
             model=self.model,
             max_tokens=request.max_output_tokens,
-            messages=self._messages(request.messages, request.reasoning),
+            messages=HOLE,
             stream=True,
             system=request.system or UNSET,
             tools=tools or UNSET,
@@ -103,8 +118,13 @@ class AnthropicMessages(HTTPProvider):
         self._thinking(body, request.reasoning, request.max_output_tokens)
         if cache:
             _mark_prefix(body, tools)
-            _mark_messages(body.messages)
-        return "/v1/messages", encode(body)
+        return "/v1/messages", spliced(encode(body), messages)
+
+    @property
+    def _grouped(self) -> GroupedMemo:
+        if self._anthropic_memo is None:
+            self._anthropic_memo = GroupedMemo()
+        return self._anthropic_memo
 
     def _tools(self, request: ChatRequest) -> list[wire.Tool | wire.WebSearchTool]:
         """The hosted tools first, then ours (the last gets the cache breakpoint); a local tool
@@ -193,7 +213,7 @@ class AnthropicMessages(HTTPProvider):
     # --- history -------------------------------------------------------------------------
 
     def _messages(self, history: list[Message], level: str | None) -> list[wire.Message]:
-        # DeepSeek thinks unless told not to, and then wants a thinking block in every round.
+        """The wire messages built whole (what the memo's encoding equals; the tests compare)."""
         pad = self.deepseek and level != "none"
         out: list[wire.Message] = []
         for m in without_refused(history):

@@ -15,8 +15,10 @@ from tether.engine.history import (
     AssistantMessage,
     ImagePart,
     Message,
+    SeenPrefix,
     ToolResultMessage,
     UserMessage,
+    WireMemo,
 )
 from tether.engine.providers import http_transport
 from tether.engine.providers.base import ChatRequest, ModelInfo, StreamEvent
@@ -155,6 +157,8 @@ class HTTPProvider:
         self._client = client
         self._owns_client = client is None
         self._extra_headers = dict(headers or {})
+        self._memo = WireMemo()  # the history's encoded items, for the next request
+        self._checked = SeenPrefix()  # the messages `check_images` passed
 
     @property
     def info(self) -> ModelInfo:
@@ -173,7 +177,9 @@ class HTTPProvider:
         )
 
     def _sender(self, request: ChatRequest) -> Send:
-        check_images(self._info, request.messages)
+        key = (self._info.images, self._info.id)
+        check_images(self._info, self._checked.new(request.messages, key))
+        self._checked.passed(request.messages, key)
         path, body = self._prepare(request)
         url = self.base_url + path
         headers = {

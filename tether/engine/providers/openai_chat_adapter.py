@@ -13,6 +13,7 @@ import msgspec
 from msgspec import UNSET
 
 from tether.engine.history import (
+    HOLE,
     AssistantMessage,
     FinishReason,
     ImagePart,
@@ -21,6 +22,8 @@ from tether.engine.history import (
     TextPart,
     ToolResultMessage,
     UserMessage,
+    array,
+    spliced,
 )
 from tether.engine.providers.base import (
     ChatRequest,
@@ -38,6 +41,7 @@ from tether.engine.providers.common import (
     data_url,
     encode,
     is_openai_api,
+    is_refused,
     model_reasons,
     openai_detail,
     tool_images,
@@ -65,6 +69,35 @@ class OpenAIChat(HTTPProvider):
     default_name = "openai"
 
     def _prepare(self, request: ChatRequest) -> tuple[str, bytes]:
+        key = (self.model, self.name, self.deepseek, self.info.images)
+        known = self._memo.join(
+            request.messages, key, self._encoded, is_refused, lambda m: not self._images(m)
+        )
+        body = wire.ChatRequest(
+            model=self.model,
+            messages=HOLE if known is not None else self._messages(request),
+            stream=True,
+            stream_options=wire.StreamOptions(include_usage=True),
+            tools=[_tool(t) for t in request.tools] if request.tools else UNSET,
+        )
+        if self.token_limit_param() == "max_completion_tokens":
+            body.max_completion_tokens = request.max_output_tokens
+        else:
+            body.max_tokens = request.max_output_tokens
+        self._reasoning_options(body, request.reasoning)
+        if known is None:  # a tool's pictures follow its round: built whole (as it was)
+            return "/chat/completions", encode(body)
+        system = encode(wire.SystemMessage(request.system)) if request.system else b""
+        return "/chat/completions", spliced(encode(body), array(known, system))
+
+    def _encoded(self, m: Message) -> bytes:
+        converted = self._message(m)
+        return b"" if converted is None else encode(converted)
+
+    def _images(self, m: Message) -> bool:
+        return isinstance(m, ToolResultMessage) and bool(tool_images(self.info, m))
+
+    def _messages(self, request: ChatRequest) -> list[wire.Message]:
         messages: list[wire.Message] = []
         if request.system:
             messages.append(wire.SystemMessage(request.system))
@@ -80,19 +113,7 @@ class OpenAIChat(HTTPProvider):
                 images += _tool_images(m, tool_images(self.info, m))
         if images:
             messages.append(wire.UserMessage(images))
-        body = wire.ChatRequest(
-            model=self.model,
-            messages=messages,
-            stream=True,
-            stream_options=wire.StreamOptions(include_usage=True),
-            tools=[_tool(t) for t in request.tools] if request.tools else UNSET,
-        )
-        if self.token_limit_param() == "max_completion_tokens":
-            body.max_completion_tokens = request.max_output_tokens
-        else:
-            body.max_tokens = request.max_output_tokens
-        self._reasoning_options(body, request.reasoning)
-        return "/chat/completions", encode(body)
+        return messages
 
     def token_limit_param(self) -> str:
         """`max_completion_tokens` for OpenAI's own API and for reasoning models, which refuse

@@ -23,6 +23,7 @@ import msgspec
 from msgspec import UNSET
 
 from tether.engine.history import (
+    HOLE,
     AssistantMessage,
     FinishReason,
     ImagePart,
@@ -30,6 +31,8 @@ from tether.engine.history import (
     Reasoning,
     ToolResultMessage,
     UserMessage,
+    array,
+    spliced,
 )
 from tether.engine.providers.base import (
     ChatRequest,
@@ -46,10 +49,10 @@ from tether.engine.providers.common import (
     HTTPProvider,
     data_url,
     encode,
+    is_refused,
     model_reasons,
     openai_detail,
     tool_images,
-    without_refused,
 )
 from tether.engine.providers.retry import looks_transient
 from tether.engine.providers.sse import SSEEvent, decode_data
@@ -70,19 +73,22 @@ class OpenAIResponses(HTTPProvider):
     default_name = "openai"
 
     def _prepare(self, request: ChatRequest) -> tuple[str, bytes]:
-        items: list[wire.InputItem] = []
-        for m in without_refused(request.messages):
-            items.extend(self._items(m, bool(request.tools)))
+        with_tools = bool(request.tools)
+        key = (with_tools, self.model, self.name, self.deepseek, self.reasons, self.info.images)
+        items = self._memo.join(
+            request.messages, key, lambda m: _joined(self._items(m, with_tools)), is_refused
+        )
+        assert items is not None  # every message's items are its own
         body = wire.ResponsesRequest(
             model=self.model,
-            input=items,
+            input=HOLE,
             stream=True,
             max_output_tokens=request.max_output_tokens,
             instructions=request.system or UNSET,
             tools=self._tools(request) or UNSET,
         )
         self._reasoning_options(body, request.reasoning)
-        return "/responses", encode(body)
+        return "/responses", spliced(encode(body), array(items))
 
     def _tools(self, request: ChatRequest) -> list[wire.FunctionTool | wire.WebSearchTool]:
         """The hosted web search first; a local tool of its name stays out (one name, one tool)."""
@@ -157,6 +163,11 @@ class OpenAIResponses(HTTPProvider):
 
     def _decoder(self) -> _ResponsesDecoder:
         return _ResponsesDecoder(self.name, self.model)
+
+
+def _joined(items: list[wire.InputItem]) -> bytes:
+    """A message's items as they sit in the `input` array (b"" for none)."""
+    return b",".join(encode(i) for i in items)
 
 
 def _user_content(m: UserMessage) -> list[wire.InputText | wire.InputImage]:
