@@ -13,7 +13,11 @@ _CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
 
 def _anchors(doc: Path) -> set[str]:
     heads = (line.lstrip("#").strip().lower() for line in doc.read_text().splitlines())
-    lines = (h for h, line in zip(heads, doc.read_text().splitlines()) if line.startswith("#"))
+    lines = (
+        h
+        for h, line in zip(heads, doc.read_text().splitlines(), strict=True)
+        if line.startswith("#")
+    )
     return {re.sub(r"[^\w\- ]", "", h).replace(" ", "-") for h in lines}
 
 

@@ -143,6 +143,9 @@ class Session(msgspec.Struct):
     # The store's row after the last event this process stored or showed: rows from it on
     # were written by another process, and are shown before this process's next turn.
     event_end: int = 0
+    # `/yolo once`: the next turn runs as `allow-all`, and only that turn (never stored).
+    yolo_once: bool = False
+    yolo_from: str | None = None  # the mode `/yolo on` left, which `/yolo off` goes back to
 
     @property
     def saved_messages(self) -> int:

@@ -21,7 +21,13 @@ from tether.engine.sandbox.detect import detect
 from tether.engine.sessions.deps import EngineDeps, Front
 from tether.engine.sessions.lease import Holder, lease_seconds
 from tether.engine.sessions.runtime import SessionRuntime
-from tether.engine.sessions.state import MODES, READ_ONLY_MODE, Session, with_window_choices
+from tether.engine.sessions.state import (
+    ALLOW_ALL_MODE,
+    MODES,
+    READ_ONLY_MODE,
+    Session,
+    with_window_choices,
+)
 from tether.engine.skills.skill_catalog import catalog
 from tether.engine.skills.skill_discovery import Discovery, discover
 from tether.engine.skills.skill_roots import SkillRoot
@@ -239,6 +245,7 @@ class TurnRunner:
             persist=self._persist,
             config=await self._config(runtime, found),
             grants=await self.grants(s),
+            mode=_once(s),
         )
         await self._tell_problems(s)
         return turn
@@ -329,3 +336,12 @@ class TurnRunner:
                 "keeping it, so the next start makes a new one."
             )
             await self._emit(s, ev.Notice("error", "tether's session database is damaged", text))
+
+
+def _once(s: Session) -> str | None:
+    """`allow-all` for the turn `/yolo once` was armed for (used up as the turn is made: it
+    ends with this turn, however it ends); None: the session's mode."""
+    if not s.yolo_once:
+        return None
+    s.yolo_once = False
+    return ALLOW_ALL_MODE
