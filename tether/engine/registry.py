@@ -58,6 +58,9 @@ class CallPlan(msgspec.Struct):
     # The user is asked every time, in every mode, never covered by a grant (a change to a
     # skill: set by the pipeline when the call writes in a guarded directory).
     always_ask: bool = False
+    # The skill directories a change to skills lies in (set by the pipeline): an answer "for
+    # this session", or `[skills] allow_write`, lets it run unasked.
+    skill_dirs: list[str] = msgspec.field(default_factory=list[str])
 
 
 class ToolArgs(msgspec.Struct, forbid_unknown_fields=True):

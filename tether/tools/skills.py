@@ -1,22 +1,27 @@
 """The model's side of Agent Skills (engine/skills/): `skill_read` activates a skill (its
 instructions, and the absolute paths of its files, which `read_file` and `run_argv` reach
 because the skills' roots are readable), `skill_list` shows every skill found now, with the
-shadowed copies and the broken ones. Both look afresh: a skill made during the session is
-there at once. A skill is created or changed with the file tools, every time with the user's
-approval (the pipeline asks for any change in a skills root)."""
+shadowed copies and the broken ones, `skill_search` greps them all. Each looks afresh: a skill
+made during the session is there at once. `skill_create` and `skill_edit` write them, asked
+first (engine/skills/skill_writes.py: a "this session" answer or `[skills] allow_write` covers a
+skill's directory; no mode skips the question)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 
-from tether.engine.events import TextOut
-from tether.engine.registry import CallPlan, ToolArgs, ToolOutput, tool
+from tether.engine.events import DiffOut, TextOut
+from tether.engine.registry import CallPlan, ToolArgs, ToolDef, ToolOutput, tool
 from tether.engine.seam import Capabilities
 from tether.engine.skills.skill_catalog import activation, resources
 from tether.engine.skills.skill_discovery import Discovery, Skill, discover
 from tether.errors import ToolError
+
+if TYPE_CHECKING:
+    from tether.tools.skill_files import Change
 
 
 class SkillReadArgs(ToolArgs):
@@ -86,3 +91,148 @@ def listing(found: Discovery) -> str:
 def _card_text(skill: Skill, files: list[Path]) -> str:
     more = f", {len(files)} files" if files else ""
     return f"Skill **{skill.name}** loaded ({skill.directory}{more})"
+
+
+# --- writing skills (tools/skill_files.py does the work; engine/skills/skill_writes.py decides
+# who may) -----------------------------------------------------------------------------------
+
+
+class SkillSearchArgs(ToolArgs):
+    pattern: str
+    glob: str | None = None
+    max_results: int = 100
+
+
+@tool(kind="search", read_only=True)
+async def skill_search(ctx: Capabilities, args: SkillSearchArgs) -> ToolOutput:
+    """Search the files of every available skill (each SKILL.md and the files bundled with it)
+    with a Python regular expression, line by line. Prints `<skill>/<file>:line: text` for each
+    matching line; load a skill it finds with skill_read.
+
+    Args:
+        pattern: A Python regular expression, searched in each line (re.search).
+        glob: Only files whose name (or, with a `/`, path inside the skill) matches this glob,
+            e.g. `*.md`.
+        max_results: At most this many matching lines are printed (up to 1000).
+    """
+    from tether.tools.skill_files import search
+
+    return await search(ctx, args.pattern, args.glob, args.max_results)
+
+
+@skill_search.described_by
+def _describe_search(ctx: Capabilities, args: SkillSearchArgs) -> CallPlan:
+    return CallPlan(title=f"Search skills for /{args.pattern}/", kind="search")
+
+
+class SkillCreateArgs(ToolArgs):
+    name: str
+    description: str
+    body: str
+    files: dict[str, str] = {}
+    location: Literal["tether", "project", "user"] = "tether"
+
+
+@tool(kind="edit")
+async def skill_create(ctx: Capabilities, args: SkillCreateArgs) -> ToolOutput:
+    """Create a new skill: a directory with a SKILL.md (its header made from `name` and
+    `description`, then `body`) and any bundled files. The user is asked first (an answer
+    may cover the skill for the rest of the session).
+
+    Args:
+        name: The skill's name and directory: lowercase letters, digits and single hyphens,
+            at most 64 characters.
+        description: What the skill does and when to use it (at most 1024 characters): the
+            catalog shows it to decide when the skill applies.
+        body: The instructions, in Markdown.
+        files: More files of the skill, by path relative to its directory (e.g.
+            `scripts/check.py`, `references/guide.md`) to their text.
+        location: Where the skill goes: `tether` (tether's own skills directory, every
+            project), `project` (`.agents/skills` in the project) or `user`
+            (`~/.agents/skills`, shared with other agents).
+    """
+    from tether.tools.skill_files import create
+
+    change = await create(ctx, args.name, args.description, args.body, args.files, args.location)
+    return await _written(ctx, change, None)
+
+
+@skill_create.planned_by
+async def _plan_create(ctx: Capabilities, args: SkillCreateArgs, mode: str) -> CallPlan:
+    from tether.tools.skill_files import create
+
+    change = await create(ctx, args.name, args.description, args.body, args.files, args.location)
+    return change.plan(f"Create skill {args.name}")
+
+
+@skill_create.described_by
+def _describe_create(ctx: Capabilities, args: SkillCreateArgs) -> CallPlan:
+    return CallPlan(title=f"Create skill {args.name}", kind="edit", target=args.name)
+
+
+class SkillEditArgs(ToolArgs):
+    name: str
+    path: str = "SKILL.md"
+    old: str | None = None
+    new: str | None = None
+    append: str | None = None
+    content: str | None = None
+
+
+@tool(kind="edit")
+async def skill_edit(ctx: Capabilities, args: SkillEditArgs) -> ToolOutput:
+    """Change one file of an existing skill, one way: replace `old` (found exactly once) with
+    `new`, `append` text at its end, or rewrite it whole with `content` (which also adds a
+    new file to the skill). A changed SKILL.md is read again; the result says when the skill
+    no longer meets the specification. The user is asked first (an answer may cover the
+    skill for the rest of the session).
+
+    Args:
+        name: The skill's name, as the skills list gives it.
+        path: The file, relative to the skill's directory.
+        old: The exact text to replace (with `new`).
+        new: The text to put in its place.
+        append: Text to add at the end of the file.
+        content: The complete new text of the file.
+    """
+    from tether.tools.skill_files import edit
+
+    change = await edit(ctx, args.name, args.path, _pair(args), args.append, args.content)
+    return await _written(ctx, change, change.files[0][2])
+
+
+@skill_edit.planned_by
+async def _plan_edit(ctx: Capabilities, args: SkillEditArgs, mode: str) -> CallPlan:
+    from tether.tools.skill_files import edit
+
+    change = await edit(ctx, args.name, args.path, _pair(args), args.append, args.content)
+    return change.plan(f"Edit skill {args.name}: {args.path}")
+
+
+@skill_edit.described_by
+def _describe_edit(ctx: Capabilities, args: SkillEditArgs) -> CallPlan:
+    return CallPlan(title=f"Edit skill {args.name}: {args.path}", kind="edit", target=args.name)
+
+
+def _pair(args: SkillEditArgs) -> tuple[str, str] | None:
+    if args.old is None and args.new is None:
+        return None
+    if args.old is None or args.new is None:
+        raise ToolError("INVALID_ARGS", "old and new go together")
+    return args.old, args.new
+
+
+async def _written(ctx: Capabilities, change: Change, before: str | None) -> ToolOutput:
+    from tether.tools.skill_files import notes
+
+    for path, text, _ in change.files:
+        await ctx.fs.write_text(path, text)
+        ctx.reads.forget(path)
+    lines = [change.summary, *notes(change, ctx.skills, before)]
+    diffs = [DiffOut(str(p), new, old) for p, new, old in change.files]
+    return ToolOutput("\n".join(lines), [*diffs, TextOut(lines[-1])])
+
+
+def skill_tools() -> list[ToolDef]:
+    """The skill tools, in the order the model is shown them."""
+    return [skill_read, skill_list, skill_search, skill_create, skill_edit]

@@ -78,6 +78,9 @@ class SessionState(msgspec.Struct):
     # A summary standing in for history[:compacted_upto] in requests (the history keeps all).
     summary: str | None = None
     compacted_upto: int = 0
+    # The skill directories the user allowed changes to for this session (a skill write's
+    # "this session" answer: engine/skills/skill_writes.py).
+    skill_writes: list[str] = []
     # The project snapshot in the system prompt, taken at the first prompt (see system_prompt).
     context: str | None = None
     dir_grants: list[AccessGrant] = []  # request_directory_access answers

@@ -234,6 +234,7 @@ class TurnRunner:
         # so is every change to what acts later (instruction files, agents' and editors'
         # configs: a confined command may not touch them, the file tools ask).
         ctx.skills = tuple(roots)
+        ctx.skill_writes, ctx.skill_allow_write = s.state.skill_writes, self.deps.skills.allow_write
         ctx.policy.read_roots = found.places(roots)
         ctx.policy.guarded = [*ctx.policy.read_roots, *acts_later(ctx.policy.roots)]
         turn = Turn(

@@ -51,6 +51,8 @@ def invocation(skill: Skill, files: list[Path], arg: str) -> str:
 
 def _skills_command(taken: frozenset[str]) -> Command:
     async def skills(ctx: CommandContext, arg: str) -> str:
+        if not ctx.manager.deps.skills.enabled:
+            return "Skills are off (`[skills] enabled = false` in the config file)."
         return report(discover(roots(ctx)), roots(ctx), taken)
 
     return Command("skills", "List the Agent Skills this session can use, and any problems", skills)

@@ -92,6 +92,11 @@ class AcpApproval:
     async def _one(self, req: ConfirmRequest) -> ConfirmDecision:
         scope = _scope(req)
         options = [acp.PermissionOption(option_id=ALLOW_ONCE, name="Allow", kind="allow_once")]
+        if req.session_label:  # a change to a skill: once, this session, or no
+            name = f"Allow {req.session_label} for this session"
+            options.append(
+                acp.PermissionOption(option_id=ALLOW_ALWAYS, name=name, kind="allow_always")
+            )
         if req.grantable:
             options.append(
                 acp.PermissionOption(
@@ -119,7 +124,8 @@ class AcpApproval:
 
     async def _round(self, batch: list[ConfirmRequest], card: RoundCard) -> list[ConfirmDecision]:
         n = len(batch)
-        always = any(r.grantable for r in batch)  # "always" records grants for those only
+        # "always" records grants for those only (and a change to a skill: for this session)
+        always = any(r.grantable or r.session_label for r in batch)
         where = " in this project" if batch[0].lasting == "project" else ""
         options = [
             acp.PermissionOption(option_id=ALLOW_ONCE, name=f"Allow all {n}", kind="allow_once"),
