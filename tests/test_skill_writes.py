@@ -162,7 +162,10 @@ async def test_skill_search_rebases_hits_and_a_lost_description_is_noted(world: 
     async with world.spawn(rounds) as agent:
         sid = await opened(agent, world)
         await agent.prompt(sid, "search")
+        await agent.prompt(sid, "/skills search ship twice")
+        replied = said(agent, sid)
         await agent.prompt(sid, "rewrite")
+    assert "deploy/references/steps.md:2: make ship twice" in replied  # the tool's handler
     found, noted = tool_results(world.home, sid)
     assert "deploy/SKILL.md:5: Run make ship." in found
     assert "deploy/references/steps.md:2: make ship twice" in found
