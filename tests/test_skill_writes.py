@@ -98,6 +98,7 @@ async def test_a_session_answer_covers_one_skill_directory_even_in_allow_all(
         ),
         call("e", "skill_edit", name="notes", append="More.\n"),
         call("d", "skill_edit", name="deploy", old="make ship", new="make deploy"),
+        call("f", "skill_edit", name="notes", append="Never.\n"),
     )
     async with world.spawn(rounds) as agent:
         sid = await opened(agent, world, "allow-all")
@@ -112,9 +113,14 @@ async def test_a_session_answer_covers_one_skill_directory_even_in_allow_all(
         ]
         await agent.prompt(sid, "add to it")
         assert len(asked(agent)) == 1  # the session's answer covers the skill
+        await agent.prompt(sid, "/grants")
+        assert f"1. changes to the skill notes (`{made}`, this session)" in said(agent, sid)
         agent.permission_choice = "reject_once"
         await agent.prompt(sid, "change deploy")
         assert len(asked(agent)) == 2  # another skill: asked again
+        await agent.prompt(sid, "/grants revoke 1")
+        await agent.prompt(sid, "add again")
+        assert len(asked(agent)) == 3  # revoked: asked again, rejected
     assert (made / "SKILL.md").read_text() == (
         '---\nname: notes\ndescription: "Keep notes."\n---\nWrite notes.\nMore.\n'
     )
