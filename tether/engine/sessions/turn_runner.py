@@ -342,7 +342,6 @@ class TurnRunner:
 def _once(s: Session) -> str | None:
     """`allow-all` for the turn `/yolo once` was armed for (used up as the turn is made: it
     ends with this turn, however it ends); None: the session's mode."""
-    if not s.yolo_once:
-        return None
-    s.yolo_once = False
-    return ALLOW_ALL_MODE
+    once, s.yolo_once = s.yolo_once, False
+    # Switched to read-only since `/yolo once`: nothing is to change, whatever was armed.
+    return ALLOW_ALL_MODE if once and s.state.mode != READ_ONLY_MODE else None
