@@ -96,9 +96,9 @@ async def test_a_session_answer_covers_one_skill_directory_even_in_allow_all(
             files={"scripts/n.sh": "echo hi\n"},
             location="project",
         ),
-        call("e", "skill_edit", name="notes", append="More.\n"),
-        call("d", "skill_edit", name="deploy", old="make ship", new="make deploy"),
-        call("f", "skill_edit", name="notes", append="Never.\n"),
+        call("e", "skill_edit", name="notes", text="More.\n", append=True),
+        call("d", "skill_edit", name="deploy", old="make ship", text="make deploy"),
+        call("f", "skill_edit", name="notes", text="Never.\n", append=True),
     )
     async with world.spawn(rounds) as agent:
         sid = await opened(agent, world, "allow-all")
@@ -138,10 +138,10 @@ async def test_the_denylist_and_the_skill_directory_come_first(world: World) -> 
     world.config.write_text("[skills]\nallow_write = true\n")
     outside = world.project / "escaped.txt"
     rounds = turns(
-        call("a", "skill_edit", name="deploy", path=".env", content="SECRET=1\n"),
-        call("b", "skill_edit", name="deploy", path="../../../escaped.txt", content="x\n"),
+        call("a", "skill_edit", name="deploy", path=".env", text="SECRET=1\n"),
+        call("b", "skill_edit", name="deploy", path="../../../escaped.txt", text="x\n"),
         call("c", "skill_create", name="x", description="d", body="b", files={"/tmp/a": "x"}),
-        call("d", "skill_edit", name="deploy", old="make ship", new="make deploy"),
+        call("d", "skill_edit", name="deploy", old="make ship", text="make deploy"),
     )
     async with world.spawn(rounds) as agent:
         sid = await opened(agent, world)
@@ -163,7 +163,7 @@ async def test_skill_search_rebases_hits_and_a_lost_description_is_noted(world: 
     rewritten = "---\nname: deploy\n---\nNo description now.\n"
     rounds = turns(
         call("s", "skill_search", pattern="make ship"),
-        call("r", "skill_edit", name="deploy", content=rewritten),
+        call("r", "skill_edit", name="deploy", text=rewritten),
     )
     async with world.spawn(rounds) as agent:
         sid = await opened(agent, world)

@@ -174,33 +174,26 @@ def _root(ctx: Capabilities, where: Where) -> Path:
 
 
 async def edit(
-    ctx: Capabilities,
-    name: str,
-    path: str,
-    replace: tuple[str, str] | None,
-    append: str | None,
-    content: str | None,
+    ctx: Capabilities, name: str, path: str, text: str, old: str | None, append: bool
 ) -> Change:
-    """One file of the skill `name` changed one way: `replace` (old, new: old found exactly
-    once), `append`, or `content` (the whole file, made when missing)."""
-    forms = sum(x is not None for x in (replace, append, content))
-    if forms != 1:
-        raise ToolError("INVALID_ARGS", "give exactly one of old+new, append, or content")
+    """One file of the skill `name` changed one way: `old` (found exactly once) replaced by
+    `text`, `text` appended, or the file rewritten as `text` (made when missing)."""
+    if old is not None and append:
+        raise ToolError("INVALID_ARGS", "give old (to replace) or append, not both")
     directory = await _skill_directory(ctx, name)
     full = _inside(ctx, directory, path or SKILL_FILE)
-    old = await _old_text(ctx, full, path)
-    if replace is not None:
-        new = _replaced(old, *replace, path)
-    elif append is not None:
-        new = (old or "") + append
+    before = await _old_text(ctx, full, path)
+    if old is not None:
+        after = _replaced(before, old, text, path)
+    elif append:
+        after = (before or "") + text
     else:
-        assert content is not None
-        new = content
-    if new == old:
+        after = text
+    if after == before:
         raise ToolError("INVALID_ARGS", "the file already has this text: nothing would change")
-    verb = "rewrote" if content is not None else "edited"
+    verb = "edited" if old is not None or append else "rewrote"
     summary = f"{verb} {name}/{full.relative_to(directory).as_posix()}"
-    return Change(name, directory, [(full, new, old)], summary)
+    return Change(name, directory, [(full, after, before)], summary)
 
 
 def _replaced(old: str | None, find: str, put: str, path: str) -> str:

@@ -97,27 +97,25 @@ def _card_text(skill: Skill, files: list[Path]) -> str:
 # who may) -----------------------------------------------------------------------------------
 
 
+SEARCH_RESULTS = 100  # matching lines skill_search prints
+
+
 class SkillSearchArgs(ToolArgs):
     pattern: str
     glob: str | None = None
-    max_results: int = 100
 
 
 @tool(kind="search", read_only=True)
 async def skill_search(ctx: Capabilities, args: SkillSearchArgs) -> ToolOutput:
-    """Search the files of every available skill (each SKILL.md and the files bundled with it)
-    with a Python regular expression, line by line. Prints `<skill>/<file>:line: text` for each
-    matching line; load a skill it finds with skill_read.
+    """Search every skill's files with a Python regex, line by line: `<skill>/<file>:line: text`.
 
     Args:
-        pattern: A Python regular expression, searched in each line (re.search).
-        glob: Only files whose name (or, with a `/`, path inside the skill) matches this glob,
-            e.g. `*.md`.
-        max_results: At most this many matching lines are printed (up to 1000).
+        pattern: Python regular expression.
+        glob: Only files whose name matches, e.g. `*.md`.
     """
     from tether.tools.skill_files import search
 
-    return await search(ctx, args.pattern, args.glob, args.max_results)
+    return await search(ctx, args.pattern, args.glob, SEARCH_RESULTS)
 
 
 @skill_search.described_by
@@ -135,21 +133,14 @@ class SkillCreateArgs(ToolArgs):
 
 @tool(kind="edit")
 async def skill_create(ctx: Capabilities, args: SkillCreateArgs) -> ToolOutput:
-    """Create a new skill: a directory with a SKILL.md (its header made from `name` and
-    `description`, then `body`) and any bundled files. The user is asked first (an answer
-    may cover the skill for the rest of the session).
+    """Create a skill: SKILL.md (header from name and description, then body) and files.
 
     Args:
-        name: The skill's name and directory: lowercase letters, digits and single hyphens,
-            at most 64 characters.
-        description: What the skill does and when to use it (at most 1024 characters): the
-            catalog shows it to decide when the skill applies.
-        body: The instructions, in Markdown.
-        files: More files of the skill, by path relative to its directory (e.g.
-            `scripts/check.py`, `references/guide.md`) to their text.
-        location: Where the skill goes: `tether` (tether's own skills directory, every
-            project), `project` (`.agents/skills` in the project) or `user`
-            (`~/.agents/skills`, shared with other agents).
+        name: Lowercase letters, digits, hyphens (max 64).
+        description: What it does and when to use it.
+        body: Markdown instructions.
+        files: More files: path in the skill -> text.
+        location: tether (every project), project (.agents/skills) or user (~/.agents/skills).
     """
     from tether.tools.skill_files import create
 
@@ -172,32 +163,27 @@ def _describe_create(ctx: Capabilities, args: SkillCreateArgs) -> CallPlan:
 
 class SkillEditArgs(ToolArgs):
     name: str
+    text: str
     path: str = "SKILL.md"
     old: str | None = None
-    new: str | None = None
-    append: str | None = None
-    content: str | None = None
+    append: bool = False
 
 
 @tool(kind="edit")
 async def skill_edit(ctx: Capabilities, args: SkillEditArgs) -> ToolOutput:
-    """Change one file of an existing skill, one way: replace `old` (found exactly once) with
-    `new`, `append` text at its end, or rewrite it whole with `content` (which also adds a
-    new file to the skill). A changed SKILL.md is read again; the result says when the skill
-    no longer meets the specification. The user is asked first (an answer may cover the
-    skill for the rest of the session).
+    """Change one file of a skill: replace `old` (found once) by `text`, append `text`, or
+    rewrite the file as `text`.
 
     Args:
-        name: The skill's name, as the skills list gives it.
-        path: The file, relative to the skill's directory.
-        old: The exact text to replace (with `new`).
-        new: The text to put in its place.
-        append: Text to add at the end of the file.
-        content: The complete new text of the file.
+        name: The skill.
+        text: The new text.
+        path: File in the skill.
+        old: Exact text to replace.
+        append: Add `text` at the end.
     """
     from tether.tools.skill_files import edit
 
-    change = await edit(ctx, args.name, args.path, _pair(args), args.append, args.content)
+    change = await edit(ctx, args.name, args.path, args.text, args.old, args.append)
     return await _written(ctx, change, change.files[0][2])
 
 
@@ -205,21 +191,13 @@ async def skill_edit(ctx: Capabilities, args: SkillEditArgs) -> ToolOutput:
 async def _plan_edit(ctx: Capabilities, args: SkillEditArgs, mode: str) -> CallPlan:
     from tether.tools.skill_files import edit
 
-    change = await edit(ctx, args.name, args.path, _pair(args), args.append, args.content)
+    change = await edit(ctx, args.name, args.path, args.text, args.old, args.append)
     return change.plan(f"Edit skill {args.name}: {args.path}")
 
 
 @skill_edit.described_by
 def _describe_edit(ctx: Capabilities, args: SkillEditArgs) -> CallPlan:
     return CallPlan(title=f"Edit skill {args.name}: {args.path}", kind="edit", target=args.name)
-
-
-def _pair(args: SkillEditArgs) -> tuple[str, str] | None:
-    if args.old is None and args.new is None:
-        return None
-    if args.old is None or args.new is None:
-        raise ToolError("INVALID_ARGS", "old and new go together")
-    return args.old, args.new
 
 
 async def _written(ctx: Capabilities, change: Change, before: str | None) -> ToolOutput:
