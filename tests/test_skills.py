@@ -234,8 +234,9 @@ async def test_a_change_to_a_skill_is_asked_every_time_even_in_code_mode(
     home: Path, world: World
 ) -> None:
     """In `code` mode (writes in the project need no question) and after an "always" answer
-    covering the whole project, a change inside a skills root still asks, offers nothing to
-    remember, and a rejection leaves the skill as it was."""
+    covering the whole project, a change inside a skills root still asks (inside a skill: once,
+    for this session, or no; elsewhere in the root: nothing to remember), and a rejection
+    leaves the skill as it was."""
     skills = world.project / ".agents" / "skills"
     target = skills / "deploy" / "SKILL.md"
     before = target.read_text()
@@ -275,11 +276,15 @@ async def test_a_change_to_a_skill_is_asked_every_time_even_in_code_mode(
                 if u["sessionUpdate"] == "available_commands_update"
             ]
             assert "made" not in menus[0] and "made" in menus[-1]  # the new skill is offered
-            kinds = {o["kind"] for o in asked[-1]["params"]["options"]}
-            assert kinds == {"allow_once", "reject_once"}  # nothing to remember
-            assert "asked every time" in asked[-1]["params"]["toolCall"]["title"]
+            kinds = [o["kind"] for o in asked[-1]["params"]["options"]]
+            assert kinds == ["allow_once", "allow_always", "reject_once"]  # once, session, no
+            assert "(a change to a skill)" in asked[-1]["params"]["toolCall"]["title"]
             asked = await turn("reject_once")
             assert len(asked) == 4 and asked[-1]["params"]["toolCall"]["toolCallId"] == "w2"
+            # Into the root itself, not inside a skill: nothing to remember.
+            kinds = [o["kind"] for o in asked[1]["params"]["options"]]
+            assert kinds == ["allow_once", "reject_once"]
+            assert "asked every time" in asked[1]["params"]["toolCall"]["title"]
     assert target.read_text() == before  # rejected by the client: unchanged
     results = [m for m in server.posts[-1].json()["messages"] if m["role"] == "tool"]
     assert "REJECTED" in tool_text(results[-1])

@@ -178,7 +178,11 @@ def _sandbox_lines(r: Report) -> list[str]:
 def _skill_lines(r: Report) -> list[str]:
     """The skills a session here would find; the copies shadowed and the broken ones."""
     found = r.skills
+    if not r.setup.skills.enabled:
+        return ["skills (Agent Skills)", "  off ([skills] enabled = false)"]
     lines = ["skills (Agent Skills, first root wins a name)"]
+    if r.setup.skills.allow_write:
+        lines.append("  changes to skills run without asking ([skills] allow_write = true)")
     rows = [[s.name, s.root.source, str(s.directory)] for s in found.skills]
     lines += _table(rows) if rows else ["  none"]
     lines += [f"  shadowed: {lost.directory} (by {won.directory})" for lost, won in found.shadowed]

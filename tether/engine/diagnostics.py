@@ -94,7 +94,8 @@ def check(*, env: Mapping[str, str], model_override: str | None = None) -> Repor
     report = Report(
         path, path.exists(), list(issues), setup, catalog, web, sandbox, store, warnings
     )
-    places = SkillPlaces(data_dir(env) / "skills", tuple(setup.skills.paths))
+    skills = setup.skills
+    places = SkillPlaces(data_dir(env) / "skills", tuple(skills.paths), enabled=skills.enabled)
     report.skill_roots = places.roots(Path.cwd())
     report.skills = discover(report.skill_roots)
     return report

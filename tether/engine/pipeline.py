@@ -163,7 +163,8 @@ class Batch:
         if p.always_ask or self._ctx.policy.guards(p.writes):
             p.always_ask = p.confirm = True  # the mode waives nothing, no grant covers it
             p.waived_by_mode, p.grantable = False, False
-            p.title += " (a skill: asked every time)"
+            p.skill_dirs = _skill_dirs(self._ctx, p.writes)
+            p.title += " (a change to a skill)" if p.skill_dirs else " (a skill: asked every time)"
         if written.intersection(p.writes):
             # Planned against the files as they were before this round: an earlier call of the
             # round writes the same file first, so whatever the plan says, the user decides.
@@ -196,6 +197,10 @@ class Batch:
         ask: list[_Call] = []
         for c in pending:
             assert c.plan is not None
+            if c.plan.skill_dirs:
+                c.approved_by = _skill_standing(self._ctx, c.plan.skill_dirs)
+                if c.approved_by is not None:
+                    continue
             waived = not (c.plan.always_ask or c.plan.asks_in_every_mode)
             if self._mode == ALLOW_ALL_MODE and waived:
                 c.approved_by = f"mode ({ALLOW_ALL_MODE})"
@@ -218,7 +223,10 @@ class Batch:
         if d.remember and d.verdict in ("allow", "reject") and c.plan.grantable:
             label = c.plan.grant_label
             await self._grants.remember(Grant(c.call.name, c.plan.scope, d.verdict, label))
-        if d.verdict == "allow":
+        if d.verdict == "allow" and d.remember and c.plan.skill_dirs:
+            _remember_skills(self._ctx, c.plan.skill_dirs)
+            c.approved_by = "user (session)"
+        elif d.verdict == "allow":
             # Nothing was recorded for a call that asks every time: it was allowed once.
             c.approved_by = d.by if c.plan.grantable else _once(d.by)
         elif d.verdict == "reject":
@@ -392,4 +400,35 @@ def _request(c: _Call, lasting: Lasting) -> ConfirmRequest:
         target=c.plan.target,
         grant_label=c.plan.grant_label,
         grantable=c.plan.grantable,
+        session_label=_skill_label(c.plan.skill_dirs),
     )
+
+
+# --- changes to skills (engine/skills/skill_writes.py, loaded when a skill is changed) --------
+
+
+def _skill_dirs(ctx: Capabilities, writes: list[str]) -> list[str]:
+    from tether.engine.skills.skill_writes import skill_dirs
+
+    roots = [r.path for r in ctx.skills]
+    return skill_dirs(writes, roots, ctx.policy.read_roots or roots)
+
+
+def _skill_standing(ctx: Capabilities, dirs: list[str]) -> str | None:
+    from tether.engine.skills.skill_writes import standing
+
+    return standing(dirs, ctx.skill_writes, ctx.skill_allow_write)
+
+
+def _remember_skills(ctx: Capabilities, dirs: list[str]) -> None:
+    from tether.engine.skills.skill_writes import remember
+
+    remember(dirs, ctx.skill_writes)
+
+
+def _skill_label(dirs: list[str]) -> str:
+    if not dirs:
+        return ""
+    from tether.engine.skills.skill_writes import label
+
+    return label(dirs)

@@ -61,6 +61,9 @@ class CallPlan(msgspec.Struct):
     # The user answers it in every mode (allow-all waives nothing), though their own "always"
     # answer still covers it: a fetch from a loopback or private-network address.
     asks_in_every_mode: bool = False
+    # The skill directories a change to skills lies in (set by the pipeline): an answer "for
+    # this session", or `[skills] allow_write`, lets it run unasked.
+    skill_dirs: list[str] = msgspec.field(default_factory=list[str])
 
 
 class ToolArgs(msgspec.Struct, forbid_unknown_fields=True):

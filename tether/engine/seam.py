@@ -280,6 +280,9 @@ class ConfirmRequest(msgspec.Struct, frozen=True):
     grant_label: str = ""
     grantable: bool = True
     lasting: Lasting = "session"  # what an "always" answer would last for
+    # A change to a skill: what an "allow for this session" answer covers ("changes to the
+    # skill deploy"); the request then offers once / this session / no.
+    session_label: str = ""
 
 
 class RoundCard(msgspec.Struct, frozen=True):
@@ -408,6 +411,11 @@ class Capabilities(msgspec.Struct):
     sandbox: Sandbox | None = None
     # Where this turn looks for Agent Skills, first wins (set by the turn: engine/skills/).
     skills: tuple[SkillRoot, ...] = ()
+    # Changes inside a skill (engine/skills/skill_writes.py): the skill directories the user
+    # allowed for this session (the session's own list: an answer joins it) and
+    # `[skills] allow_write`.
+    skill_writes: list[str] = msgspec.field(default_factory=list[str])
+    skill_allow_write: bool = False
     # Lists and searches trees (engine/file_search.py); this machine's unless given.
     search: FileSearch | None = None
     # The session's repositories as found when it opened (engine/vcs/): the vcs tools' git runs

@@ -115,8 +115,12 @@ class Turn:
         persist: Persist,
         config: TurnConfig,
         grants: GrantBook | None = None,
+        mode: str | None = None,
     ) -> None:
+        """`mode`: the mode this turn's calls are judged in, whatever the session's says
+        (`/yolo once`); None: the session's, as it is at each round."""
         self.session = session
+        self.mode = mode
         self.grants = grants or GrantBook(session.state.grants)
         self.model = model
         self.registry = registry
@@ -256,7 +260,7 @@ class Turn:
             registry=self.registry,
             ctx=self.ctx,
             grants=self.grants,
-            mode=self.session.state.mode,
+            mode=self.mode or self.session.state.mode,
             emit=self.emit,
             approvals=self.session.state.approvals,
             changes=self.changes,

@@ -68,7 +68,7 @@ def compose(
     env_allowlist.configure(setup.command_env, setup.secret_env)
     catalog = catalog_for(setup, script=options.script, model_override=options.model, env=env)
     log_warnings(catalog)
-    tools = tool_catalog(setup.web)
+    tools = tool_catalog(setup.web, skills=setup.skills.enabled)
     web = build_web(setup.web, env)
     deps = EngineDeps(
         catalog=catalog,
@@ -81,7 +81,12 @@ def compose(
         mcp_servers=setup.mcp_servers,
         sandbox=setup.sandbox,
         agent=setup.agent,
-        skills=SkillPlaces(home / "skills", tuple(setup.skills.paths)),
+        skills=SkillPlaces(
+            home / "skills",
+            tuple(setup.skills.paths),
+            enabled=setup.skills.enabled,
+            allow_write=setup.skills.allow_write,
+        ),
         trash=setup.trash,
         allowed_paths=tuple(configured_grants(setup.agent.allow_paths)),
     )

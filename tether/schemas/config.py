@@ -141,9 +141,13 @@ class AgentConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 class SkillsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """`[skills]`: more directories of Agent Skills, after the project's, the user's and
-    tether's own (`~` expanded; a relative path is taken from the project directory)."""
+    tether's own (`~` expanded; a relative path is taken from the project directory);
+    `enabled = false` turns skills off (no skill tools, no catalog, no skill commands);
+    `allow_write` lets changes inside a skill run without asking."""
 
     paths: list[NonEmpty] = []
+    enabled: bool = True
+    allow_write: bool = False
 
 
 class TrashConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

@@ -6,9 +6,10 @@ from tether.engine.registry import ToolDef
 from tether.schemas.web import WebConfig
 
 
-def catalog(web: WebConfig | None = None) -> list[ToolDef]:
-    """Every tool tether offers (the web tools as `web`, the `[web]` table, enables them), for
-    the composition root to build a Registry from."""
+def catalog(web: WebConfig | None = None, *, skills: bool = True) -> list[ToolDef]:
+    """Every tool tether offers (the web tools as `web`, the `[web]` table, enables them; the
+    skill tools unless `[skills] enabled = false`), for the composition root to build a
+    Registry from."""
     from tether.tools.access import new_temporary_workspace, request_directory_access
     from tether.tools.ask import ask_user
     from tether.tools.batch import run_argv_batch
@@ -25,7 +26,7 @@ def catalog(web: WebConfig | None = None) -> list[ToolDef]:
     )
     from tether.tools.run import run_argv
     from tether.tools.search import glob_paths, regex_files, tree
-    from tether.tools.skills import skill_list, skill_read
+    from tether.tools.skills import skill_tools
     from tether.tools.todo import todo_write
     from tether.tools.vcs import vcs_branch, vcs_diff, vcs_log, vcs_status
     from tether.tools.wait import wait
@@ -61,7 +62,6 @@ def catalog(web: WebConfig | None = None) -> list[ToolDef]:
         wait,
         request_directory_access,
         new_temporary_workspace,
-        skill_read,
-        skill_list,
+        *(skill_tools() if skills else []),
         *web_tools(web),
     ]

@@ -86,6 +86,9 @@ class SessionState(msgspec.Struct):
     # A summary standing in for history[:compacted_upto] in requests (the history keeps all).
     summary: str | None = None
     compacted_upto: int = 0
+    # The skill directories the user allowed changes to for this session (a skill write's
+    # "this session" answer: engine/skills/skill_writes.py).
+    skill_writes: list[str] = []
     # The project snapshot in the system prompt, taken at the first prompt (see system_prompt).
     context: str | None = None
     dir_grants: list[AccessGrant] = []  # request_directory_access answers
@@ -154,6 +157,9 @@ class Session(msgspec.Struct):
     # The store's row after the last event this process stored or showed: rows from it on
     # were written by another process, and are shown before this process's next turn.
     event_end: int = 0
+    # `/yolo once`: the next turn runs as `allow-all`, and only that turn (never stored).
+    yolo_once: bool = False
+    yolo_from: str | None = None  # the mode `/yolo on` left, which `/yolo off` goes back to
 
     @property
     def saved_messages(self) -> int:

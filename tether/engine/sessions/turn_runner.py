@@ -21,7 +21,13 @@ from tether.engine.sandbox.detect import detect
 from tether.engine.sessions.deps import EngineDeps, Front
 from tether.engine.sessions.lease import Holder, lease_seconds
 from tether.engine.sessions.runtime import SessionRuntime
-from tether.engine.sessions.state import MODES, READ_ONLY_MODE, Session, with_window_choices
+from tether.engine.sessions.state import (
+    ALLOW_ALL_MODE,
+    MODES,
+    READ_ONLY_MODE,
+    Session,
+    with_window_choices,
+)
 from tether.engine.skills.skill_catalog import catalog
 from tether.engine.skills.skill_discovery import Discovery, discover
 from tether.engine.skills.skill_roots import SkillRoot
@@ -232,6 +238,7 @@ class TurnRunner:
         # so is every change to what acts later (instruction files, agents' and editors'
         # configs: a confined command may not touch them, the file tools ask).
         ctx.skills = tuple(roots)
+        ctx.skill_writes, ctx.skill_allow_write = s.state.skill_writes, self.deps.skills.allow_write
         ctx.policy.read_roots = found.places(roots)
         ctx.policy.guarded = [*ctx.policy.read_roots, *acts_later(ctx.policy.roots)]
         turn = Turn(
@@ -243,6 +250,7 @@ class TurnRunner:
             persist=self._persist,
             config=await self._config(runtime, found),
             grants=await self.grants(s),
+            mode=_once(s),
         )
         await self._tell_problems(s)
         return turn
@@ -341,3 +349,11 @@ class TurnRunner:
                 "keeping it, so the next start makes a new one."
             )
             await self._emit(s, ev.Notice("error", "tether's session database is damaged", text))
+
+
+def _once(s: Session) -> str | None:
+    """`allow-all` for the turn `/yolo once` was armed for (used up as the turn is made: it
+    ends with this turn, however it ends); None: the session's mode."""
+    once, s.yolo_once = s.yolo_once, False
+    # Switched to read-only since `/yolo once`: nothing is to change, whatever was armed.
+    return ALLOW_ALL_MODE if once and s.state.mode != READ_ONLY_MODE else None

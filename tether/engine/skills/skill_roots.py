@@ -21,13 +21,19 @@ class SkillRoot(msgspec.Struct, frozen=True):
 
 class SkillPlaces(msgspec.Struct, frozen=True):
     """What the configuration says about skills: tether's own directory and `[skills] paths`
-    (`~` expanded; a relative one is taken from the project directory)."""
+    (`~` expanded; a relative one is taken from the project directory), whether skills are on
+    at all (`enabled`: off, no root is searched) and `allow_write` (changes to skills run
+    without asking)."""
 
     own: Path | None = None
     paths: tuple[str, ...] = ()
+    enabled: bool = True
+    allow_write: bool = False
 
     def roots(self, cwd: Path, home: Path | None = None) -> list[SkillRoot]:
         """Every root for a session working in `cwd`, first wins, each directory once."""
+        if not self.enabled:
+            return []
         home = Path.home() if home is None else home
         found = [SkillRoot(d / sub, "project") for d in _project_dirs(cwd) for sub in SKILL_DIRS]
         found += [SkillRoot(home / sub, "user") for sub in SKILL_DIRS]

@@ -1,7 +1,7 @@
 """Agent Skills as slash commands: `/skills` lists what the session's roots hold (the shadowed
-copies and the broken ones too), and each skill is `/name args`, a turn in which the model
-is given the skill's instructions and the user's arguments. Found afresh whenever a front
-asks, like every use of skills."""
+copies and the broken ones too), `/skills search PATTERN` greps them, and each skill is
+`/name args`, a turn in which the model is given the skill's instructions and the user's
+arguments. Found afresh whenever a front asks, like every use of skills."""
 
 from __future__ import annotations
 
@@ -9,11 +9,13 @@ import os
 from pathlib import Path
 
 import anyio
+import msgspec
 
 from tether.engine.skills.skill_catalog import activation, resources
 from tether.engine.skills.skill_discovery import SKILL_FILE, Discovery, Skill, discover
 from tether.engine.skills.skill_roots import SkillRoot
 from tether.engine.slash.slash_command import Command, CommandContext, prompt_turn
+from tether.errors import TetherError
 
 HELP_MAX = 160  # characters of a description shown as a command's help
 
@@ -51,9 +53,38 @@ def invocation(skill: Skill, files: list[Path], arg: str) -> str:
 
 def _skills_command(taken: frozenset[str]) -> Command:
     async def skills(ctx: CommandContext, arg: str) -> str:
+        if not ctx.manager.deps.skills.enabled:
+            return "Skills are off (`[skills] enabled = false` in the config file)."
+        word, _, rest = arg.partition(" ")
+        if word == "search":
+            return await search(ctx, rest.strip())
         return report(discover(roots(ctx)), roots(ctx), taken)
 
-    return Command("skills", "List the Agent Skills this session can use, and any problems", skills)
+    return Command(
+        "skills",
+        "List the Agent Skills this session can use, and any problems; `search PATTERN` greps "
+        "their files",
+        skills,
+        hint="search PATTERN (optional)",
+    )
+
+
+async def search(ctx: CommandContext, pattern: str) -> str:
+    """`/skills search PATTERN`: the `skill_search` tool's handler, run on a tool context the
+    command binds itself (the session's, with its skills roots)."""
+    if not pattern:
+        return "Usage: `/skills search PATTERN` (a Python regular expression)."
+    s = ctx.session
+    tool = ctx.manager.runtime(s.id).registry().get("skill_search")
+    if tool is None:
+        return "The skill tools are off in this session."
+    caps = ctx.manager.front.capabilities(s, ctx.manager.model(s))
+    caps.skills = tuple(roots(ctx))
+    try:
+        out = await tool.invoke(caps, tool.decode(msgspec.json.encode({"pattern": pattern})))
+    except TetherError as exc:
+        return f"error [{exc.code}]: {exc.message}"
+    return f"```\n{out.text}\n```"
 
 
 def report(found: Discovery, where: list[SkillRoot], taken: frozenset[str] = frozenset()) -> str:

@@ -104,6 +104,13 @@ COMMANDS: tuple[Command, ...] = (
         "tether.engine.slash.mcp_commands:mcp",
         hint="reconnect [NAME] (optional)",
     ),
+    Command(
+        "yolo",
+        "Run calls without asking: `on` for this session, `once` for the next turn, `off`; "
+        "the denylists and skill changes still ask",
+        "tether.engine.slash.yolo_commands:yolo",
+        hint="on | off | once",
+    ),
     Command("help", "List tether's commands, modes and tools", _help),
 )
 

@@ -42,6 +42,8 @@ def _cost(cost: float) -> str:
 
 
 async def _skills(ctx: CommandContext) -> str:
+    if not ctx.manager.deps.skills.enabled:
+        return "off (`[skills] enabled = false`)"
     found = await anyio.to_thread.run_sync(discover, skill_commands.roots(ctx))
     trouble = len(found.problems) + len(found.shadowed)
     more = f", {trouble} left out" if trouble else ""

@@ -1,9 +1,12 @@
 """The `approval` seam over ACP: the aggregated confirm projected onto permission requests.
 
 One call asks on its own tool card. Two or more ask once, on the round's card (shown by the
-engine before it asks). Each option kind appears at most once in a request, because clients map
-keys and buttons by kind. Reviewing calls one by one is the session's `approvals` option; it
-uses a checkbox form when the client offers form elicitation, else one request per call.
+engine before it asks). Clients map keys and buttons by kind, so each kind appears once in a
+request but for the round's "Review one by one": last, and `reject_once` (a client taking the
+first option of a kind finds "Reject all" before it; one taking the last reviews, which allows
+nothing by itself). Chosen, each call of the round is then asked on its own card, in order.
+Reviewing every round call by call is the session's `approvals` option; it uses a checkbox form
+when the client offers form elicitation, else one request per call.
 Where the client offers forms, a rejection is followed by an optional note ("what should the
 agent do instead?") that the model reads in the rejected calls' results.
 
@@ -27,11 +30,12 @@ from tether.schemas.acp import UNSET
 
 log = logging.getLogger("tether.acp")
 
-ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE, REJECT_ALWAYS = (
+ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE, REJECT_ALWAYS, REVIEW = (
     "allow",
     "allow_always",
     "reject",
     "reject_always",
+    "review",
 )
 
 
@@ -88,6 +92,11 @@ class AcpApproval:
     async def _one(self, req: ConfirmRequest) -> ConfirmDecision:
         scope = _scope(req)
         options = [acp.PermissionOption(option_id=ALLOW_ONCE, name="Allow", kind="allow_once")]
+        if req.session_label:  # a change to a skill: once, this session, or no
+            name = f"Allow {req.session_label} for this session"
+            options.append(
+                acp.PermissionOption(option_id=ALLOW_ALWAYS, name=name, kind="allow_always")
+            )
         if req.grantable:
             options.append(
                 acp.PermissionOption(
@@ -115,7 +124,8 @@ class AcpApproval:
 
     async def _round(self, batch: list[ConfirmRequest], card: RoundCard) -> list[ConfirmDecision]:
         n = len(batch)
-        always = any(r.grantable for r in batch)  # "always" records grants for those only
+        # "always" records grants for those only (and a change to a skill: for this session)
+        always = any(r.grantable or r.session_label for r in batch)
         where = " in this project" if batch[0].lasting == "project" else ""
         options = [
             acp.PermissionOption(option_id=ALLOW_ONCE, name=f"Allow all {n}", kind="allow_once"),
@@ -129,6 +139,9 @@ class AcpApproval:
         ]
         if not always:
             options = [o for o in options if o.kind in ("allow_once", "reject_once")]
+        options.append(
+            acp.PermissionOption(option_id=REVIEW, name="Review one by one", kind="reject_once")
+        )
         fields = acp.ToolCallFields(
             tool_call_id=card.id,
             title=card.title,
@@ -136,8 +149,23 @@ class AcpApproval:
             status="pending",
             content=[tool_content(c) for c in card.content],
         )
-        decision = _decision(await self._ask(fields, options), "user (round)")
+        choice = await self._ask(fields, options)
+        if choice == REVIEW:
+            return await self._each(batch)
+        decision = _decision(choice, "user (round)")
         return await self._noted([decision for _ in batch], card.title)
+
+    async def _each(self, batch: list[ConfirmRequest]) -> list[ConfirmDecision]:
+        """The round's calls asked one by one, in order; a dismissed request ends the asking
+        (the rest are cancelled, like the round would have been)."""
+        decisions: list[ConfirmDecision] = []
+        for n, req in enumerate(batch):
+            decision = await self._one(req)
+            decisions.append(decision)
+            if decision.verdict == "cancelled":
+                decisions += [ConfirmDecision("cancelled") for _ in batch[n + 1 :]]
+                break
+        return decisions
 
     async def _form(self, batch: list[ConfirmRequest]) -> list[ConfirmDecision]:
         props: dict[str, acp.ElicitationProperty] = {
