@@ -55,13 +55,7 @@ async def test_two_calls_ask_once_for_the_round(home: Path, project: Path, tmp_p
         listing = card["content"][2]["content"]["text"]
         assert "Create a.txt" in listing and "Create b.txt" in listing
         kinds = [o["kind"] for o in req["params"]["options"]]
-        assert kinds == [
-            "allow_once",
-            "allow_always",
-            "reject_once",
-            "reject_always",
-            "reject_once",
-        ]
+        assert kinds == ["allow_once", "allow_always", "reject_once", "reject_always"]
         # The round's card is announced before the request and closed once decided.
         shown = _updates_for(agent, round_id)
         assert shown[0]["sessionUpdate"] == "tool_call" and shown[0]["title"] == card["title"]

@@ -98,8 +98,9 @@ async def test_a_round_reviewed_one_by_one_asks_each_call_in_order(
     home: Path, project: Path, tmp_path: Path
 ) -> None:
     """Three writes and one to `.env` in one round: the `.env` call is refused by the denylist
-    before anything is asked; the round's card offers "Review one by one" (last, of kind
-    `reject_once`); chosen, each remaining call asks on its own card, in call order."""
+    before anything is asked; the round's card offers "Review one by one" (of kind
+    `reject_always`, each kind once); chosen, each remaining call asks on its own card, in call
+    order."""
     answers = {"w0": "allow", "w1": "reject", "w2": "allow"}
 
     def choose(card: Any, options: list[Any]) -> str:
@@ -119,8 +120,7 @@ async def test_a_round_reviewed_one_by_one_asks_each_call_in_order(
         ("allow_once", "Allow all 3"),
         ("allow_always", "Always allow these"),
         ("reject_once", "Reject all 3"),
-        ("reject_always", "Always reject these"),
-        ("reject_once", "Review one by one"),
+        ("reject_always", "Review one by one"),
     ]
     assert round_card.tool_call_id.startswith("round_")
     assert [card.tool_call_id for card, _ in each] == ["w0", "w1", "w2"]
@@ -144,6 +144,19 @@ async def test_a_client_picking_by_kind_never_reviews_by_mistake(
     async with agent(home, project, rounds, client) as (conn, sid):
         await prompt(conn, sid, "write")
     assert len(client.permissions) == 1
+    assert not (project / "a.txt").exists() and not (project / "b.txt").exists()
+
+
+async def test_a_client_answering_reject_always_by_kind_reviews_and_allows_nothing(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    """A client whose "always reject" key picks `reject_always` gets each call asked on its
+    own card; answering those by kind too rejects each: nothing written."""
+    client = Client(lambda card, options: by_kind("reject_always")(options))
+    rounds = [[write("w0", "a.txt"), write("w1", "b.txt")], [{"text": "done"}]]
+    async with agent(home, project, rounds, client) as (conn, sid):
+        await prompt(conn, sid, "write")
+    assert [card.tool_call_id for card, _ in client.permissions][1:] == ["w0", "w1"]
     assert not (project / "a.txt").exists() and not (project / "b.txt").exists()
 
 

@@ -130,8 +130,7 @@ async def test_python_sdk_drives_a_batch_permission_and_a_cancel(
         "allow_once",
         "allow_always",
         "reject_once",
-        "reject_always",
-        "reject_once",  # "Review one by one": last, so a client taking the first kind rejects
+        "reject_always",  # "Review one by one": each kind once; it allows nothing by itself
     ]
     assert (project / "one.txt").read_text() == "one" and (project / "two.txt").read_text() == "two"
     kinds = [getattr(u, "session_update", None) for u in client.updates]

@@ -315,11 +315,11 @@ def test_typescript_sdk_drives_round_and_per_call_review_grants_and_allow_all(
     assert list(steps) == ["round", "per-call", "project-grant", "grants", "allow-all"]
 
     # The round of two writes: one permission request, on a card naming both, each kind once
-    # but for "Review one by one", last (a client taking the first of a kind never picks it).
+    # ("Review one by one" is reject_always: it allows nothing by itself).
     [round_ask] = _asked(steps["round"], "session/request_permission")
     assert round_ask["params"]["toolCall"]["title"] == "Edit a.txt, b.txt"
     kinds = [o["kind"] for o in round_ask["params"]["options"]]
-    assert kinds == ["allow_once", "allow_always", "reject_once", "reject_always", "reject_once"]
+    assert kinds == ["allow_once", "allow_always", "reject_once", "reject_always"]
     assert round_ask["chosenKind"] == "allow_once"
 
     # approvals=call: the next round is one form, a box per call; only c.txt's was checked.

@@ -2,9 +2,9 @@
 
 One call asks on its own tool card. Two or more ask once, on the round's card (shown by the
 engine before it asks). Clients map keys and buttons by kind, so each kind appears once in a
-request but for the round's "Review one by one": last, and `reject_once` (a client taking the
-first option of a kind finds "Reject all" before it; one taking the last reviews, which allows
-nothing by itself). Chosen, each call of the round is then asked on its own card, in order.
+request. The round's "Review one by one" takes `reject_always`, in the place of "Always reject
+these" (each call's own card still offers that): a client choosing by kind then reviews, which
+allows nothing by itself. Chosen, each call of the round is then asked on its own card, in order.
 Reviewing every round call by call is the session's `approvals` option; it uses a checkbox form
 when the client offers form elicitation, else one request per call.
 Where the client offers forms, a rejection is followed by an optional note ("what should the
@@ -133,15 +133,12 @@ class AcpApproval:
                 option_id=ALLOW_ALWAYS, name=f"Always allow these{where}", kind="allow_always"
             ),
             acp.PermissionOption(option_id=REJECT_ONCE, name=f"Reject all {n}", kind="reject_once"),
-            acp.PermissionOption(
-                option_id=REJECT_ALWAYS, name=f"Always reject these{where}", kind="reject_always"
-            ),
+            # In the place of "Always reject these" (each call's own card still offers it): a
+            # client taking reject_always by kind reviews, which allows nothing by itself.
+            acp.PermissionOption(option_id=REVIEW, name="Review one by one", kind="reject_always"),
         ]
         if not always:
-            options = [o for o in options if o.kind in ("allow_once", "reject_once")]
-        options.append(
-            acp.PermissionOption(option_id=REVIEW, name="Review one by one", kind="reject_once")
-        )
+            options = [o for o in options if o.kind != "allow_always"]
         fields = acp.ToolCallFields(
             tool_call_id=card.id,
             title=card.title,
