@@ -70,6 +70,8 @@ class TurnConfig(msgspec.Struct):
     # System-prompt sections the composition root adds after the tool rules (the enabled tools'
     # guidance); fixed for the process, so the prompt prefix stays stable.
     sections: tuple[str, ...] = ()
+    # How a turn ending with a todo stack it never touched is reminded (engine/todo_nag.py).
+    todo_nag: str = "developer"
 
 
 def turn_config(agent: AgentConfig, persona: str, sections: tuple[str, ...]) -> TurnConfig:
@@ -86,6 +88,7 @@ def turn_config(agent: AgentConfig, persona: str, sections: tuple[str, ...]) -> 
         max_tool_result_chars=agent.max_tool_result_chars,
         keep_recent_results=agent.keep_recent_results,
         instructions=tuple(agent.instructions),
+        todo_nag=agent.todo_nag_strategy,
     )
 
 
@@ -113,6 +116,7 @@ class Turn:
         self.model = model
         self.registry = registry
         self.ctx = ctx
+        ctx.todos = session.state.todos  # the todo tools change the session's stack in place
         self._front = emit
         self.persist = persist
         self.config = config
@@ -178,6 +182,7 @@ class Turn:
         continuations = 0
         limit = self.config.max_rounds
         rounds = 0
+        reminded = False
         while True:
             if rounds >= limit:
                 more = await self._ask_for_more_rounds(rounds)
@@ -205,7 +210,27 @@ class Turn:
                 continuations += 1
                 self.session.history.append(UserMessage([TextPart(CONTINUE_PROMPT)]))
                 continue
+            if not reminded and await self._todo_reminder():
+                reminded = True
+                continue
             return "end_turn"
+
+    async def _todo_reminder(self) -> bool:
+        """At the turn's end, a non-empty todo stack it never touched: the model is reminded
+        once (engine/todo_nag.py, loaded only then) and the turn goes on."""
+        todos, strategy = self.session.state.todos, self.config.todo_nag
+        if not todos or strategy == "none":
+            return False
+        from tether.engine import todo_nag
+
+        if not todo_nag.due(todos, self.session.history[self._start :], strategy):
+            return False
+        added = todo_nag.messages(todos, strategy)
+        for event in todo_nag.shown(added):
+            await self.emit(event)
+        self.session.history.extend(added)
+        await self.persist(self.session)
+        return True
 
     async def _ask_for_more_rounds(self, rounds: int) -> int:
         """At the round limit, the user decides: more rounds (as many again), the rest of the

@@ -56,6 +56,7 @@ def compose(
     from tether.engine.web.build import build_web
     from tether.paths import data_dir
     from tether.tools import catalog as tool_catalog
+    from tether.tools import retired
 
     env = os.environ if env is None else env
     home = data_dir() if home is None else home
@@ -69,7 +70,7 @@ def compose(
     web = build_web(setup.web, env)
     deps = EngineDeps(
         catalog=catalog,
-        registry_factory=lambda: Registry(tools),
+        registry_factory=lambda: Registry(tools, explainers=[retired]),
         store=Store(home / "tether.db", renderer),
         spill_root=home / "spill",
         turn=turn_config(setup.agent, PERSONA, _web_sections(setup.web)),

@@ -114,6 +114,8 @@ class AgentConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     default_mode: Literal["ask", "code", "read-only"] = "ask"  # of a new session
     default_approvals: Literal["round", "call"] = "round"  # one request per round, or per call
     always_scope: Literal["session", "project"] = "session"  # what an "always" answer covers
+    # How a turn that ends with a todo stack it never touched is reminded of it.
+    todo_nag_strategy: Literal["developer", "user", "synthetic_tool", "none"] = "developer"
 
 
 class SkillsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

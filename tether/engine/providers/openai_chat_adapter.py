@@ -21,6 +21,7 @@ from tether.engine.history import (
     TextPart,
     ToolResultMessage,
     UserMessage,
+    prompt_text,
 )
 from tether.engine.providers.base import (
     ChatRequest,
@@ -119,6 +120,8 @@ class OpenAIChat(HTTPProvider):
 
     def _message(self, m: Message) -> wire.Message | None:
         if isinstance(m, UserMessage):
+            if m.host:  # tether's own instruction (a reminder), where every server takes one
+                return wire.SystemMessage(prompt_text(m.parts))
             return wire.UserMessage(_user_content(m))
         if isinstance(m, ToolResultMessage):
             return wire.ToolMessage(m.call_id, m.content)

@@ -11,6 +11,7 @@ import msgspec
 from tether.engine.events import Event, Notice
 from tether.engine.grants import Grants
 from tether.engine.history import Message, MessageSizes
+from tether.engine.seam import TodoGroup
 from tether.engine.sessions.undo import TurnChanges
 from tether.errors import SessionBusy
 
@@ -90,6 +91,8 @@ class SessionState(msgspec.Struct):
     # How the last turn ended when it did not finish ("running" while it runs, and after a
     # kill; "cancelled", "error", "max_tokens", "max_turn_requests"): /retry goes on from it.
     unfinished: str | None = None
+    # The todo stack (engine/todo_stack.py), bottom group first: it outlives turns and reloads.
+    todos: list[TodoGroup] = []
 
 
 def with_window_choices(stored: SessionState, mine: SessionState) -> SessionState:
