@@ -35,7 +35,7 @@ def catalog(web: WebConfig | None = None) -> list[ToolDef]:
     from tether.tools.search import glob_paths, regex_files, tree
     from tether.tools.skills import skill_list, skill_read
     from tether.tools.todo import todo_tools
-    from tether.tools.vcs import vcs_branch, vcs_diff, vcs_log, vcs_status
+    from tether.tools.vcs import vcs_branch, vcs_diff, vcs_kind, vcs_log, vcs_status
     from tether.tools.wait import wait
     from tether.tools.web_tools import web_tools
 
@@ -52,6 +52,7 @@ def catalog(web: WebConfig | None = None) -> list[ToolDef]:
         copy_path,
         move_path,
         delete_path,
+        vcs_kind,
         vcs_status,
         vcs_diff,
         vcs_log,
