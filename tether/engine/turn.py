@@ -36,7 +36,7 @@ from tether.engine.providers import base as llm
 from tether.engine.registry import Registry
 from tether.engine.seam import Capabilities, ConfirmRequest
 from tether.engine.sessions import undo
-from tether.engine.sessions.state import Session
+from tether.engine.sessions.state import Session, UsageTotals
 from tether.errors import ProviderError, TurnFailed
 from tether.schemas.config import AgentConfig
 
@@ -143,6 +143,7 @@ class Turn:
         history.extend(interrupted_results(history))  # a killed turn's calls, answered
         self._start = len(history)
         history.append(UserMessage(parts))
+        self.session.state.last_turn = UsageTotals()  # a /retry goes on adding to it
         return await self._go(scope)
 
     async def resume(self, scope: anyio.CancelScope) -> ev.StopReason:
@@ -353,10 +354,13 @@ class Turn:
         self.context.calibrate(request, usage)
         if usage is None:
             used = self.context.estimate(request)
+            self._count(UsageTotals(1, used, 0, len(reply) // 4, estimated=True))
             return ev.UsageSampled(used=used + len(reply) // 4, size=info.context_window)
         cost = _cost(info, usage)
         if cost is not None:
             self.session.state.cost += cost
+        counts = (usage.input_tokens, usage.cached_tokens, usage.output_tokens)
+        self._count(UsageTotals(1, *counts, cost=cost, estimated=usage.estimated))
         total = self.session.state.cost if cost is not None else None
         used = usage.input_tokens + usage.output_tokens
         api = not usage.estimated  # the API's own counts (cache reads included) go to the front
@@ -369,6 +373,12 @@ class Turn:
             cached_tokens=usage.cached_tokens if api else None,
             output_tokens=usage.output_tokens if api else None,
         )
+
+    def _count(self, round_usage: UsageTotals) -> None:
+        """A round's usage, added to the turn's and the session's totals."""
+        state = self.session.state
+        state.last_turn.add(round_usage)
+        state.usage.add(round_usage)
 
 
 def _cost(info: llm.ModelInfo, usage: llm.Usage) -> float | None:

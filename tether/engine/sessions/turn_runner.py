@@ -22,7 +22,13 @@ from tether.engine.seam import TodoGroup
 from tether.engine.sessions.deps import EngineDeps, Front
 from tether.engine.sessions.lease import Holder, lease_seconds
 from tether.engine.sessions.runtime import SessionRuntime
-from tether.engine.sessions.state import MODES, READ_ONLY_MODE, Session, with_window_choices
+from tether.engine.sessions.state import (
+    MODES,
+    READ_ONLY_MODE,
+    Session,
+    UsageTotals,
+    with_window_choices,
+)
 from tether.engine.skills.skill_catalog import catalog
 from tether.engine.skills.skill_discovery import Discovery, discover
 from tether.engine.skills.skill_roots import SkillRoot
@@ -138,6 +144,8 @@ class TurnRunner:
             undo=[],
             unfinished=None,
             todos=[TodoGroup(list(g.items)) for g in s.state.todos],  # its own copy
+            last_turn=UsageTotals(),
+            usage=UsageTotals(),  # counted apart, as its cost is
         )
         side = Session(s.id, s.cwd, state, history=list(s.history))
         model = runtime.model(self.deps.catalog)
