@@ -20,10 +20,10 @@ from tests.providers.mock_llm_server import MockLLMServer, Recorded, Reply, erro
 
 pytestmark = pytest.mark.anyio
 
-# Every request carries ~7,200 tokens of system prompt and tool schemas (this server counts 4
-# bytes of JSON a token); the window leaves ~450 for the conversation, so hundreds of rounds
-# must be compacted. Raised from 8,000 when the todo stack's five tools replaced todo_write
-# (+190 tokens), to keep that room as it was.
+# Every request carries ~7,250 tokens of system prompt and tool schemas (this server counts 4
+# bytes of JSON a token), so the conversation has a few hundred and hundreds of rounds must be
+# compacted. Raised from 8,000 when the todo stack's five tools replaced todo_write and
+# vcs_kind came (+250 tokens a request), to keep about the room there was.
 WINDOW = 8_200
 OUTPUT = 512
 
