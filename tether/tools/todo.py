@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tether.engine.events import TextOut
 from tether.engine.registry import CallPlan, ToolArgs, ToolOutput, tool
 from tether.engine.seam import Capabilities, TodoGroup, TodoStatus
 from tether.errors import ToolError
@@ -52,7 +53,7 @@ def _shown(groups: list[TodoGroup], said: str) -> ToolOutput:
     from tether.engine import todo_stack
 
     text = f"{said}\n{todo_stack.render(groups)}"
-    return ToolOutput(text, [], plan=todo_stack.plan(groups))
+    return ToolOutput(text, [TextOut(said)], plan=todo_stack.plan(groups))  # the plan shows it
 
 
 @tool(kind="think", read_only=True)
@@ -60,7 +61,8 @@ async def todo_list(ctx: Capabilities, args: NoArgs) -> ToolOutput:
     """Show the todo stack, TOP group first, tasks numbered."""
     from tether.engine import todo_stack
 
-    return ToolOutput(todo_stack.render(_stack(ctx)), [])  # no change: the plan stays as shown
+    listing = todo_stack.render(_stack(ctx))
+    return ToolOutput(listing, [TextOut(listing)])  # no change: the plan stays as it was
 
 
 @tool(kind="think", read_only=True)
