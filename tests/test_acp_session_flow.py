@@ -90,7 +90,7 @@ async def test_available_commands_come_after_the_new_session_response(
         names = [c["name"] for c in second["params"]["update"]["availableCommands"]]
         assert names == [
             *("mode", "model", "undo", "title", "compact", "retry", "status", "btw", "clear"),
-            *("export", "grants", "init", "mcp", "yolo", "help", "skills"),
+            *("export", "grants", "init", "todos", "mcp", "yolo", "help", "skills"),
         ]
 
 

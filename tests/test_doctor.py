@@ -239,3 +239,15 @@ def test_command_env_is_checked_with_its_line(tmp_path: Path) -> None:
     assert f"  error: {path}:3: workspace.command_env: '=oops' is not a variable name" in (
         done.stdout
     )
+
+
+def test_the_todo_reminder_channel_is_checked(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    env = {"TETHER_CONFIG": str(path), "TETHER_HOME": str(tmp_path / "home")}
+    path.write_text('[agent]\ntodo_nag_strategy = "synthetic_tool"\n')
+    done = doctor(env=env)
+    assert line_matching(r"^\s+todo_nag_strategy\s+\"synthetic_tool\"$", done.stdout)
+    path.write_text('[agent]\nmax_rounds = 5\ntodo_nag_strategy = "loud"\n')
+    done = doctor(env=env)
+    assert done.returncode == 1
+    assert f"  error: {path}:3: agent.todo_nag_strategy: invalid value 'loud'" in done.stdout

@@ -48,13 +48,13 @@ async def test_writing_identical_content_does_not_ask(
 async def test_cards_have_human_titles_even_when_refused(
     home: Path, project: Path, tmp_path: Path
 ) -> None:
-    todo = _call("t1", "todo_write", todos=[{"content": "look around"}])
+    todo = _call("t1", "todo_push", titles=["look around"])
     exists = _call("w1", "write_file", path="README.md", content="other")
     outside = _call("w2", "write_file", path="../escape.txt", content="x")
     rounds = [[todo, exists, outside], [{"text": "ok"}]]
     agent, sid = await _turn(home, project, script(tmp_path / "s.json", rounds))
     plan = _started(agent, "t1")
-    assert (plan["title"], plan["kind"]) == ("Update plan", "think")
+    assert (plan["title"], plan["kind"]) == ("Plan: look around", "think")
     refused = _started(agent, "w1")
     assert (refused["title"], refused["kind"]) == ("Write README.md", "edit")
     assert refused["locations"] == [{"path": str(project / "README.md")}]

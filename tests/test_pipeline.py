@@ -252,28 +252,3 @@ async def test_usage_is_one_sample_per_round(home: Path, project: Path) -> None:
         "_meta": {"tether": {"inputTokens": 100, "cachedInputTokens": 0, "outputTokens": 20}},
     }
     assert usage[1]["used"] > 0  # no API usage in round 2: a chars/4 estimate
-
-
-async def test_todo_write_sends_the_plan(home: Path, project: Path) -> None:
-    todos = [
-        {"content": "read the code", "status": "completed"},
-        {"content": "fix the bug", "status": "in_progress", "priority": "high"},
-        {"content": "run the tests"},
-    ]
-    script = {
-        "rounds": [
-            {"events": [_call("todo_write", {"todos": todos}, "t1")]},
-            {"events": [{"text": "ok"}]},
-        ]
-    }
-    async with agent_in_memory(home, script, catalog()) as client:
-        sid = await client.start(project)
-        await client.prompt(sid, "go")
-        assert client.permissions == []
-    [plan] = [u for u in client.updates if u["sessionUpdate"] == "plan"]
-    assert plan["entries"] == [
-        {"content": "read the code", "priority": "medium", "status": "completed"},
-        {"content": "fix the bug", "priority": "high", "status": "in_progress"},
-        {"content": "run the tests", "priority": "medium", "status": "pending"},
-    ]
-    assert tool_results(home, sid)[0].startswith("plan updated: 1/3 done\n[x] read the code")

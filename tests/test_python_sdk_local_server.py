@@ -1,5 +1,5 @@
 """The setup a user of Ollama / llama.cpp / vLLM has: only OPENAI_BASE_URL, no key. The official
-Python SDK drives `tether acp` through a two-round turn (a `todo_write` call, then the answer)
+Python SDK drives `tether acp` through a two-round turn (a `todo_push` call, then the answer)
 against a loopback server speaking OpenAI's chat-completions stream; every frame validates and
 the tool list the server received is what a strict provider accepts."""
 
@@ -33,16 +33,16 @@ class Client:
         self.updates.append(update)
 
     async def request_permission(self, *args: Any, **kw: Any) -> Any:
-        raise AssertionError("todo_write needs no permission")
+        raise AssertionError("todo_push needs no permission")
 
 
 def _todo_call() -> list[bytes | float]:
-    args = json.dumps({"todos": [{"content": "Say hello", "status": "in_progress"}]})
+    args = json.dumps({"titles": ["Say hello"]})
     call = {
         "index": 0,
         "id": "call_1",
         "type": "function",
-        "function": {"name": "todo_write", "arguments": args},
+        "function": {"name": "todo_push", "arguments": args},
     }
     return [
         wire.chat_chunk({"role": "assistant", "tool_calls": [call]}),
@@ -94,7 +94,7 @@ async def test_a_keyless_local_server_runs_a_two_round_turn(home: Path, project:
     assert len(posts) == 2 and all("authorization" not in p.headers for p in posts)
     body = posts[0].json()
     tools = {t["function"]["name"]: t["function"]["parameters"] for t in body["tools"]}
-    assert "todo_write" in tools
+    assert "todo_push" in tools
     for schema in tools.values():
         Draft202012Validator.check_schema(schema)
         assert "$ref" not in json.dumps(schema)

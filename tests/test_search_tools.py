@@ -16,7 +16,7 @@ from tether.engine.seam import Capabilities
 from tether.errors import ToolError
 from tether.tools import search
 from tether.tools.search import glob_paths, regex_files, tree
-from tether.tools.vcs import vcs_branch, vcs_diff, vcs_log, vcs_status
+from tether.tools.vcs import vcs_branch, vcs_diff, vcs_kind, vcs_log, vcs_status
 
 pytestmark = pytest.mark.anyio
 
@@ -190,6 +190,7 @@ def _git(repo: Path, *args: str) -> None:
 async def test_vcs_tools_on_a_real_repository(ctx: Capabilities, project: Path) -> None:
     _git(project, "init", "-q", "-b", "main")
     assert await text(ctx, vcs_log) == "no commits yet"
+    assert await text(ctx, vcs_kind) == f"git (root: {os.path.realpath(project)})"
     (project / ".env").write_text("TOKEN=1\n")
     _git(project, "add", "-A")
     _git(project, "commit", "-q", "-m", "first")
@@ -216,6 +217,9 @@ async def test_vcs_tools_on_a_real_repository(ctx: Capabilities, project: Path) 
 
 
 async def test_vcs_outside_a_repository(ctx: Capabilities, project: Path) -> None:
+    assert await text(ctx, vcs_kind) == (
+        f"none: {project} is in no repository (as found when the session started)"
+    )
     with pytest.raises(ToolError) as e:
         await run(ctx, vcs_status)
     assert (e.value.code, e.value.message) == (

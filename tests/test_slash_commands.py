@@ -61,6 +61,7 @@ SIMPLE = [
     ("/btw", "Ask a side question with `/btw QUESTION`."),
     ("/export /nonexistent/dir/t.md", "Not exported: "),
     ("/init", "Written."),
+    ("/todos", "Todo stack: empty."),
 ]
 
 

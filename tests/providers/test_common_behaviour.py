@@ -10,7 +10,7 @@ import anyio
 import httpx
 import pytest
 
-from tether.engine.history import ImagePart, TextPart, UserMessage
+from tether.engine.history import AssistantMessage, ImagePart, TextPart, UserMessage
 from tether.engine.providers.base import Finish, RetryNotice, TextDelta
 from tether.errors import ProviderError
 
@@ -231,3 +231,29 @@ async def test_adapter_owns_a_client_when_given_none(kit: Kit, server: MockLLMSe
     finally:
         await llm.aclose()
     assert of_type(events, Finish) == [Finish("stop")]
+
+
+async def test_a_reminder_from_tether_goes_as_the_apis_instruction_message(
+    kit: Kit, server: MockLLMServer, client: httpx.AsyncClient
+) -> None:
+    """A host message (the todo reminder) mid-conversation: a system message to chat
+    completions, a developer message to Responses, user content to Anthropic (which has no
+    such role mid-conversation); every body passes the vendor's schema (the server checks)."""
+    server.script(kit.path, Reply(chunks=kit.text(["ok"])))
+    reminder = "[TODO OPEN WORK] finish it"
+    history = [
+        UserMessage([TextPart("hi")]),
+        AssistantMessage("done"),
+        UserMessage([TextPart(reminder)], host=True),
+    ]
+    await collect(kit.adapter(server, client), request(history))
+    body = server.requests[0].json()
+    if kit.path.endswith("/chat/completions"):
+        assert body["messages"][-1] == {"role": "system", "content": reminder}
+    elif kit.path.endswith("/responses"):
+        text = [{"type": "input_text", "text": reminder}]
+        assert body["input"][-1] == {"type": "message", "role": "developer", "content": text}
+    else:
+        last = body["messages"][-1]
+        assert last["role"] == "user"
+        assert [(b["type"], b["text"]) for b in last["content"]] == [("text", reminder)]

@@ -49,6 +49,7 @@ class AskOptions:
     log_level: str | None = None
     max_rounds: int | None = None  # over [agent] max_rounds
     auto_continue: bool = False  # past the round and PTY limits without asking
+    quiet: bool = False
 
 
 class ProcessStream:
@@ -109,7 +110,7 @@ async def _ask(options: AskOptions) -> int:
 async def _talk(proc: anyio.abc.Process, options: AskOptions) -> int:
     stop = _Stop()
     out = Sink(sys.stdout, lambda: stop.request(OUTPUT_CLOSED))
-    transcript = Transcript(out if not options.json else None, options.cwd)
+    transcript = Transcript(out if not options.json else None, options.cwd, quiet=options.quiet)
     stream = FramedStream(ProcessStream(proc, out if options.json else None), NdjsonFramer())
     peer = Peer(stream, name="ask")
     client = _Client(peer, transcript, options.policy, stop)
@@ -199,6 +200,7 @@ class _Client:
             return self.stop.code
         assert result is not None
         self.transcript.stop(result.stop_reason)
+        self.transcript.usage_line()
         return 0 if result.stop_reason == "end_turn" else 1
 
     async def _open(self, init: acp.InitializeRequest, cwd: str, options: AskOptions) -> str:

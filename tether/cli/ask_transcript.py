@@ -35,10 +35,52 @@ class Sink:
             self.on_broken()
 
 
+class TurnUsage:
+    """The turn's usage as its `usage_update`s tell it: one per round, with the API's token
+    counts in `_meta.tether` (absent when tether estimated them) and the session's cost so far
+    (`tether ask`'s session is new: its cost is the turn's)."""
+
+    def __init__(self) -> None:
+        self.rounds = 0
+        self.counted = 0  # rounds whose counts the API reported
+        self.input = self.cached = self.output = 0
+        self.cost: acp.Cost | None = None
+
+    def take(self, u: acp.UsageUpdate) -> None:
+        self.rounds += 1
+        if isinstance(u.cost, acp.Cost):
+            self.cost = u.cost
+        meta = u.meta if isinstance(u.meta, dict) else {}
+        counts = meta.get("tether")
+        if isinstance(counts, dict):
+            self.counted += 1
+            self.input += int(counts.get("inputTokens") or 0)
+            self.cached += int(counts.get("cachedInputTokens") or 0)
+            self.output += int(counts.get("outputTokens") or 0)
+
+    def line(self) -> str:
+        """`[usage: 2 rounds, 1,234 tokens in (1,000 cached), 56 out, $0.0012]`."""
+        parts = [f"{self.rounds} round{'s' if self.rounds != 1 else ''}"]
+        if self.counted:
+            cached = f" ({self.cached:,} cached)" if self.cached else ""
+            unsure = "" if self.counted == self.rounds else " (some rounds not reported)"
+            parts.append(f"{self.input:,} tokens in{cached}, {self.output:,} out{unsure}")
+        else:
+            parts.append("tokens not reported")
+        if self.cost is not None:
+            sign = "$" if self.cost.currency == "USD" else f"{self.cost.currency} "
+            parts.append(f"{sign}{self.cost.amount:.4f}")
+        return f"[usage: {', '.join(parts)}]"
+
+
 class Transcript:
-    def __init__(self, out: Sink | None, cwd: str = ".") -> None:
+    def __init__(self, out: Sink | None, cwd: str = ".", *, quiet: bool = False) -> None:
         self.out = out
         self.cwd = cwd
+        # --quiet: the answer, permission answers, the stop line and errors only (no
+        # thinking, tool, plan or notice lines, no usage line).
+        self.quiet = quiet
+        self.usage = TurnUsage()
         self._in_text = False
         # A question is on the terminal (stderr) with the cursor after it: what is printed
         # meanwhile starts on a fresh line.
@@ -63,7 +105,14 @@ class Transcript:
                 return
             self._w(u.content.text)
             self._in_text = True
-        elif isinstance(u, acp.AgentThoughtChunk) and isinstance(u.content, acp.TextContent):
+        elif isinstance(u, acp.UsageUpdate):
+            self.usage.take(u)
+        elif not self.quiet:
+            self._progress(u)
+
+    def _progress(self, u: acp.SessionUpdate) -> None:
+        """The lines that show how the turn goes (hidden by --quiet)."""
+        if isinstance(u, acp.AgentThoughtChunk) and isinstance(u.content, acp.TextContent):
             self._line(f"  (thinking) {u.content.text.strip()}")
         elif isinstance(u, acp.ToolCallStart):
             self._titles[u.tool_call_id] = u.title
@@ -121,6 +170,11 @@ class Transcript:
 
     def stop(self, reason: str) -> None:
         self._line(f"[stop: {reason}]")
+
+    def usage_line(self) -> None:
+        """After the stop line of a turn that ran to its answer (not when it was cancelled)."""
+        if self.usage.rounds and not self.quiet:
+            self._line(self.usage.line())
 
     def error(self, message: str) -> None:
         self._line(f"[{message}]")

@@ -62,6 +62,11 @@ def _parser() -> argparse.ArgumentParser:
     policy.add_argument("--no", action="store_true", help="reject every permission request")
     ask.add_argument("--json", action="store_true", help="print the agent's raw frames (NDJSON)")
     ask.add_argument("--mode", choices=["ask", "code"], help="session mode to use")
+    ask.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print the answer only: no thinking, tool, plan, notice or usage lines",
+    )
     _server_flags(ask)
 
     config = sub.add_parser("config", help="show or create the config file")
@@ -281,6 +286,7 @@ def _ask(args: argparse.Namespace) -> int:
             log_level=args.log_level,
             max_rounds=args.max_rounds,
             auto_continue=args.auto_continue,
+            quiet=args.quiet,
         )
     )
 

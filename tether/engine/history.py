@@ -52,8 +52,11 @@ class Reasoning(msgspec.Struct, frozen=True):
     model: str | None = None
 
 
-class UserMessage(msgspec.Struct, tag="user", frozen=True):
+class UserMessage(msgspec.Struct, tag="user", frozen=True, omit_defaults=True):
     parts: list[UserPart]
+    # Written by tether, not the user (a reminder): sent as the API's developer or system
+    # message where it has one in mid-conversation, as user content elsewhere.
+    host: bool = False
 
 
 class AssistantMessage(msgspec.Struct, tag="assistant", frozen=True):

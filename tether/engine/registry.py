@@ -341,10 +341,14 @@ class Registry:
     plus sources whose tools come and go (a session's MCP servers), read at each lookup so a
     tool that arrives is offered from the next round on, and one that leaves is not."""
 
-    def __init__(self, tools: Iterable[ToolDef] = ()) -> None:
+    def __init__(
+        self,
+        tools: Iterable[ToolDef] = (),
+        explainers: Iterable[Callable[[str], ToolError | None]] = (),
+    ) -> None:
         self._tools: dict[str, ToolDef] = {}
         self._sources: list[Callable[[], Iterable[ToolDef]]] = []
-        self._explainers: list[Callable[[str], ToolError | None]] = []
+        self._explainers: list[Callable[[str], ToolError | None]] = list(explainers)
         for t in tools:
             self.add(t)
 

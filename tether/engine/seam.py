@@ -104,6 +104,24 @@ class FileSystem(Protocol):
         ...
 
 
+TodoStatus = Literal["pending", "in_progress", "done", "cancelled"]
+
+
+class TodoItem(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One task of a group on the session's todo stack (engine/todo_stack.py)."""
+
+    title: str
+    status: TodoStatus = "pending"
+    notes: str = ""
+
+
+class TodoGroup(msgspec.Struct, omit_defaults=True):
+    """One entry of the todo stack: the sibling tasks one `todo_push` made (a stack of groups,
+    not of tasks: a pop takes the whole group)."""
+
+    items: list[TodoItem] = []
+
+
 class Launcher(NamedTuple):
     """The one-use launcher a command starts through (engine/sandbox/): `argv` is then
     `[path, *program]`. A client terminal may name it another way, so that the user reads
@@ -423,6 +441,9 @@ class Capabilities(msgspec.Struct):
     repositories: Repositories = msgspec.field(default_factory=Repositories)
     # `[trash] enabled`: delete_path moves to the system trash; False deletes for good.
     trash: bool = True
+    # The session's todo stack, bottom group first (the turn hands its session's; the todo
+    # tools change it in place, and it is stored with the session). None: no session's.
+    todos: list[TodoGroup] | None = None
 
     def __post_init__(self) -> None:
         if self.workspace is None:

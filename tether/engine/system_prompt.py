@@ -41,7 +41,8 @@ they write only in the project (never its uncommitted files or .git) and a priva
 reach no network unless the session allows it. When the sandbox is what stops a command, call \
 it again with `unconfined: true` and a `reason` (the user decides). Some commands (sudo, \
 rm -rf /, dd, shutdown, ...) are refused outright: do not look for a way around.
-- For work with several steps, keep a task list with `todo_write`: the user sees it as your plan.
+- For work with several steps, keep a todo stack (`todo_push`, `todo_update`, `todo_pop`): \
+the user sees it as your plan.
 - A tool result that was too long is cut; it says where the full text was saved (read it with \
 `read_file` when you need more)."""
 

@@ -36,7 +36,7 @@ from tether.engine.providers import base as llm
 from tether.engine.registry import Registry
 from tether.engine.seam import Capabilities, ConfirmRequest
 from tether.engine.sessions import undo
-from tether.engine.sessions.state import Session
+from tether.engine.sessions.state import Session, UsageTotals
 from tether.errors import ProviderError, TurnFailed
 from tether.schemas.config import AgentConfig
 
@@ -74,6 +74,8 @@ class TurnConfig(msgspec.Struct):
     mcp_instructions: bool = True  # the MCP servers' guidance goes into the system prompt
     summary_prompt: str | None = None  # None: tether's own (`[agent] compact_system_prompt`)
     auto_continue: bool = False  # past the round limit without asking
+    # How a turn ending with a todo stack it never touched is reminded (engine/todo_nag.py).
+    todo_nag: str = "developer"
 
 
 def turn_config(agent: AgentConfig, persona: str, sections: tuple[str, ...]) -> TurnConfig:
@@ -94,6 +96,7 @@ def turn_config(agent: AgentConfig, persona: str, sections: tuple[str, ...]) -> 
         mcp_instructions=agent.mcp_instructions,
         summary_prompt=agent.compact_system_prompt,
         auto_continue=agent.auto_continue_limits,
+        todo_nag=agent.todo_nag_strategy,
     )
 
 
@@ -125,6 +128,7 @@ class Turn:
         self.model = model
         self.registry = registry
         self.ctx = ctx
+        ctx.todos = session.state.todos  # the todo tools change the session's stack in place
         self._front = emit
         self.persist = persist
         self.config = config
@@ -152,6 +156,7 @@ class Turn:
         history.extend(interrupted_results(history))  # a killed turn's calls, answered
         self._start = len(history)
         history.append(UserMessage(parts))
+        self.session.state.last_turn = UsageTotals()  # a /retry goes on adding to it
         return await self._go(scope)
 
     async def resume(self, scope: anyio.CancelScope) -> ev.StopReason:
@@ -191,6 +196,7 @@ class Turn:
         continuations = 0
         limit = self.config.max_rounds
         rounds = 0
+        reminded = False
         while True:
             if rounds >= limit:
                 more = self.config.max_rounds if self.config.auto_continue else 0
@@ -219,7 +225,27 @@ class Turn:
                 continuations += 1
                 self.session.history.append(UserMessage([TextPart(CONTINUE_PROMPT)]))
                 continue
+            if not reminded and await self._todo_reminder():
+                reminded = True
+                continue
             return "end_turn"
+
+    async def _todo_reminder(self) -> bool:
+        """At the turn's end, a non-empty todo stack it never touched: the model is reminded
+        once (engine/todo_nag.py, loaded only then) and the turn goes on."""
+        todos, strategy = self.session.state.todos, self.config.todo_nag
+        if not todos or strategy == "none":
+            return False
+        from tether.engine import todo_nag
+
+        if not todo_nag.due(todos, self.session.history[self._start :], strategy):
+            return False
+        added = todo_nag.messages(todos, strategy)
+        for event in todo_nag.shown(added):
+            await self.emit(event)
+        self.session.history.extend(added)
+        await self.persist(self.session)
+        return True
 
     async def _ask_for_more_rounds(self, rounds: int) -> int:
         """At the round limit, the user decides: more rounds (as many again), the rest of the
@@ -342,10 +368,13 @@ class Turn:
         self.context.calibrate(request, usage)
         if usage is None:
             used = self.context.estimate(request)
+            self._count(UsageTotals(1, used, 0, len(reply) // 4, estimated=True))
             return ev.UsageSampled(used=used + len(reply) // 4, size=info.context_window)
         cost = _cost(info, usage)
         if cost is not None:
             self.session.state.cost += cost
+        counts = (usage.input_tokens, usage.cached_tokens, usage.output_tokens)
+        self._count(UsageTotals(1, *counts, cost=cost, estimated=usage.estimated))
         total = self.session.state.cost if cost is not None else None
         used = usage.input_tokens + usage.output_tokens
         api = not usage.estimated  # the API's own counts (cache reads included) go to the front
@@ -358,6 +387,12 @@ class Turn:
             cached_tokens=usage.cached_tokens if api else None,
             output_tokens=usage.output_tokens if api else None,
         )
+
+    def _count(self, round_usage: UsageTotals) -> None:
+        """A round's usage, added to the turn's and the session's totals."""
+        state = self.session.state
+        state.last_turn.add(round_usage)
+        state.usage.add(round_usage)
 
 
 def _cost(info: llm.ModelInfo, usage: llm.Usage) -> float | None:

@@ -58,6 +58,7 @@ def compose(
     from tether.engine.workspace import configured_grants
     from tether.paths import data_dir
     from tether.tools import catalog as tool_catalog
+    from tether.tools import retired
 
     env = os.environ if env is None else env
     home = data_dir() if home is None else home
@@ -72,7 +73,7 @@ def compose(
     web = build_web(setup.web, env)
     deps = EngineDeps(
         catalog=catalog,
-        registry_factory=lambda: Registry(tools),
+        registry_factory=lambda: Registry(tools, explainers=[retired]),
         store=Store(home / "tether.db", renderer),
         spill_root=home / "spill",
         turn=turn_config(setup.agent, PERSONA, _web_sections(setup.web)),

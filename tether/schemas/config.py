@@ -137,6 +137,8 @@ class AgentConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     auto_continue_limits: bool = False  # past max_rounds / the PTY limits, nobody asked
     max_ptys: Annotated[int, msgspec.Meta(ge=1, le=256)] = 8  # open at once, per session
     pty_output_budget: Annotated[int, msgspec.Meta(ge=1024, le=1 << 34)] = 8 * 1024 * 1024
+    # How a turn that ends with a todo stack it never touched is reminded of it.
+    todo_nag_strategy: Literal["developer", "user", "synthetic_tool", "none"] = "developer"
 
 
 class SkillsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

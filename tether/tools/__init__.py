@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from tether.engine.registry import ToolDef
+from tether.errors import ToolError
 from tether.schemas.web import WebConfig
+
+
+def retired(name: str) -> ToolError | None:
+    """Why a call to a tool tether no longer offers fails (a registry explainer)."""
+    from tether.tools.todo import retired as retired_todo
+
+    return retired_todo(name)
 
 
 def catalog(web: WebConfig | None = None, *, skills: bool = True) -> list[ToolDef]:
@@ -27,8 +35,8 @@ def catalog(web: WebConfig | None = None, *, skills: bool = True) -> list[ToolDe
     from tether.tools.run import run_argv
     from tether.tools.search import glob_paths, regex_files, tree
     from tether.tools.skills import skill_tools
-    from tether.tools.todo import todo_write
-    from tether.tools.vcs import vcs_branch, vcs_diff, vcs_log, vcs_status
+    from tether.tools.todo import todo_tools
+    from tether.tools.vcs import vcs_branch, vcs_diff, vcs_kind, vcs_log, vcs_status
     from tether.tools.wait import wait
     from tether.tools.web_tools import web_tools
 
@@ -45,6 +53,7 @@ def catalog(web: WebConfig | None = None, *, skills: bool = True) -> list[ToolDe
         copy_path,
         move_path,
         delete_path,
+        vcs_kind,
         vcs_status,
         vcs_diff,
         vcs_log,
@@ -57,7 +66,7 @@ def catalog(web: WebConfig | None = None, *, skills: bool = True) -> list[ToolDe
         write_pty_keys,
         ask_into_pty,
         close_pty,
-        todo_write,
+        *todo_tools(),
         ask_user,
         wait,
         request_directory_access,

@@ -1,4 +1,5 @@
-"""Read-only version-control tools (git): vcs_status, vcs_diff, vcs_log, vcs_branch.
+"""Read-only version-control tools: vcs_kind, vcs_status, vcs_diff, vcs_log, vcs_branch, read
+through the repository's backend (engine/vcs/vcs_backend.py; git today).
 
 git runs as a local process through tether's hardened runner (engine/vcs/), on the repository
 the session found when it started: no config of the repository's, the user's or the
@@ -8,43 +9,31 @@ signatures, transports), and a `.git` that appeared since is never the one it re
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tether.engine.events import Location, TextOut
 from tether.engine.registry import CallPlan, ToolArgs, ToolOutput, tool
 from tether.engine.seam import Capabilities
-from tether.errors import TetherError, ToolError
+from tether.errors import ToolError
 from tether.tools.tool_paths import display, resolve
 
-VCS_MAX_CHARS = 30_000
-VCS_TIMEOUT = 30.0
+if TYPE_CHECKING:
+    from tether.engine.vcs.vcs_backend import VcsBackend
+
 LOG_DEFAULT = 20
 LOG_MAX = 200
 
 
-async def _git(ctx: Capabilities, *args: str) -> str:
-    repo = await ctx.repositories.afind(ctx.cwd)
-    if repo is None:
+async def _backend(ctx: Capabilities) -> VcsBackend:
+    from tether.engine.vcs.vcs_backend import find_backend  # when a vcs tool first runs
+
+    found = await find_backend(ctx.repositories, ctx.cwd)
+    if found is None:
         raise ToolError(
             "NOT_A_REPOSITORY",
             f"{ctx.cwd} is not inside a git repository (as found when this session started)",
         )
-    try:
-        done = await repo.agit(*args, cwd=ctx.cwd, timeout=VCS_TIMEOUT, limit=4 * VCS_MAX_CHARS)
-    except FileNotFoundError:
-        raise ToolError("VCS_UNAVAILABLE", "git is not installed on this machine") from None
-    except TimeoutError:
-        raise ToolError("VCS_FAILED", f"git {args[0]} took over {VCS_TIMEOUT:g} s") from None
-    except TetherError as exc:
-        raise ToolError(exc.code, exc.message) from None
-    if done.code != 0:
-        raise ToolError("VCS_FAILED", f"git {args[0]} failed ({done.code}): {done.error()}")
-    return _bounded(done.text(), done.truncated)
-
-
-def _bounded(text: str, truncated: bool) -> str:
-    if len(text) <= VCS_MAX_CHARS and not truncated:
-        return text.rstrip("\n")
-    head = text[:VCS_MAX_CHARS].rstrip("\n")
-    return f"{head}\n[… output truncated at {VCS_MAX_CHARS} characters; narrow it with a path]"
+    return found
 
 
 def _card(ctx: Capabilities, title: str) -> CallPlan:
@@ -64,7 +53,7 @@ def _result(text: str, empty: str) -> ToolOutput:
 @tool(kind="read", read_only=True)
 async def vcs_status(ctx: Capabilities, args: NoArgs) -> ToolOutput:
     """Show the git status of the project: the branch, staged, changed and untracked files."""
-    return _result(await _git(ctx, "status", "--short", "--branch"), "nothing to report")
+    return _result(await (await _backend(ctx)).status(), "nothing to report")
 
 
 vcs_status.described_by(lambda ctx, args: _card(ctx, "git status"))
@@ -88,15 +77,11 @@ async def vcs_diff(ctx: Capabilities, args: VcsDiffArgs) -> ToolOutput:
         path: Only changes to this file or directory.
         staged: Show the changes staged for the next commit instead of the unstaged ones.
     """
-    words = ["diff", "--no-ext-diff", "--no-textconv"]
-    if args.staged:
-        words.append("--cached")
-    words += ["--", str(resolve(ctx, args.path)) if args.path is not None else "."]
-    # Denylisted files (.env, keys) stay out of a whole-tree diff as they stay out of reads.
-    for entry in ctx.policy.denylist:
-        words += [f":(exclude,glob,icase)**/{entry}", f":(exclude,glob,icase)**/{entry}/**"]
+    backend = await _backend(ctx)
+    path = resolve(ctx, args.path) if args.path is not None else None
+    text = await backend.diff(path, staged=args.staged, hidden=ctx.policy.denylist)
     which = "staged" if args.staged else "unstaged"
-    return _result(await _git(ctx, *words), f"no {which} changes")
+    return _result(text, f"no {which} changes")
 
 
 vcs_diff.described_by(lambda ctx, args: _card(ctx, "git diff"))
@@ -122,15 +107,7 @@ async def vcs_log(ctx: Capabilities, args: VcsLogArgs) -> ToolOutput:
     """
     if args.max_count < 1:
         raise ToolError("INVALID_ARGS", "max_count must be 1 or more")
-    count = min(args.max_count, LOG_MAX)
-    try:
-        text = await _git(
-            ctx, "log", f"--max-count={count}", "--date=short", "--format=%h %ad %an: %s"
-        )
-    except ToolError as exc:
-        if "does not have any commits" not in exc.message:
-            raise
-        text = ""
+    text = await (await _backend(ctx)).log(min(args.max_count, LOG_MAX))
     return _result(text, "no commits yet")
 
 
@@ -145,8 +122,9 @@ async def _plan_log(ctx: Capabilities, args: VcsLogArgs, mode: str) -> CallPlan:
 @tool(kind="read", read_only=True)
 async def vcs_branch(ctx: Capabilities, args: NoArgs) -> ToolOutput:
     """Show the current git branch and the local branches."""
-    current = await _git(ctx, "branch", "--show-current")
-    branches = await _git(ctx, "branch", "--list", "-vv")
+    backend = await _backend(ctx)
+    current = await backend.current_branch()
+    branches = await backend.branches()
     head = f"current: {current}" if current else "current: (detached HEAD)"
     return _result(f"{head}\n{branches}".strip(), head)
 
@@ -157,3 +135,24 @@ vcs_branch.described_by(lambda ctx, args: _card(ctx, "git branch"))
 @vcs_branch.planned_by
 async def _plan_branch(ctx: Capabilities, args: NoArgs, mode: str) -> CallPlan:
     return _card(ctx, "git branch")
+
+
+@tool(kind="read", read_only=True)
+async def vcs_kind(ctx: Capabilities, args: NoArgs) -> ToolOutput:
+    """Say which version control the project uses (git) and its root, or that it uses none."""
+    from tether.engine.vcs.vcs_backend import find_backend
+
+    found = await find_backend(ctx.repositories, ctx.cwd)
+    if found is None:
+        return _result(
+            f"none: {ctx.cwd} is in no repository (as found when the session started)", ""
+        )
+    return _result(f"{found.kind} (root: {found.root})", "")
+
+
+vcs_kind.described_by(lambda ctx, args: _card(ctx, "Version control"))
+
+
+@vcs_kind.planned_by
+async def _plan_kind(ctx: Capabilities, args: NoArgs, mode: str) -> CallPlan:
+    return _card(ctx, "Version control")

@@ -23,6 +23,7 @@ from tether.engine.history import (
     ToolResultMessage,
     UserMessage,
     array,
+    prompt_text,
     spliced,
 )
 from tether.engine.providers.base import (
@@ -140,6 +141,8 @@ class OpenAIChat(HTTPProvider):
 
     def _message(self, m: Message) -> wire.Message | None:
         if isinstance(m, UserMessage):
+            if m.host:  # tether's own instruction (a reminder), where every server takes one
+                return wire.SystemMessage(prompt_text(m.parts))
             return wire.UserMessage(_user_content(m))
         if isinstance(m, ToolResultMessage):
             return wire.ToolMessage(m.call_id, m.content)

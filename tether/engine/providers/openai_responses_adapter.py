@@ -118,7 +118,7 @@ class OpenAIResponses(HTTPProvider):
 
     def _items(self, m: Message, with_tools: bool) -> list[wire.InputItem]:
         if isinstance(m, UserMessage):
-            return [wire.MessageItem("user", _user_content(m))]
+            return [wire.MessageItem("developer" if m.host else "user", _user_content(m))]
         if isinstance(m, ToolResultMessage):
             images = tool_images(self.info, m)
             if not images:

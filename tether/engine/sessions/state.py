@@ -11,6 +11,7 @@ import msgspec
 from tether.engine.events import Event, Notice
 from tether.engine.grants import Grants
 from tether.engine.history import Message, MessageSizes
+from tether.engine.seam import TodoGroup
 from tether.engine.sessions.undo import TurnChanges
 from tether.errors import SessionBusy
 
@@ -71,6 +72,28 @@ class HostNotice(msgspec.Struct, frozen=True):
     text: str  # what the model reads
 
 
+class UsageTotals(msgspec.Struct, omit_defaults=True):
+    """Tokens billed over some rounds (each round re-sends the history, so these are billed
+    sums, not the context's size), the rounds, and the cost when the model has prices.
+    `estimated`: some round's counts were tether's chars/4 estimate (the API gave none)."""
+
+    rounds: int = 0
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    cost: float | None = None
+    estimated: bool = False
+
+    def add(self, other: UsageTotals) -> None:
+        self.rounds += other.rounds
+        self.input_tokens += other.input_tokens
+        self.cached_tokens += other.cached_tokens
+        self.output_tokens += other.output_tokens
+        if other.cost is not None:
+            self.cost = (self.cost or 0.0) + other.cost
+        self.estimated = self.estimated or other.estimated
+
+
 class SessionState(msgspec.Struct):
     """What is persisted with a session besides its history."""
 
@@ -103,6 +126,11 @@ class SessionState(msgspec.Struct):
     unfinished: str | None = None
     # What the model is to be told about the session at its next prompt (host_notices.py).
     notices: list[HostNotice] = []
+    # The todo stack (engine/todo_stack.py), bottom group first: it outlives turns and reloads.
+    todos: list[TodoGroup] = []
+    # What the last turn and the whole session used (/status, `tether ask`'s last line).
+    last_turn: UsageTotals = msgspec.field(default_factory=UsageTotals)
+    usage: UsageTotals = msgspec.field(default_factory=UsageTotals)
 
 
 def with_window_choices(stored: SessionState, mine: SessionState) -> SessionState:

@@ -18,6 +18,7 @@ from tether.engine.grants import Grant, GrantBook, Grants, Lasting
 from tether.engine.history import UserPart, prompt_text
 from tether.engine.sandbox.acts_later import acts_later
 from tether.engine.sandbox.detect import detect
+from tether.engine.seam import TodoGroup
 from tether.engine.sessions.deps import EngineDeps, Front
 from tether.engine.sessions.lease import Holder, lease_seconds
 from tether.engine.sessions.runtime import SessionRuntime
@@ -26,6 +27,7 @@ from tether.engine.sessions.state import (
     MODES,
     READ_ONLY_MODE,
     Session,
+    UsageTotals,
     with_window_choices,
 )
 from tether.engine.skills.skill_catalog import catalog
@@ -137,7 +139,14 @@ class TurnRunner:
         s = runtime.session
         await self.deps.store.load_history(s)
         state = msgspec.structs.replace(
-            s.state, mode=READ_ONLY_MODE, grants=Grants(), undo=[], unfinished=None
+            s.state,
+            mode=READ_ONLY_MODE,
+            grants=Grants(),
+            undo=[],
+            unfinished=None,
+            todos=[TodoGroup(list(g.items)) for g in s.state.todos],  # its own copy
+            last_turn=UsageTotals(),
+            usage=UsageTotals(),  # counted apart, as its cost is
         )
         side = Session(s.id, s.cwd, state, history=list(s.history))
         model = runtime.model(self.deps.catalog)

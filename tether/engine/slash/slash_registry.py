@@ -99,6 +99,12 @@ COMMANDS: tuple[Command, ...] = (
         turn=True,
     ),
     Command(
+        "todos",
+        "Show the todo stack (the model's plan); `push A; B`, `pop` or `clear` change it",
+        "tether.engine.slash.todo_commands:todos",
+        hint="push TASK; TASK | pop | clear (optional)",
+    ),
+    Command(
         "mcp",
         "Show the MCP servers, their state and tools; `reconnect [NAME]` starts them again",
         "tether.engine.slash.mcp_commands:mcp",

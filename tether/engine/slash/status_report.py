@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import anyio
 
-from tether.engine.sessions.state import MODES
+from tether.engine.sessions.state import MODES, UsageTotals
 from tether.engine.skills.skill_discovery import discover
 from tether.engine.slash import skill_commands
 from tether.engine.slash.slash_command import CommandContext
@@ -26,6 +26,8 @@ async def status(ctx: CommandContext, arg: str) -> str:
             f"- Mode: **{s.state.mode}**: {MODES[s.state.mode][1]}",
             f"- Context: **{used:,}** of {window:,} tokens ({100 * used / max(window, 1):.0f}%)",
             f"- Cost so far: {_cost(s.state.cost)}",
+            f"- Last turn: {usage_line(s.state.last_turn)}",
+            f"- This session: {usage_line(s.state.usage)}",
             f"- Grants: {len(s.state.grants.items)} for this session, {len(project)} for this "
             f"project, {len(s.state.dir_grants)} directories (`/grants`)",
             f"- MCP servers: {_servers(ctx)}",
@@ -35,6 +37,18 @@ async def status(ctx: CommandContext, arg: str) -> str:
             f"- Session: `{s.id}` in `{s.cwd}`, kept in `{manager.deps.store.path}`",
         ]
     )
+
+
+def usage_line(u: UsageTotals) -> str:
+    """`3 rounds, 1,234 tokens in (1,000 cached), 56 out, $0.0012` (billed sums)."""
+    if u.rounds == 0:
+        return "no requests yet"
+    rounds = f"{u.rounds} round{'s' if u.rounds != 1 else ''}"
+    cached = f" ({u.cached_tokens:,} cached)" if u.cached_tokens else ""
+    about = "~" if u.estimated else ""
+    tokens = f"{about}{u.input_tokens:,} tokens in{cached}, {about}{u.output_tokens:,} out"
+    cost = f", ${u.cost:.4f}" if u.cost is not None else ""
+    return f"{rounds}, {tokens}{cost}"
 
 
 def _cost(cost: float) -> str:

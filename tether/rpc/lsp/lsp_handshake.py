@@ -22,7 +22,7 @@ CANCEL = "tether.cancel"
 # no engine. A skill's and an MCP prompt's commands vary by session: typed as prompts.
 SLASH_NAMES = (
     *("mode", "model", "undo", "title", "compact", "retry", "status", "btw", "clear"),
-    *("export", "grants", "init", "mcp", "yolo", "help", "skills"),
+    *("export", "grants", "init", "todos", "mcp", "yolo", "help", "skills"),
 )
 SLASH = [f"tether.{name}" for name in SLASH_NAMES]
 COMMANDS = [PROMPT, CANCEL, *SLASH]
