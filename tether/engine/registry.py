@@ -315,19 +315,32 @@ def _closed(node: Any) -> Any:
     return out
 
 
-class Registry:
-    """The catalog of tools a session may use, assembled by the composition root: fixed tools,
-    plus sources whose tools come and go (a session's MCP servers), read at each lookup so a
-    tool that arrives is offered from the next round on, and one that leaves is not."""
+class DeferredTool(msgspec.Struct, frozen=True):
+    """A tool known by its spec before its module is loaded (tools/tool_specs.py keeps the
+    specs): `load` imports it and gives its ToolDef, the first time a call names it."""
 
-    def __init__(self, tools: Iterable[ToolDef] = ()) -> None:
-        self._tools: dict[str, ToolDef] = {}
+    spec: ToolSpec
+    load: Callable[[], ToolDef]
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+class Registry:
+    """The catalog of tools a session may use, assembled by the composition root: fixed tools
+    (loaded, or deferred: loaded when first called), plus sources whose tools come and go (a
+    session's MCP servers), read at each lookup so a tool that arrives is offered from the
+    next round on, and one that leaves is not."""
+
+    def __init__(self, tools: Iterable[ToolDef | DeferredTool] = ()) -> None:
+        self._tools: dict[str, ToolDef | DeferredTool] = {}
         self._sources: list[Callable[[], Iterable[ToolDef]]] = []
         self._explainers: list[Callable[[str], ToolError | None]] = []
         for t in tools:
             self.add(t)
 
-    def add(self, t: ToolDef) -> None:
+    def add(self, t: ToolDef | DeferredTool) -> None:
         self._tools[t.name] = t
 
     def include(self, source: Callable[[], Iterable[ToolDef]]) -> None:
@@ -348,12 +361,15 @@ class Registry:
 
     def get(self, name: str) -> ToolDef | None:
         found = self._tools.get(name)
+        if isinstance(found, DeferredTool):
+            found = self._tools[name] = found.load()
         if found is not None:
             return found
         return next((t for t in self._live() if t.name == name), None)
 
     def specs(self) -> list[ToolSpec]:
-        return [t.spec for t in self]
+        """What the model is shown of each tool (a deferred one stays unloaded)."""
+        return [t.spec for t in self._tools.values()] + [t.spec for t in self._live()]
 
     def _live(self) -> Iterator[ToolDef]:
         for source in self._sources:
@@ -362,5 +378,8 @@ class Registry:
                     yield t
 
     def __iter__(self) -> Iterator[ToolDef]:
-        yield from self._tools.values()
+        for name in list(self._tools):
+            found = self.get(name)
+            if found is not None:
+                yield found
         yield from self._live()

@@ -158,7 +158,7 @@ def _start_preload(front: Front, options: ServeOptions) -> threading.Thread:
 
 def preload(*fronts: str) -> None:
     """What serving needs, imported in the order the main thread needs it, on the preload
-    thread: the front's modules, the composition (which builds the tool catalog), the HTTP stack.
+    thread: the front's modules, the composition, the HTTP stack.
     A failure is the main thread's to meet (it imports the same modules, and says why).
 
     The cyclic garbage collector is off meanwhile: imports make hundreds of thousands of
@@ -172,10 +172,8 @@ def preload(*fronts: str) -> None:
         for name in (*fronts, "tether.rpc.compose", "tether.tools"):
             importlib.import_module(name)
         from tether.engine.providers import http_transport
-        from tether.tools import catalog
 
-        catalog()  # every tool module, and their schemas made
-        http_transport.warm()
+        http_transport.warm()  # the tools load when first called (tools/tool_specs.py)
     except Exception:
         pass
     finally:

@@ -27,6 +27,7 @@ from tether.engine.providers.base import LLM
 from tether.engine.sandbox.session_sandbox import Sandbox
 from tether.engine.sessions import undo
 from tether.engine.sessions.deps import EngineDeps, Front
+from tether.engine.sessions.first_answer import FirstAnswer
 from tether.engine.sessions.folders import folder
 from tether.engine.sessions.model_choice import ModelChoice
 from tether.engine.sessions.renderings import Replay
@@ -62,13 +63,17 @@ class SessionManager:
         self.settings = SessionSettings(
             deps.catalog, deps.sandbox, persist=self.persist, emit=self.emit, runtime=self.runtime
         )
+        first = FirstAnswer()  # the chores sessions start in the background wait for it
         self.models = ModelChoice(
             deps.catalog,
             set_model=self.settings.set_model,
             emit=self.emit,
             is_open=lambda s: s.id in self._open,
+            first_answer=first,
         )
-        self.turns = TurnRunner(deps, front, background, emit=self.emit, persist=self.persist)
+        self.turns = TurnRunner(
+            deps, front, background, emit=self.emit, persist=self.persist, first_answer=first
+        )
 
     @property
     def sessions(self) -> dict[str, Session]:

@@ -1,6 +1,7 @@
 """Which model a fresh session runs on, once the providers' own model lists are known.
 
-The lists (`GET /models`) are fetched once per process, after a session was answered. A keyless
+The lists (`GET /models`) are fetched once per process, after a session was answered (and after
+the first prompt's answer started, when one came with it: first_answer.py). A keyless
 local server may not know tether's default model: a session still on that default moves to the
 first model the server lists, and a fresh session's first prompt waits (bounded, cancellable)
 for the list before its first request.
@@ -16,6 +17,7 @@ import anyio
 
 from tether.engine import events as ev
 from tether.engine.config.catalog import ModelCatalog
+from tether.engine.sessions.first_answer import FirstAnswer
 from tether.engine.sessions.state import Session
 
 if TYPE_CHECKING:
@@ -37,8 +39,10 @@ class ModelChoice:
         set_model: SetModel,
         emit: Emit,
         is_open: Callable[[Session], bool],
+        first_answer: FirstAnswer | None = None,
     ) -> None:
         self.catalog = catalog
+        self._first_answer = first_answer or FirstAnswer()
         self._set_model = set_model
         self._emit = emit
         self._is_open = is_open
@@ -95,6 +99,8 @@ class ModelChoice:
         with anyio.CancelScope() as scope:
             self._waiting.add(scope)
             try:
+                if not during_turn:  # a first prompt's answer goes first (first_answer.py)
+                    await self._first_answer.wait()
                 await self._discovery.refresh()
             except Exception:  # discovery is a convenience: it never breaks a session
                 log.exception("model discovery failed")

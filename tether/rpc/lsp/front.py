@@ -170,9 +170,7 @@ class LspFront:
                 shows_documents=features.show_document,
             )
         if self._web is None:  # one per process
-            from tether.engine.web.build import build_web
-
-            self._web = self.deps.web or build_web()
+            self._web = self.deps.web or _built_web()
         roots = [Path(r) for r in session.state.roots] or [Path(session.cwd)]
         configured = self.deps.catalog.path_denylist
         denylist = configured if configured is not None else self.deps.path_denylist
@@ -477,3 +475,10 @@ def _dir_of_path(path: object) -> str | None:
     if isinstance(path, str) and os.path.isabs(path) and os.path.isdir(path):
         return os.path.normpath(path)
     return None
+
+
+def _built_web() -> Web:
+    """`ctx.web` from the environment alone (deps without one: tests' and embedders')."""
+    from tether.engine.web.build import build_web
+
+    return build_web()
