@@ -90,18 +90,14 @@ class ModelChoice:
         catalog = self.catalog
         if not catalog.providers:
             return False
-        from tether.engine.providers.discovery import Discovery
-        from tether.paths import data_dir
-
         offered = list(catalog.infos)
-        if self._discovery is None:
-            self._discovery = Discovery(catalog, data_dir() / "models")
         with anyio.CancelScope() as scope:
             self._waiting.add(scope)
             try:
                 if not during_turn:  # a first prompt's answer goes first (first_answer.py)
                     await self._first_answer.wait()
-                await self._discovery.refresh()
+                    offered = list(catalog.infos)  # as it was before these lists
+                await self._lists().refresh()
             except Exception:  # discovery is a convenience: it never breaks a session
                 log.exception("model discovery failed")
                 return False
@@ -109,12 +105,20 @@ class ModelChoice:
                 self._waiting.discard(scope)
         if scope.cancelled_caught or not self._is_open(s):
             return False
-        moved = self._discovery.replacement(s.state.model)
+        moved = self._lists().replacement(s.state.model)
         fresh = s.saved_messages == 0 and not s.history and (during_turn or not s.busy)
         if moved is not None and fresh:
             await self._set_model(s, moved)
-            await self._emit(s, ev.Notice("info", self._discovery.notice or f"Using {moved}"))
+            await self._emit(s, ev.Notice("info", self._lists().notice or f"Using {moved}"))
         return moved is not None or list(catalog.infos) != offered
+
+    def _lists(self) -> Discovery:
+        if self._discovery is None:
+            from tether.engine.providers.discovery import Discovery
+            from tether.paths import data_dir
+
+            self._discovery = Discovery(self.catalog, data_dir() / "models")
+        return self._discovery
 
     def stop_waiting(self) -> None:
         """Nobody will see the lists (the client is gone): the exit does not wait for them."""
