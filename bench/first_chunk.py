@@ -20,7 +20,8 @@ the floor of a round trip through a bare Python child echoing one line.
 With `--codex-acp` (or TETHER_BENCH_CODEX_ACP), the native peer the issue names is timed the
 same way in the same run, interleaved (bench/peer_codex.py; its first chunk of the model's
 text, not a notice it may send at once), and tether's starts and import are printed as ratios
-to it too. `npm install @zed-industries/codex-acp` in any directory, then pass
+to it too, with the CPU each used by its first chunk (its own threads, read from /proc): on a
+machine other work loads, the wall times follow the CPU, and its ratio moves less. `npm install @zed-industries/codex-acp` in any directory, then pass
 `node_modules/@zed-industries/codex-acp-linux-x64/bin/codex-acp`.
 """
 
@@ -39,7 +40,7 @@ from typing import IO, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.peer_codex import MODEL_TEXT, codex_first_chunk, codex_home, model_text_chunk
+from bench.peer_codex import MODEL_TEXT, codex_first_chunk, codex_home, model_text_chunk, own_cpu
 from bench.warm_setup import COLD, warm_server
 from tests.providers.mock_llm_server import MockLLMServer, Recorded, Reply
 from tests.providers.wire import chat_text, responses_text
@@ -101,9 +102,10 @@ def _until(stdout: IO[bytes], rid: int) -> dict[str, Any]:
     raise RuntimeError(f"no answer to {rid}")
 
 
-def cold(env: dict[str, str], project: Path) -> float:
+def cold(env: dict[str, str], project: Path, cpu: list[float] | None = None) -> float:
     """Spawn -> first chunk, the three requests written at once (the session id is not known
-    yet, so the prompt goes right after `session/new`'s answer: no later than a client can)."""
+    yet, so the prompt goes right after `session/new`'s answer: no later than a client can);
+    `cpu` gets the CPU the process used by then (`own_cpu`)."""
     started = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "tether", "acp"],
@@ -120,6 +122,8 @@ def cold(env: dict[str, str], project: Path) -> float:
     proc.stdin.write(json.dumps(prompt).encode() + b"\n")
     proc.stdin.flush()
     took = _first_chunk(proc.stdout) - started
+    if cpu is not None:
+        cpu.append(own_cpu(proc.pid))
     _until(proc.stdout, 2)
     proc.stdin.close()
     proc.wait(timeout=30)
@@ -208,21 +212,25 @@ def main() -> None:
         if args.codex_acp:
             codex_first_chunk(args.codex_acp, codex, project)  # its first start writes its state
         times: dict[str, list[float]] = {}
+        cpu: dict[str, list[float]] = {"cold": [], "codex": []}
         with warm_server(env) as warm:
             for _ in range(args.runs):  # interleaved, so the machine's drift hits all alike
                 timed = {
                     "floor": bare_spawn,
                     "import": lambda: cold_import(off),
-                    "cold": lambda: cold(off, project),
+                    "cold": lambda: cold(off, project, cpu["cold"]),
                     "warm": lambda: cold(warm, project),
                 }
                 if args.codex_acp:
-                    timed["codex"] = lambda: codex_first_chunk(args.codex_acp, codex, project)
+                    timed["codex"] = lambda: codex_first_chunk(
+                        args.codex_acp, codex, project, cpu["codex"]
+                    )
                 for name, run in timed.items():
                     times.setdefault(name, []).append(run())
             loaded = statistics.median(loaded_prompts(warm, project, 20))
         echo = statistics.median(echo_round_trips(50))
     report({k: statistics.median(v) for k, v in times.items()}, args.runs)
+    report_cpu(cpu)
     print(f"bare child echo round trip (floor)           median {echo * 1e6:7.1f} us")
     print(
         f"prompt -> first chunk, engine loaded         median {loaded * 1000:7.2f} ms  "
@@ -246,6 +254,17 @@ def report(median: dict[str, float], runs: int) -> None:
     if native:
         print(f"{'spawn -> first chunk, codex-acp (native)':44} {native * 1000:7.1f} ms  "
               f"{native / floor:5.1f}x python -c pass")  # fmt: skip
+
+
+def report_cpu(cpu: dict[str, list[float]]) -> None:
+    """The CPU each process used by its first chunk (its own threads, not its children: the
+    sandbox's and git's processes, or none): on a loaded machine the wall times follow it."""
+    tether = statistics.median(cpu["cold"])
+    line = f"{'CPU by the first chunk, cold (own threads)':44} {tether * 1000:7.1f} ms"
+    if cpu["codex"]:
+        native = statistics.median(cpu["codex"])
+        line += f"  {tether / native:.2f}x codex-acp's ({native * 1000:.1f} ms)"
+    print(line)
 
 
 if __name__ == "__main__":
