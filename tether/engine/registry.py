@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar, cast
 
 import msgspec
 
-from tether.engine import json_schema, schema_fit
+from tether.engine import json_schema
 from tether.engine.events import Location, PlanItem, TextOut, ToolContent
 from tether.engine.history import ImagePart
 from tether.engine.providers.base import ToolSpec
@@ -216,6 +216,8 @@ def schema_tool(
     server's): the schema goes to the model as it is, made self-contained; arguments are
     checked against it before anything is asked or run. ValueError when it is no schema for
     an object of arguments (a provider would refuse every request carrying it)."""
+    from tether.engine import schema_fit  # for an MCP server's tools: not at start
+
     schema = json_schema.self_contained(parameters)  # SchemaTooLarge (a ValueError)
     problem = json_schema.problem(schema)
     if problem is not None:

@@ -2,16 +2,16 @@
 background: the sandbox's probe (its `bwrap` and `env` processes) and the providers' model
 lists. Neither is needed for that answer (the probe is waited for by the first command, the
 lists by the model menu), and on a busy machine they took CPU from it. A chore waits briefly
-for a prompt sent with `session/new` (as an editor that opens a chat with a message does);
-when one came, it waits for its answer to start streaming (or the turn to end), at most
-`LIMIT` seconds; when none came, it goes at once.
+for a prompt sent with `session/new` (as an editor that opens a chat with a message does; a
+prompt counts from the moment it is read); when one came, it waits for its answer to start
+streaming (or the prompt to be answered), at most `LIMIT` seconds; when none came, it goes.
 """
 
 from __future__ import annotations
 
 import anyio
 
-SETTLE = 0.1  # seconds a chore waits for a prompt sent together with `session/new`
+SETTLE = 0.5  # seconds a chore waits for a prompt sent together with `session/new`
 LIMIT = 10.0  # seconds a chore waits for a first answer at most
 
 

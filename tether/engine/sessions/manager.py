@@ -63,7 +63,8 @@ class SessionManager:
         self.settings = SessionSettings(
             deps.catalog, deps.sandbox, persist=self.persist, emit=self.emit, runtime=self.runtime
         )
-        first = FirstAnswer()  # the chores sessions start in the background wait for it
+        # What sessions start in the background waits for a first prompt's answer.
+        self.first_answer = first = FirstAnswer()
         self.models = ModelChoice(
             deps.catalog,
             set_model=self.settings.set_model,
@@ -239,9 +240,15 @@ class SessionManager:
     def claim(self, s: Session) -> anyio.CancelScope:
         """Own the session for one turn, synchronously (SessionBusy when it is taken)."""
         scope = s.claim()
+        self.first_answer.prompted()
         if self._input_ended:
             s.cancel_turn(by="input end")
         return scope
+
+    def release(self, s: Session) -> None:
+        """The prompt `claim` took the session for is answered."""
+        s.release()
+        self.first_answer.answered()
 
     def model(self, s: Session) -> LLM:
         return self.runtime(s.id).model(self.deps.catalog)

@@ -339,7 +339,7 @@ class AcpAgent:
             await self.send_commands(s)  # a turn may have made a skill, a command
             return acp.PromptResponse(stop_reason=stop)
         finally:
-            s.release()
+            self.manager.release(s)
 
 
 class _rpc_errors:

@@ -294,7 +294,7 @@ class LspFront:
             text = await prompts.prompt_text(args, fs, Path(s.cwd), encoding)
             return await self._turn(ticket, s, text, scope, answer_as_message)
         finally:
-            s.release()
+            self.manager.release(s)
 
     async def _turn(
         self,
