@@ -5,8 +5,8 @@ OpenAI-compatible server that answers at once. The floor, measured in the same r
 bare `python -c pass`. Both starts are timed (bench/warm_setup.py): cold (the warm server off,
 TETHER_WARM=0: the engine imported in the process) and warm (a worker of the user's warm
 server). Also timed cold: importing what a cold start imports before its first chunk (the ACP
-front, the composition, the tools and the HTTP stack, as `rpc/startup.py`'s `preload` does),
-as a process: spawn -> imported.
+front, the composition and the HTTP stack, as `rpc/startup.py`'s `preload` does; the tools load
+when a call names one), as a process: spawn -> imported.
 
 Python's bytecode is cached as an installed tether's is (pip compiles it at install; a user's
 first run writes it): the children get a private PYTHONPYCACHEPREFIX, filled by a first start,

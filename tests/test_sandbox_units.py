@@ -228,7 +228,7 @@ def test_the_mechanism_is_chosen_and_can_be_turned_off(monkeypatch: pytest.Monke
 def test_callers_at_once_share_one_probe() -> None:
     """A session's background probe and its first command ask together: one probe runs, the
     other waits for its answer (detect.py)."""
-    from tether.engine.sandbox.detect import _detect  # pyright: ignore[reportPrivateUsage]
+    from tether.engine.sandbox.detect import _detect
 
     _detect.cache_clear()
     found: list[str] = []
