@@ -238,17 +238,13 @@ class SessionManager:
     # --- turns ----------------------------------------------------------------------------
 
     def claim(self, s: Session) -> anyio.CancelScope:
-        """Own the session for one turn, synchronously (SessionBusy when it is taken)."""
+        """Own the session for one turn, synchronously (SessionBusy when it is taken); the front
+        tells `first_answer` when the prompt is answered, as it releases the session."""
         scope = s.claim()
         self.first_answer.prompted()
         if self._input_ended:
             s.cancel_turn(by="input end")
         return scope
-
-    def release(self, s: Session) -> None:
-        """The prompt `claim` took the session for is answered."""
-        s.release()
-        self.first_answer.answered()
 
     def model(self, s: Session) -> LLM:
         return self.runtime(s.id).model(self.deps.catalog)

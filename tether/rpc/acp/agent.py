@@ -339,7 +339,8 @@ class AcpAgent:
             await self.send_commands(s)  # a turn may have made a skill, a command
             return acp.PromptResponse(stop_reason=stop)
         finally:
-            self.manager.release(s)
+            s.release()
+            self.manager.first_answer.answered()  # the chores may go
 
 
 class _rpc_errors:

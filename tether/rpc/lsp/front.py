@@ -294,7 +294,8 @@ class LspFront:
             text = await prompts.prompt_text(args, fs, Path(s.cwd), encoding)
             return await self._turn(ticket, s, text, scope, answer_as_message)
         finally:
-            self.manager.release(s)
+            s.release()
+            self.manager.first_answer.answered()  # the chores may go
 
     async def _turn(
         self,
