@@ -15,13 +15,14 @@ and never PYTHONDONTWRITEBYTECODE (which would make every start compile tether's
 Then, with the engine loaded (the same process, later prompts): prompt -> first chunk, against
 the floor of a round trip through a bare Python child echoing one line.
 
-    python bench/first_chunk.py [--runs 21] [--codex-acp PATH]
+    python bench/first_chunk.py [--runs 21] [--codex-acp PATH] [--before CHECKOUT]
 
 With `--codex-acp` (or TETHER_BENCH_CODEX_ACP), the native peer the issue names is timed the
 same way in the same run, interleaved (bench/peer_codex.py; its first chunk of the model's
 text, not a notice it may send at once), and tether's starts and import are printed as ratios
 to it too, with the CPU each used by its first chunk (its own threads, read from /proc): on a
-machine other work loads, the wall times follow the CPU, and its ratio moves less. `npm install @zed-industries/codex-acp` in any directory, then pass
+machine other work loads, the wall times follow the CPU, and its ratio moves less. With
+`--before`, the cold start of another checkout (an older commit, say) is timed in the same run. `npm install @zed-industries/codex-acp` in any directory, then pass
 `node_modules/@zed-industries/codex-acp-linux-x64/bin/codex-acp`.
 """
 
@@ -102,16 +103,20 @@ def _until(stdout: IO[bytes], rid: int) -> dict[str, Any]:
     raise RuntimeError(f"no answer to {rid}")
 
 
-def cold(env: dict[str, str], project: Path, cpu: list[float] | None = None) -> float:
+def cold(
+    env: dict[str, str], project: Path, cpu: list[float] | None = None, cwd: str | None = None
+) -> float:
     """Spawn -> first chunk, the three requests written at once (the session id is not known
     yet, so the prompt goes right after `session/new`'s answer: no later than a client can);
-    `cpu` gets the CPU the process used by then (`own_cpu`)."""
+    `cpu` gets the CPU the process used by then (`own_cpu`); `cwd`: where it starts (`-m`
+    imports tether from there first)."""
     started = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "tether", "acp"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env=env,
+        cwd=cwd,
     )
     assert proc.stdin is not None and proc.stdout is not None
     init, new, prompt = _frames(project)
@@ -161,6 +166,16 @@ def loaded_prompts(env: dict[str, str], project: Path, prompts: int) -> list[flo
     return times
 
 
+def _before(tree: str, off: dict[str, str], tmp: Path) -> dict[str, str]:
+    """The cold environment of the checkout `tree` (its own data dir and bytecode), its first
+    start done."""
+    (tmp / "home-before").mkdir()
+    env = {**off, "PYTHONPATH": tree, "TETHER_HOME": str(tmp / "home-before")}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache-before")
+    cold(env, Path(tmp, "project"), cwd=tree)
+    return env
+
+
 def bare_spawn() -> float:
     started = time.perf_counter()
     subprocess.run([sys.executable, "-c", "pass"], check=True)
@@ -191,6 +206,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=21)
     ap.add_argument("--codex-acp", default=os.environ.get("TETHER_BENCH_CODEX_ACP"))
+    ap.add_argument("--before", help="another tether checkout, its cold start timed too")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp, MockLLMServer(validate=False) as server:
         server.responder = _answer
@@ -208,11 +224,12 @@ def main() -> None:
         }
         off = {**env, **COLD}
         cold(off, project)  # the first start caches the session/new answer and the bytecode
+        older = _before(args.before, off, Path(tmp)) if args.before else None
         codex = codex_home(Path(tmp, "codex"), server.url + "/v1")
         if args.codex_acp:
             codex_first_chunk(args.codex_acp, codex, project)  # its first start writes its state
         times: dict[str, list[float]] = {}
-        cpu: dict[str, list[float]] = {"cold": [], "codex": []}
+        cpu: dict[str, list[float]] = {"cold": [], "codex": [], "before": []}
         with warm_server(env) as warm:
             for _ in range(args.runs):  # interleaved, so the machine's drift hits all alike
                 timed = {
@@ -221,6 +238,8 @@ def main() -> None:
                     "cold": lambda: cold(off, project, cpu["cold"]),
                     "warm": lambda: cold(warm, project),
                 }
+                if older is not None:
+                    timed["before"] = lambda: cold(older, project, cpu["before"], args.before)
                 if args.codex_acp:
                     timed["codex"] = lambda: codex_first_chunk(
                         args.codex_acp, codex, project, cpu["codex"]
@@ -245,9 +264,12 @@ def report(median: dict[str, float], runs: int) -> None:
     rows = (
         ("cold import (spawn -> imported)", "import", ""),
         ("spawn -> first chunk, cold (no warm server)", "cold", " (target <= 1.2x codex-acp)"),
+        ("spawn -> first chunk, cold, --before", "before", ""),
         ("spawn -> first chunk, warm server", "warm", ""),
     )
     for label, key, goal in rows:
+        if key not in median:
+            continue
         t = median[key]
         against = f", {t / native:.2f}x codex-acp{goal}" if native else ""
         print(f"{label:44} {t * 1000:7.1f} ms  {t / floor:5.1f}x python -c pass{against}")
@@ -264,6 +286,8 @@ def report_cpu(cpu: dict[str, list[float]]) -> None:
     if cpu["codex"]:
         native = statistics.median(cpu["codex"])
         line += f"  {tether / native:.2f}x codex-acp's ({native * 1000:.1f} ms)"
+    if cpu["before"]:
+        line += f"; --before {statistics.median(cpu['before']) * 1000:.1f} ms"
     print(line)
 
 
