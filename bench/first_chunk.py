@@ -22,7 +22,8 @@ same way in the same run, interleaved (bench/peer_codex.py; its first chunk of t
 text, not a notice it may send at once), and tether's starts and import are printed as ratios
 to it too, with the CPU each used by its first chunk (its own threads, read from /proc): on a
 machine other work loads, the wall times follow the CPU, and its ratio moves less. With
-`--before`, the cold start of another checkout (an older commit, say) is timed in the same run. `npm install @zed-industries/codex-acp` in any directory, then pass
+`--before`, the cold start of another checkout (an older commit, say) is timed in the same
+run. `npm install @zed-industries/codex-acp` in any directory, then pass
 `node_modules/@zed-industries/codex-acp-linux-x64/bin/codex-acp`.
 """
 
