@@ -38,8 +38,17 @@ def codex_home(base: Path, model_url: str) -> Path:
     return base
 
 
-def codex_first_chunk(binary: str, home: Path, project: Path) -> float:
-    """Spawn -> first chunk, in seconds."""
+def own_cpu(pid: int) -> float:
+    """The CPU time process `pid` has used so far, in seconds: all its threads (those that
+    ended too), not its children (Linux, /proc; clock-tick resolution)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def codex_first_chunk(
+    binary: str, home: Path, project: Path, cpu: list[float] | None = None
+) -> float:
+    """Spawn -> first chunk, in seconds; `cpu` gets the CPU it used by then (`own_cpu`)."""
     env = {**os.environ, "CODEX_HOME": str(home), "OPENAI_API_KEY": "sk-bench"}
     started = time.perf_counter()
     proc = subprocess.Popen(
@@ -59,6 +68,8 @@ def codex_first_chunk(binary: str, home: Path, project: Path) -> float:
         {"sessionId": sid, "prompt": [{"type": "text", "text": "hello"}]},
     )
     took = _first_chunk(proc.stdout) - started
+    if cpu is not None:
+        cpu.append(own_cpu(proc.pid))
     _until(proc.stdout, 3)
     proc.stdin.close()
     proc.terminate()  # it does not exit when its input ends

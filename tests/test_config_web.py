@@ -21,7 +21,7 @@ from tether.engine.system_prompt import TOOL_RULES
 from tether.engine.web.build import build_web
 from tether.errors import ConfigError, WebError
 from tether.schemas.web import WebConfig
-from tether.tools.web_tools import WEB_FETCH_GUIDANCE, WEB_SEARCH_GUIDANCE
+from tether.tools.web_guidance import WEB_FETCH_GUIDANCE, WEB_SEARCH_GUIDANCE
 
 FULL = """\
 [web]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import anyio
@@ -16,7 +17,7 @@ from tether.engine.sandbox import protect
 from tether.engine.sandbox.acts_later import acts_later
 from tether.engine.sandbox.bwrap import bwrap_argv, plan_mounts
 from tether.engine.sandbox.confinement import Confinement
-from tether.engine.sandbox.detect import LAUNCHER, detect
+from tether.engine.sandbox.detect import LAUNCHER, SandboxInfo, detect
 from tether.engine.sandbox.landlock_exec import (
     FILE_RIGHTS,
     READ_DIR,
@@ -222,6 +223,45 @@ def test_the_mechanism_is_chosen_and_can_be_turned_off(monkeypatch: pytest.Monke
     monkeypatch.setenv("TETHER_SANDBOX", "none")
     off = detect()
     assert off.mechanism == "none" and not off.confines and off.why == "turned off"
+
+
+def test_callers_at_once_share_one_probe() -> None:
+    """A session's background probe and its first command ask together: one probe runs, the
+    other waits for its answer (detect.py)."""
+    from tether.engine.sandbox.detect import _detect
+
+    _detect.cache_clear()
+    found: list[str] = []
+    threads = [
+        threading.Thread(target=lambda: found.append(detect("bubblewrap").summary))
+        for _ in range(4)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(found)) == 1 and len(found) == 4
+    info = _detect.cache_info()
+    assert (info.misses, info.hits) == (1, 3)
+
+
+@pytest.mark.anyio
+async def test_a_sandbox_probes_when_a_command_first_needs_it(tmp_path: Path) -> None:
+    asked: list[str] = []
+
+    def find() -> SandboxInfo:
+        asked.append(threading.current_thread().name)
+        return detect("bubblewrap")
+
+    box = Sandbox(find, base=tmp_path)
+    assert asked == []  # made without probing (a session's capabilities, at its first turn)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    argv = await box.wrap(["true"], cwd=empty, scope=Scope((empty,), ()), base={}, env={})
+    assert (await anyio.run_process(argv, check=False)).returncode == 0
+    assert box.confines and box.info.mechanism == "bubblewrap"
+    assert len(asked) == 1 and asked[0] != threading.current_thread().name  # off the loop
+    box.close()
 
 
 @pytest.mark.anyio

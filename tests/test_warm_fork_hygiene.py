@@ -66,6 +66,7 @@ DECISIONS: dict[str, tuple[str, str]] = {
     "tether.engine.providers.thinking_refusals:_learned": (AS_IMPORTED, "len(m._learned)"),
     "tether.engine.providers.http_transport:_tls_lock": (AS_IMPORTED, "m._tls_lock.locked()"),
     "tether.engine.sandbox.detect:_detect": (AS_IMPORTED, "m._detect.cache_info().currsize"),
+    "tether.engine.sandbox.detect:_probing": (AS_IMPORTED, "m._probing.locked()"),
     "tether.engine.schema_fit:_meta": (AS_IMPORTED, "m._meta.cache_info().currsize"),
     "tether.engine.sandbox.landlock_exec:_libc": (PLATFORM, "type(m._libc).__name__"),
     "tether.engine.sandbox.lifetime_exec:_ended": (AS_IMPORTED, "len(m._ended)"),

@@ -26,13 +26,13 @@ from tether.engine.round_card import round_title
 from tether.engine.seam import Capabilities, ConfirmDecision, ConfirmRequest, RoundCard, Web
 from tether.engine.web.build import build_web
 from tether.schemas.web import LocalFetchConfig, WebConfig
-from tether.tools.web_tools import (
+from tether.tools.web_guidance import (
     WEB_FETCH_GUIDANCE,
     WEB_GUIDANCE,
     WEB_SEARCH_GUIDANCE,
     web_guidance,
-    web_tools,
 )
+from tether.tools.web_tools import web_tools
 
 pytestmark = pytest.mark.anyio
 

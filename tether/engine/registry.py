@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar, cast
 
 import msgspec
 
-from tether.engine import json_schema, schema_fit
+from tether.engine import json_schema
 from tether.engine.events import Location, PlanItem, TextOut, ToolContent
 from tether.engine.history import ImagePart
 from tether.engine.providers.base import ToolSpec
@@ -237,6 +237,8 @@ def schema_tool(
     server's): the schema goes to the model as it is, made self-contained; arguments are
     checked against it before anything is asked or run. ValueError when it is no schema for
     an object of arguments (a provider would refuse every request carrying it)."""
+    from tether.engine import schema_fit  # for an MCP server's tools: not at start
+
     schema = json_schema.self_contained(parameters)  # SchemaTooLarge (a ValueError)
     problem = json_schema.problem(schema)
     if problem is not None:
@@ -336,23 +338,36 @@ def _closed(node: Any) -> Any:
     return out
 
 
+class DeferredTool(msgspec.Struct, frozen=True):
+    """A tool known by its spec before its module is loaded (tools/tool_specs.py keeps the
+    specs): `load` imports it and gives its ToolDef, the first time a call names it."""
+
+    spec: ToolSpec
+    load: Callable[[], ToolDef]
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
 class Registry:
-    """The catalog of tools a session may use, assembled by the composition root: fixed tools,
-    plus sources whose tools come and go (a session's MCP servers), read at each lookup so a
-    tool that arrives is offered from the next round on, and one that leaves is not."""
+    """The catalog of tools a session may use, assembled by the composition root: fixed tools
+    (loaded, or deferred: loaded when first called), plus sources whose tools come and go (a
+    session's MCP servers), read at each lookup so a tool that arrives is offered from the
+    next round on, and one that leaves is not."""
 
     def __init__(
         self,
-        tools: Iterable[ToolDef] = (),
+        tools: Iterable[ToolDef | DeferredTool] = (),
         explainers: Iterable[Callable[[str], ToolError | None]] = (),
     ) -> None:
-        self._tools: dict[str, ToolDef] = {}
+        self._tools: dict[str, ToolDef | DeferredTool] = {}
         self._sources: list[Callable[[], Iterable[ToolDef]]] = []
         self._explainers: list[Callable[[str], ToolError | None]] = list(explainers)
         for t in tools:
             self.add(t)
 
-    def add(self, t: ToolDef) -> None:
+    def add(self, t: ToolDef | DeferredTool) -> None:
         self._tools[t.name] = t
 
     def include(self, source: Callable[[], Iterable[ToolDef]]) -> None:
@@ -373,12 +388,15 @@ class Registry:
 
     def get(self, name: str) -> ToolDef | None:
         found = self._tools.get(name)
+        if isinstance(found, DeferredTool):
+            found = self._tools[name] = found.load()
         if found is not None:
             return found
         return next((t for t in self._live() if t.name == name), None)
 
     def specs(self) -> list[ToolSpec]:
-        return [t.spec for t in self]
+        """What the model is shown of each tool (a deferred one stays unloaded)."""
+        return [t.spec for t in self._tools.values()] + [t.spec for t in self._live()]
 
     def _live(self) -> Iterator[ToolDef]:
         for source in self._sources:
@@ -387,5 +405,8 @@ class Registry:
                     yield t
 
     def __iter__(self) -> Iterator[ToolDef]:
-        yield from self._tools.values()
+        for name in list(self._tools):
+            found = self.get(name)
+            if found is not None:
+                yield found
         yield from self._live()

@@ -16,7 +16,7 @@ import msgspec
 if TYPE_CHECKING:
     from tether.engine.sessions.deps import EngineDeps
     from tether.engine.sessions.renderings import Renderer
-    from tether.engine.web.capability import WebCapability
+    from tether.engine.web.deferred_web import DeferredWeb
     from tether.rpc.startup import ServeOptions
     from tether.schemas.config import AgentConfig
     from tether.schemas.web import WebConfig
@@ -26,7 +26,7 @@ SPILL_DAYS = 7.0  # default age after which a session's spill files are removed
 
 class Composed(msgspec.Struct):
     deps: EngineDeps
-    web: WebCapability
+    web: DeferredWeb
     spill_days: float = SPILL_DAYS
 
     async def aclose(self) -> None:
@@ -54,11 +54,10 @@ def compose(
     from tether.engine.skills.skill_roots import SkillPlaces
     from tether.engine.system_prompt import PERSONA
     from tether.engine.turn import turn_config
-    from tether.engine.web.build import build_web
+    from tether.engine.web.deferred_web import DeferredWeb
     from tether.engine.workspace import configured_grants
     from tether.paths import data_dir
-    from tether.tools import catalog as tool_catalog
-    from tether.tools import retired
+    from tether.tools import deferred_catalog, retired
 
     env = os.environ if env is None else env
     home = data_dir() if home is None else home
@@ -69,8 +68,9 @@ def compose(
     env_allowlist.configure(setup.command_env, setup.secret_env)
     catalog = catalog_for(setup, script=options.script, model_override=options.model, env=env)
     log_warnings(catalog)
-    tools = tool_catalog(setup.web, skills=setup.skills.enabled)
-    web = build_web(setup.web, env)
+    # Each tool loads when first called; the web is built when a web tool first calls it.
+    tools = deferred_catalog(setup.web, home / "cache", skills=setup.skills.enabled)
+    web = DeferredWeb(setup.web, env)
     deps = EngineDeps(
         catalog=catalog,
         registry_factory=lambda: Registry(tools, explainers=[retired]),
@@ -105,7 +105,7 @@ def _agent_flags(agent: AgentConfig, options: ServeOptions) -> AgentConfig:
 
 
 def _web_sections(web: WebConfig) -> tuple[str, ...]:
-    from tether.tools.web_tools import web_guidance
+    from tether.tools.web_guidance import web_guidance
 
     guidance = web_guidance(web)
     return (f"# Web\n{guidance}",) if guidance else ()

@@ -154,7 +154,7 @@ async def confine(
             "COMMAND_NOT_FOUND", f"{argv[0]}: no such program (looked in PATH and {cwd})"
         )
     base = command_environment()
-    if unconfined or not ctx.sandbox.confines:
+    if unconfined or not (await ctx.sandbox.ready()).confines:
         started = await ctx.sandbox.unconfined(argv, base=base, env=env)
         return _launch(started, argv, confined=False)
     try:

@@ -3,7 +3,8 @@ tool suite: names, one argument each, guidance paragraphs and result shapes, quo
 and `fetch_local`, the raw HTTP client (any of GET/POST/PUT/DELETE, headers, body; the status
 and headers in its result).
 
-Provider selection, SSRF checks and HTML rendering live behind the seam; these tools only shape
+The guidance paragraphs the system prompt gives them are in tools/web_guidance.py. Provider
+selection, SSRF checks and HTML rendering live behind the seam; these tools only shape
 what the model reads. A call that would reach a loopback or private-network address asks the
 user first: its plan checks the destination, the permission request names its `host:port`, an
 "always" answer covers exactly that host and port for the session, and the call then connects to
@@ -32,33 +33,12 @@ from tether.engine.web.types import (
 from tether.errors import WebError
 from tether.schemas.web import WebConfig
 
-WEB_SEARCH_GUIDANCE = (
-    "Use the web_search tool to discover current information on the web. It returns an "
-    "optional answer plus a list of source URLs. Follow up with web_fetch when you need the "
-    "full content of a specific result, and cite the relevant URLs as markdown links."
-)
-WEB_FETCH_GUIDANCE = (
-    "Use the web_fetch tool to retrieve the content of a specific HTTP(S) URL (for example a "
-    "result from web_search). It returns the page content decoded to text. Cite the URL as a "
-    "markdown link when you use its content."
-)
-# The system prompt's web section: both paragraphs, verbatim (see `web_guidance`).
-WEB_GUIDANCE = f"{WEB_SEARCH_GUIDANCE}\n\n{WEB_FETCH_GUIDANCE}"
-
 NO_RESULTS = "No results found."
 CITE = "Cite the relevant URLs above as markdown links in your answer."
 TRUNCATED = "(Content truncated. Fetch a more specific URL or section for the full text.)"
 BLANK_QUERY = "Error: query must be a non-empty string"
 BLANK_URL = "Error: url must be a non-empty string"
 READ_ONLY_GET = "fetch_local method must be GET in a read-only context (POST/PUT/DELETE mutate)"
-
-
-def web_guidance(config: WebConfig | None = None) -> str:
-    """The guidance paragraphs of the enabled tools, for the system prompt."""
-    config = config or WebConfig()
-    parts = [WEB_SEARCH_GUIDANCE] if config.search else []
-    parts += [WEB_FETCH_GUIDANCE] if config.fetch else []
-    return "\n\n".join(parts)
 
 
 def capped_note(count: int) -> str:

@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Literal
 
@@ -40,8 +41,14 @@ class SandboxInfo(msgspec.Struct, frozen=True):
 
 
 def detect(wanted: str = "auto") -> SandboxInfo:
-    """The mechanism for `wanted` (a MECHANISMS name); `TETHER_SANDBOX` overrides it."""
-    return _detect(os.environ.get(ENV) or wanted)
+    """The mechanism for `wanted` (a MECHANISMS name); `TETHER_SANDBOX` overrides it. Probed
+    once per process: a caller that comes while another probes waits for that probe's answer
+    (a session's background probe and its first command), rather than probing again."""
+    with _probing:
+        return _detect(os.environ.get(ENV) or wanted)
+
+
+_probing = threading.Lock()
 
 
 @functools.lru_cache(maxsize=4)

@@ -20,7 +20,7 @@ import shlex
 import shutil
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import anyio
@@ -61,7 +61,7 @@ class Scope(msgspec.Struct, frozen=True):
 class Sandbox:
     def __init__(
         self,
-        info: SandboxInfo,
+        info: SandboxInfo | Callable[[], SandboxInfo],
         *,
         hidden: Sequence[Path] = (),
         network: bool = False,
@@ -69,12 +69,14 @@ class Sandbox:
         repositories: Repositories | None = None,
         registry: Path | None = None,
     ) -> None:
-        """`hidden`: paths no command may read (tether's home and config); `base`: where the
-        private directory is made (default: the system's temporary directory);
+        """`info`: the mechanism, or how to find it (engine/sandbox/detect.py: a probe that
+        runs programs, done when a command first needs it, on a thread: `ready`); `hidden`:
+        paths no command may read (tether's home and config); `base`: where the private
+        directory is made (default: the system's temporary directory);
         `repositories`: the session's, as found when it started (uncommitted work is what
         tether's git says about those, never about a `.git` that appeared since); `registry`:
         the placeholders' registry (default: in tether's data directory)."""
-        self.info = info
+        self._info, self._find = (info, None) if isinstance(info, SandboxInfo) else (None, info)
         self.repositories = repositories if repositories is not None else Repositories()
         self._base = base
         self._registry = registry
@@ -89,6 +91,20 @@ class Sandbox:
         self._works: dict[Path, tuple[float, protect.Work]] = {}
 
     @property
+    def info(self) -> SandboxInfo:
+        if self._info is None:
+            assert self._find is not None
+            self._info = self._find()
+        return self._info
+
+    async def ready(self) -> SandboxInfo:
+        """The mechanism, found on a thread if it is not known yet (the event loop never waits
+        on the probe's programs)."""
+        if self._info is None:
+            return await anyio.to_thread.run_sync(lambda: self.info)
+        return self._info
+
+    @property
     def confines(self) -> bool:
         return self.info.confines
 
@@ -100,6 +116,7 @@ class Sandbox:
         """Why commands in `scope` cannot run confined as promised (None: they can): no
         sandbox, or uncommitted work too large to protect (they then run confined without
         that protection, and ask first)."""
+        await self.ready()
         if not self.confines:
             return f"no sandbox on this machine ({self.info.why})"
         for tree in scope.writable:
@@ -122,6 +139,7 @@ class Sandbox:
         short command line) with the variables of `base` only (the command environment: start
         it with that and nothing more), and `env` (the call's own variables) set inside.
         SandboxUnavailable when it cannot be confined."""
+        await self.ready()
         launcher = await anyio.to_thread.run_sync(self._prepare, scope, cwd, dict(base), dict(env))
         return [str(launcher), *argv]
 

@@ -25,6 +25,7 @@ from tether.engine.providers.base import LLM
 from tether.engine.sandbox.session_sandbox import Sandbox
 from tether.engine.sessions import undo
 from tether.engine.sessions.deps import EngineDeps, Front
+from tether.engine.sessions.first_answer import FirstAnswer
 from tether.engine.sessions.folders import folder
 from tether.engine.sessions.model_choice import ModelChoice
 from tether.engine.sessions.runtime import SessionRuntime
@@ -57,13 +58,18 @@ class SessionManager:
         self.settings = SessionSettings(
             deps.catalog, deps.sandbox, persist=self.persist, emit=self.emit, runtime=self.runtime
         )
+        # What sessions start in the background waits for a first prompt's answer.
+        self.first_answer = first = FirstAnswer()
         self.models = ModelChoice(
             deps.catalog,
             set_model=self.settings.set_model,
             emit=self.emit,
             is_open=lambda s: s.id in self._open,
+            first_answer=first,
         )
-        self.turns = TurnRunner(deps, front, background, emit=self.emit, persist=self.persist)
+        self.turns = TurnRunner(
+            deps, front, background, emit=self.emit, persist=self.persist, first_answer=first
+        )
 
     @functools.cached_property
     def stored(self) -> StoredSessions:
@@ -211,8 +217,10 @@ class SessionManager:
     # --- turns ----------------------------------------------------------------------------
 
     def claim(self, s: Session) -> anyio.CancelScope:
-        """Own the session for one turn, synchronously (SessionBusy when it is taken)."""
+        """Own the session for one turn, synchronously (SessionBusy when it is taken); the front
+        tells `first_answer` when the prompt is answered, as it releases the session."""
         scope = s.claim()
+        self.first_answer.prompted()
         if self._input_ended:
             s.cancel_turn(by="input end")
         return scope

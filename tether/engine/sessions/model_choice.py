@@ -1,6 +1,7 @@
 """Which model a fresh session runs on, once the providers' own model lists are known.
 
-The lists (`GET /models`) are fetched once per process, after a session was answered. A keyless
+The lists (`GET /models`) are fetched once per process, after a session was answered (and after
+the first prompt's answer started, when one came with it: first_answer.py). A keyless
 local server may not know tether's default model: a session still on that default moves to the
 first model the server lists, and a fresh session's first prompt waits (bounded, cancellable)
 for the list before its first request.
@@ -16,6 +17,7 @@ import anyio
 
 from tether.engine import events as ev
 from tether.engine.config.catalog import ModelCatalog
+from tether.engine.sessions.first_answer import FirstAnswer
 from tether.engine.sessions.state import Session
 
 if TYPE_CHECKING:
@@ -37,8 +39,10 @@ class ModelChoice:
         set_model: SetModel,
         emit: Emit,
         is_open: Callable[[Session], bool],
+        first_answer: FirstAnswer | None = None,
     ) -> None:
         self.catalog = catalog
+        self._first_answer = first_answer or FirstAnswer()
         self._set_model = set_model
         self._emit = emit
         self._is_open = is_open
@@ -86,16 +90,14 @@ class ModelChoice:
         catalog = self.catalog
         if not catalog.providers:
             return False
-        from tether.engine.providers.discovery import Discovery
-        from tether.paths import data_dir
-
         offered = list(catalog.infos)
-        if self._discovery is None:
-            self._discovery = Discovery(catalog, data_dir() / "models")
         with anyio.CancelScope() as scope:
             self._waiting.add(scope)
             try:
-                await self._discovery.refresh()
+                if not during_turn:  # a first prompt's answer goes first (first_answer.py)
+                    await self._first_answer.wait()
+                    offered = list(catalog.infos)  # as it was before these lists
+                await self._lists().refresh()
             except Exception:  # discovery is a convenience: it never breaks a session
                 log.exception("model discovery failed")
                 return False
@@ -103,12 +105,20 @@ class ModelChoice:
                 self._waiting.discard(scope)
         if scope.cancelled_caught or not self._is_open(s):
             return False
-        moved = self._discovery.replacement(s.state.model)
+        moved = self._lists().replacement(s.state.model)
         fresh = s.saved_messages == 0 and not s.history and (during_turn or not s.busy)
         if moved is not None and fresh:
             await self._set_model(s, moved)
-            await self._emit(s, ev.Notice("info", self._discovery.notice or f"Using {moved}"))
+            await self._emit(s, ev.Notice("info", self._lists().notice or f"Using {moved}"))
         return moved is not None or list(catalog.infos) != offered
+
+    def _lists(self) -> Discovery:
+        if self._discovery is None:
+            from tether.engine.providers.discovery import Discovery
+            from tether.paths import data_dir
+
+            self._discovery = Discovery(self.catalog, data_dir() / "models")
+        return self._discovery
 
     def stop_waiting(self) -> None:
         """Nobody will see the lists (the client is gone): the exit does not wait for them."""

@@ -3,6 +3,7 @@ MCP servers, its interactive programs, its sandbox, and what to close with it.""
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -99,7 +100,8 @@ class SessionRuntime:
     def sandbox(self, mechanism: str, hidden: list[Path], network: bool) -> Sandbox:
         """What confines the session's commands; its private temp directory goes with it."""
         if self._sandbox is None:
-            sandbox = Sandbox(detect(mechanism), hidden=hidden, repositories=self.repositories)
+            found = functools.partial(detect, mechanism)  # probed when a command needs it
+            sandbox = Sandbox(found, hidden=hidden, repositories=self.repositories)
             self._sandbox = sandbox
 
             async def close() -> None:

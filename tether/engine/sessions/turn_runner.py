@@ -20,6 +20,7 @@ from tether.engine.sandbox.acts_later import acts_later
 from tether.engine.sandbox.detect import detect
 from tether.engine.seam import TodoGroup
 from tether.engine.sessions.deps import EngineDeps, Front
+from tether.engine.sessions.first_answer import FirstAnswer
 from tether.engine.sessions.lease import Holder, lease_seconds
 from tether.engine.sessions.runtime import SessionRuntime
 from tether.engine.sessions.state import (
@@ -52,6 +53,7 @@ class TurnRunner:
         *,
         emit: Emit,
         persist: Persist,
+        first_answer: FirstAnswer | None = None,
     ) -> None:
         self.deps = deps
         self.front = front
@@ -59,6 +61,7 @@ class TurnRunner:
         self._emit = emit
         self._persist = persist
         self._told_damage = False
+        self._first_answer = first_answer or FirstAnswer()
 
     async def run(
         self,
@@ -71,11 +74,23 @@ class TurnRunner:
         """One prompt as a turn (the model gets `sent` for it when given); TurnFailed when the
         provider cannot serve it, HeldElsewhere when another process runs a turn of this
         session."""
+        self._first_answer.prompted()
+        try:
+            return await self._run(runtime, parts, scope, parts if sent is None else sent)
+        finally:
+            self._first_answer.answered()
+
+    async def _run(
+        self,
+        runtime: SessionRuntime,
+        parts: list[UserPart],
+        scope: anyio.CancelScope,
+        given: list[UserPart],
+    ) -> ev.StopReason:
         s = runtime.session
         await self.deps.store.load_history(s)
         holder = str(Holder.me())
         await self._catch_up(s, holder)
-        given = parts if sent is None else sent
         return await self._holding(s, holder, lambda: self._fresh(runtime, parts, scope, given))
 
     async def resume(
@@ -240,7 +255,6 @@ class TurnRunner:
     async def _turn(self, runtime: SessionRuntime) -> Turn:
         s = runtime.session
         model = runtime.model(self.deps.catalog)
-        await anyio.to_thread.run_sync(detect, self.deps.sandbox.mechanism)  # probed once
         roots, found = await self._skills(s)
         ctx = self.front.capabilities(s, model)
         # The skills' directories: readable for their resources, every change to them asked;
@@ -255,7 +269,7 @@ class TurnRunner:
             model=model,
             registry=runtime.registry(),
             ctx=ctx,
-            emit=lambda e: self._emit(s, e),
+            emit=self._answering(s),
             persist=self._persist,
             config=await self._config(runtime, found),
             grants=await self.grants(s),
@@ -263,6 +277,16 @@ class TurnRunner:
         )
         await self._tell_problems(s)
         return turn
+
+    def _answering(self, s: Session) -> Callable[[ev.Event], Awaitable[None]]:
+        """The turn's events shown; the first of the model's answer lets the chores go."""
+
+        async def emit(event: ev.Event) -> None:
+            if isinstance(event, ev.TextDelta | ev.ThoughtDelta | ev.ToolStarted):
+                self._first_answer.answered()
+            await self._emit(s, event)
+
+        return emit
 
     async def grants(self, s: Session) -> GrantBook:
         """The session's grants and its project's (the project is the session's folder)."""
@@ -292,15 +316,20 @@ class TurnRunner:
 
     async def warm(self, runtime: SessionRuntime) -> None:
         """Made ready in the background as a session opens, so that its first prompt waits for
-        none of it: the project snapshot (git runs meanwhile), the sandbox's probe, the model's
-        adapter and HTTP client (made on a thread, off the event loop)."""
+        none of it: the project snapshot (git runs meanwhile), the model's adapter and HTTP
+        client (made on a thread, off the event loop); then, once a first prompt's answer
+        started (first_answer.py), the sandbox's probe, which only commands wait for."""
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._snapshot, runtime)
-                tg.start_soon(anyio.to_thread.run_sync, detect, self.deps.sandbox.mechanism)
                 tg.start_soon(anyio.to_thread.run_sync, runtime.model, self.deps.catalog)
+                tg.start_soon(self._probe)
         except Exception:  # a convenience: the first prompt does whatever is left
             log.exception("warming up session %s", runtime.session.id)
+
+    async def _probe(self) -> None:
+        await self._first_answer.wait()
+        await anyio.to_thread.run_sync(detect, self.deps.sandbox.mechanism)
 
     async def _snapshot(self, runtime: SessionRuntime) -> str:
         """The project snapshot. The repositories of the session's roots are found first, as

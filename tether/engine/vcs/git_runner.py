@@ -111,9 +111,9 @@ def locate(root: Path, timeout: float, avoid: Sequence[Path] = ()) -> tuple[Path
     """The work tree and absolute git dir of the repository `root` lies in (git's own
     discovery, hardened like every run); None outside one, or when git cannot say. `avoid`:
     trees git must not be taken from (`root` too: see `_search_path`)."""
-    trees = (root, *avoid)
-    argv = [_program(trees), *_GLOBAL, "rev-parse", "--show-toplevel", "--absolute-git-dir"]
-    done = _run_sync(argv, root, _environment(trees, ()), timeout, "rev-parse")
+    path = _search_path((root, *avoid))
+    argv = [_program(path), *_GLOBAL, "rev-parse", "--show-toplevel", "--absolute-git-dir"]
+    done = _run_sync(argv, root, _environment(path, ()), timeout, "rev-parse")
     lines = done.stdout.decode("utf-8", "surrogateescape").splitlines()
     if done.code != 0 or len(lines) < 2:
         return None
@@ -130,13 +130,13 @@ def run(
     avoid: Sequence[Path] = (),
 ) -> GitOutput:
     """`git <args>` on this repository, hardened (from a worker thread: it blocks)."""
-    trees = (work_tree, cwd, *avoid)
-    head = _head(git_dir, work_tree, trees)
+    path = _search_path((work_tree, cwd, *avoid))
+    head = _head(git_dir, work_tree, path)
     argv = [*head, *_subcommand(args)]
-    listing = _run_sync([*head, *_LIST], cwd, _environment(trees, ()), timeout, "config")
+    listing = _run_sync([*head, *_LIST], cwd, _environment(path, ()), timeout, "config")
     if listing.code != 0:
         return listing
-    env = _environment(trees, _driver_overrides(listing.stdout))
+    env = _environment(path, _driver_overrides(listing.stdout))
     return _run_sync(argv, cwd, env, timeout, args[0])
 
 
@@ -152,14 +152,14 @@ async def arun(
 ) -> GitOutput:
     """`git <args>` on this repository, hardened; `limit`: stdout bytes kept (the process is
     stopped past it)."""
-    trees = (work_tree, cwd, *avoid)
-    head = _head(git_dir, work_tree, trees)
+    path = _search_path((work_tree, cwd, *avoid))
+    head = _head(git_dir, work_tree, path)
     argv = [*head, *_subcommand(args)]
     with anyio.fail_after(timeout):
-        listing = await _run_async([*head, *_LIST], cwd, _environment(trees, ()), None)
+        listing = await _run_async([*head, *_LIST], cwd, _environment(path, ()), None)
         if listing.code != 0:
             return listing
-        env = _environment(trees, _driver_overrides(listing.stdout))
+        env = _environment(path, _driver_overrides(listing.stdout))
         return await _run_async(argv, cwd, env, limit)
 
 
@@ -169,8 +169,8 @@ _GLOBAL = ("--no-pager", "--no-optional-locks")
 _LIST = ("config", "-z", "--list")
 
 
-def _head(git_dir: Path, work_tree: Path, trees: Sequence[Path]) -> list[str]:
-    return [_program(trees), *_GLOBAL, f"--git-dir={git_dir}", f"--work-tree={work_tree}"]
+def _head(git_dir: Path, work_tree: Path, path: str) -> list[str]:
+    return [_program(path), *_GLOBAL, f"--git-dir={git_dir}", f"--work-tree={work_tree}"]
 
 
 def _subcommand(args: Sequence[str]) -> list[str]:
@@ -194,17 +194,18 @@ def _only_reads(name: str, rest: list[str]) -> bool:
     return True
 
 
-def _program(trees: Sequence[Path]) -> str:
-    """git, found on a PATH that cannot lead into the session's trees (a `git` planted in the
-    project's `.venv/bin` must not be what runs)."""
-    found = shutil.which("git", path=os.pathsep.join(_search_path(trees)))
+def _program(path: str) -> str:
+    """git, found on a PATH that cannot lead into the session's trees (`_search_path`: a `git`
+    planted in the project's `.venv/bin` must not be what runs)."""
+    found = shutil.which("git", path=path)
     if found is None:
         raise FileNotFoundError("git")
     return found
 
 
-def _search_path(trees: Sequence[Path]) -> list[str]:
-    """tether's PATH without relative entries and entries inside `trees`."""
+def _search_path(trees: Sequence[Path]) -> str:
+    """tether's PATH without relative entries and entries inside `trees`; found once for a
+    run, which finds git and runs it (twice: its config listed first) on it."""
     kept: list[str] = []
     resolved = [t.resolve() for t in trees]
     for entry in os.environ.get("PATH", os.defpath).split(os.pathsep):
@@ -213,13 +214,13 @@ def _search_path(trees: Sequence[Path]) -> list[str]:
         real = Path(entry).resolve()
         if not any(real == t or real.is_relative_to(t) for t in resolved):
             kept.append(entry)
-    return kept
+    return os.pathsep.join(kept)
 
 
-def _environment(trees: Sequence[Path], overrides: Sequence[tuple[str, str]]) -> dict[str, str]:
+def _environment(path: str, overrides: Sequence[tuple[str, str]]) -> dict[str, str]:
     env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
     env.update(
-        PATH=os.pathsep.join(_search_path(trees)),
+        PATH=path,
         LC_ALL="C",
         GIT_CONFIG_NOSYSTEM="1",
         GIT_ATTR_NOSYSTEM="1",

@@ -42,9 +42,7 @@ class AcpFront:
 
     def capabilities(self, session: Session, model: LLM) -> Capabilities:
         if self._web is None:  # one per process
-            from tether.engine.web.build import build_web
-
-            self._web = self.deps.web or build_web()
+            self._web = self.deps.web or _built_web()
         configured = self.deps.catalog.path_denylist
         denylist = configured if configured is not None else self.deps.path_denylist
         return acp_capabilities(
@@ -71,3 +69,10 @@ class AcpFront:
     async def send_options(self, s: Session) -> None:
         opts = options.config_options(s, self.deps.catalog, self.manager.settings.network(s))
         await self.send(s.id, acp.ConfigOptionUpdate(config_options=opts))
+
+
+def _built_web() -> Web:
+    """`ctx.web` from the environment alone (deps without one: tests' and embedders')."""
+    from tether.engine.web.build import build_web
+
+    return build_web()

@@ -294,6 +294,7 @@ class AcpAgent:
             return acp.PromptResponse(stop_reason=stop)
         finally:
             s.release()
+            self.manager.first_answer.answered()  # the chores may go
 
 
 class OptionRequests:

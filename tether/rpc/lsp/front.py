@@ -194,6 +194,7 @@ class LspFront:
             return await self._turn(ticket, s, text, scope, answer_as_message)
         finally:
             s.release()
+            self.manager.first_answer.answered()  # the chores may go
 
     async def _turn(
         self,
