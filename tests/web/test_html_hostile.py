@@ -11,7 +11,7 @@ from collections.abc import Callable
 import anyio
 import pytest
 
-from tests.web.servers import Page, PageServer
+from tests.support.web_servers import Page, PageServer
 from tether.engine.web.build import build_web
 from tether.engine.web.html_markdown import html_to_markdown
 from tether.engine.web.html_tree import NESTING, bound_nesting
@@ -57,8 +57,14 @@ def fastest(convert: Callable[[], object], runs: int = 3) -> float:
 @pytest.mark.parametrize("name", list(TRAPS))
 def test_a_trap_converts_in_linear_time_and_keeps_the_text_after_it(name: str) -> None:
     html = trap(TRAPS[name])
-    floor = fastest(lambda: html_to_markdown(ordinary_page(len(html))))
+    ordinary = ordinary_page(len(html))
+    floor = fastest(lambda: html_to_markdown(ordinary))
     took = fastest(lambda: html_to_markdown(html), runs=1)
+    for _ in range(2):  # a busy moment of the machine (tests run in parallel) is measured again
+        if took < 8 * floor:
+            break
+        floor = min(floor, fastest(lambda: html_to_markdown(ordinary), runs=1))
+        took = min(took, fastest(lambda: html_to_markdown(html), runs=1))
     assert "the end" in html_to_markdown(html)
     # Quadratic parsing made each of these 20-2000x the ordinary page; linear ones stay near it.
     assert took < 8 * floor, f"{name}: {took:.2f} s against {floor:.2f} s for an ordinary page"
