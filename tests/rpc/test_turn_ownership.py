@@ -24,8 +24,9 @@ async def test_a_second_prompt_sent_at_once_is_refused(
     async with spawn_agent(home, "--script", str(path)) as agent:
         await agent.initialize()
         sid = await agent.new_session(project)
-        first = await agent.start_request("session/prompt", _prompt(sid))
-        second = await agent.start_request("session/prompt", _prompt(sid))
+        first, second = await agent.start_requests(
+            ("session/prompt", _prompt(sid)), ("session/prompt", _prompt(sid))
+        )
         refused = await agent.until_response(second)
         assert refused["error"]["code"] == -32001
         done = await agent.until_response(first)

@@ -42,12 +42,27 @@ class AgentProcess:
         await self.proc.stdin.send(data)
 
     async def send(self, obj: Frame) -> None:
+        await self.send_raw(self._framed(obj))
+
+    def _framed(self, obj: Frame) -> bytes:
         self.sent.append(obj)
         body = json.dumps(obj).encode()
         if self.framing == "content-length":
-            await self.send_raw(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-        else:
-            await self.send_raw(body + b"\n")
+            return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+        return body + b"\n"
+
+    async def start_requests(self, *calls: tuple[str, Any]) -> list[int]:
+        """Requests written in one write: they arrive together, however loaded the machine."""
+        ids = list(range(self._next_id, self._next_id + len(calls)))
+        self._next_id += len(calls)
+        frames = b""
+        for rid, (method, params) in zip(ids, calls, strict=True):
+            self._methods[rid] = method
+            frames += self._framed(
+                {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+            )
+        await self.send_raw(frames)
+        return ids
 
     async def notify(self, method: str, params: Any) -> None:
         await self.send({"jsonrpc": "2.0", "method": method, "params": params})
