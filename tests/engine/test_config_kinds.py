@@ -90,7 +90,6 @@ async def test_the_adapter_talks_to_the_kinds_server(acme: ProviderKind) -> None
     assert sent.json()["model"] == "acme-large" and "authorization" not in sent.headers
 
 
-@pytest.mark.slow
 def test_doctor_lists_the_kinds_variables(acme: ProviderKind, tmp_path: Path) -> None:
     report = check(env={"TETHER_CONFIG": str(tmp_path / "none.toml")})
     assert "ACME_API_KEY" in render_text(report)  # "none: set one of ..., ACME_API_KEY"
