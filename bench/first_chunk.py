@@ -44,8 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.peer_codex import MODEL_TEXT, codex_first_chunk, codex_home, model_text_chunk, own_cpu
 from bench.warm_setup import COLD, warm_server
-from tests.providers.mock_llm_server import MockLLMServer, Recorded, Reply
-from tests.providers.wire import chat_text, responses_text
+from tests.support.providers.mock_llm_server import MockLLMServer, Recorded, Reply
+from tests.support.providers.wire import chat_text, responses_text
 
 
 def _frames(project: Path, sid: str | None = None, rid: int = 2) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hypothesis import HealthCheck, given, settings
 
-from tests.fuzz_frames import Driver, batches
+from tests.support.fuzz_frames import Driver, batches
 
 ALL_CHECKS: list[HealthCheck] = [
     HealthCheck.too_slow,

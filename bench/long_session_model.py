@@ -31,8 +31,8 @@ from typing import IO, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.providers.mock_llm_server import MockLLMServer, Recorded, Reply
-from tests.providers.wire import (
+from tests.support.providers.mock_llm_server import MockLLMServer, Recorded, Reply
+from tests.support.providers.wire import (
     ResponsesScript,
     anthropic_block,
     anthropic_end,

@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.long_session_model import config
 from bench.peer_codex import codex_home
-from tests.providers.mock_llm_server import MockLLMServer, Recorded, Reply
-from tests.providers.wire import responses_text
+from tests.support.providers.mock_llm_server import MockLLMServer, Recorded, Reply
+from tests.support.providers.wire import responses_text
 
 
 class Model:

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import anyio
 
-from tests.toolctx import make_ctx, text
+from tests.support.toolctx import make_ctx, text
 from tether.engine.local.local_search import LocalSearch
 from tether.engine.local.ripgrep import find_rg
 from tether.tools.search import glob_paths, regex_files, tree

@@ -115,8 +115,8 @@ PAUSE = 0.05
 
 def adapter_runs(deltas: int, runs: int, home: Path, project: Path) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tests.providers.mock_llm_server import MockLLMServer, Reply
-    from tests.providers.wire import chat_chunk, chat_end
+    from tests.support.providers.mock_llm_server import MockLLMServer, Reply
+    from tests.support.providers.wire import chat_chunk, chat_end
 
     first = chat_chunk({"role": "assistant", "content": ""}) + chat_chunk({"content": "tok "})
     rest = b"".join(chat_chunk({"content": "tok "}) for _ in range(deltas - 1))

@@ -24,8 +24,8 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.providers.mock_llm_server import MockLLMServer, Reply  # noqa: E402
-from tests.providers.wire import chat_chunk, chat_end  # noqa: E402
+from tests.support.providers.mock_llm_server import MockLLMServer, Reply  # noqa: E402
+from tests.support.providers.wire import chat_chunk, chat_end  # noqa: E402
 from tether.engine.history import TextPart, UserMessage  # noqa: E402
 from tether.engine.providers.base import ChatRequest, ModelInfo, TextDelta  # noqa: E402
 from tether.engine.providers.openai_chat_adapter import OpenAIChat  # noqa: E402

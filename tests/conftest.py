@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.warm import shared_warm, warm  # noqa: F401 (fixtures: warm servers)
+from tests.support.scheduling import group_by_worker
+from tests.support.spawn_watch import (  # noqa: F401 (hooks: a test that starts a process is slow)
+    mark_slow_by_fixture,
+    pytest_runtest_makereport,
+    pytest_runtest_protocol,
+)
+from tests.support.warm import shared_warm, warm  # noqa: F401 (fixtures: warm servers)
 
 # delete_path trashes into $XDG_DATA_HOME/Trash (tether/engine/local/trash.py): the whole run
 # (and every agent it spawns) gets a private trash, never the developer's.
@@ -19,7 +25,7 @@ os.environ["XDG_DATA_HOME"] = str(TRASH_HOME)
 # `cold_start` spawn theirs in-process (the agent is then their child, its memory its own, and
 # the engine loads on a thread beside the first answers); TETHER_TEST_WARM=0 runs all of them
 # cold. A launcher a test kills is seen dead only once its worker is gone (the server holds
-# it), so no worker outlives its test. tests/test_warm_*.py test warm starts themselves.
+# it), so no worker outlives its test. tests/warm/ tests warm starts themselves.
 WARM_DIR = Path(tempfile.mkdtemp(prefix="tether-test-warm-"))
 os.environ["TETHER_WARM_DIR"] = str(WARM_DIR)
 os.environ["TETHER_WARM"] = "0" if os.environ.get("TETHER_TEST_WARM") == "0" else "1"
@@ -38,6 +44,12 @@ _PROVIDER_ENV = (
     "EXA_API_KEY",
     "PERPLEXITY_API_KEY",
 )
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the node ids
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    mark_slow_by_fixture(items)
+    group_by_worker(items)
 
 
 @pytest.fixture(autouse=True)

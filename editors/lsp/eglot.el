@@ -1,7 +1,7 @@
 ;;; eglot.el --- tether in Emacs through eglot  -*- lexical-binding: t; -*-
 
 ;; Load this file from your init (`(load "/path/to/editors/lsp/eglot.el")'). Run here with
-;; eglot 1.9 on Emacs 28.2 (Debian 12's `emacs-nox' + `elpa-eglot'), by tests/test_lsp_eglot.py.
+;; eglot 1.9 on Emacs 28.2 (Debian 12's `emacs-nox' + `elpa-eglot'), by tests/lsp/test_lsp_eglot.py.
 ;;
 ;; Eglot runs one server per major mode and project: tether serves `tether-modes' (give it modes
 ;; no other server serves, or switch). Start it with M-x eglot in such a buffer.

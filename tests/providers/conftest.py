@@ -5,8 +5,8 @@ from collections.abc import AsyncIterator, Iterator
 import httpx
 import pytest
 
-from .helpers import KITS, Kit
-from .mock_llm_server import MockLLMServer
+from tests.support.providers.helpers import KITS, Kit
+from tests.support.providers.mock_llm_server import MockLLMServer
 
 
 @pytest.fixture

@@ -26,14 +26,13 @@ from typing import Any
 import anyio
 import pytest
 
+from tests.support.harness import REPO, AgentProcess, spawn_agent
+from tests.support.providers import wire
+from tests.support.providers.mock_llm_server import MockLLMServer, Reply, error_reply
+from tests.support.stored import stored_messages
 from tether.engine.sessions.model_choice import FIRST_PROMPT_WAIT
 
-from ..harness import REPO, AgentProcess, spawn_agent
-from ..stored import stored_messages
-from . import wire
-from .mock_llm_server import MockLLMServer, Reply, error_reply
-
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 KEY = "sk-test-0123456789abcdef"
 
 

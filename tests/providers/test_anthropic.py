@@ -8,6 +8,9 @@ import httpx
 import msgspec
 import pytest
 
+from tests.support.providers import wire
+from tests.support.providers.helpers import FAST_RETRY, collect, model_info, of_type, request
+from tests.support.providers.mock_llm_server import MockLLMServer, Reply
 from tether.engine.history import (
     AssistantMessage,
     ImagePart,
@@ -29,10 +32,6 @@ from tether.engine.providers.base import (
     Usage,
 )
 from tether.errors import ProviderError
-
-from . import wire
-from .helpers import FAST_RETRY, collect, model_info, of_type, request
-from .mock_llm_server import MockLLMServer, Reply
 
 pytestmark = pytest.mark.anyio
 

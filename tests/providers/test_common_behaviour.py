@@ -10,12 +10,11 @@ import anyio
 import httpx
 import pytest
 
+from tests.support.providers.helpers import Kit, collect, model_info, of_type, request
+from tests.support.providers.mock_llm_server import MockLLMServer, Reply, error_reply
 from tether.engine.history import AssistantMessage, ImagePart, TextPart, UserMessage
 from tether.engine.providers.base import Finish, RetryNotice, TextDelta
 from tether.errors import ProviderError
-
-from .helpers import Kit, collect, model_info, of_type, request
-from .mock_llm_server import MockLLMServer, Reply, error_reply
 
 pytestmark = pytest.mark.anyio
 

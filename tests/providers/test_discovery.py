@@ -14,6 +14,10 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.harness import REPO
+from tests.support.providers import wire
+from tests.support.providers.helpers import model_info
+from tests.support.providers.mock_llm_server import MockLLMServer, Reply, error_reply
 from tether.engine.config.catalog import ModelCatalog
 from tether.engine.config.file import parse_config
 from tether.engine.config.load import build_catalog
@@ -23,11 +27,6 @@ from tether.engine.providers.discovery import DISK_TTL, Discovery
 from tether.engine.providers.model_list import RemoteModel
 from tether.engine.providers.openai_chat_adapter import OpenAIChat
 from tether.errors import ProviderError
-
-from ..harness import REPO
-from . import wire
-from .helpers import model_info
-from .mock_llm_server import MockLLMServer, Reply, error_reply
 
 pytestmark = pytest.mark.anyio
 
@@ -242,6 +241,7 @@ async def test_a_keyed_provider_keeps_its_default(server: MockLLMServer, catalog
     assert cat.default == "p:mine"  # a cloud API may serve models it does not list
 
 
+@pytest.mark.slow
 def test_doctor_probe_lists_each_providers_models(server: MockLLMServer, tmp_path: Path) -> None:
     server.script("/v1/models", listing("mine", "brand-new"))
     server.script("/v1/chat/completions", error_reply(500, "down", {"x-should-retry": "false"}))
@@ -264,6 +264,7 @@ def test_doctor_probe_lists_each_providers_models(server: MockLLMServer, tmp_pat
     assert lines[at + 1].split() == ["p", "2", "models", "mine,", "brand-new"]
 
 
+@pytest.mark.slow
 def test_doctor_probe_tries_a_model_a_keyless_server_lists(
     server: MockLLMServer, tmp_path: Path
 ) -> None:

@@ -12,6 +12,8 @@ import httpx
 import msgspec
 import pytest
 
+from tests.support.providers.helpers import READ_FILE, Kit, collect, model_info, request
+from tests.support.providers.mock_llm_server import MockLLMServer, Recorded, Reply
 from tether.engine import compaction
 from tether.engine.history import (
     AssistantMessage,
@@ -30,9 +32,6 @@ from tether.engine.providers.base import ToolSpec
 from tether.engine.providers.common import HTTPProvider, refusal_mark, without_refused
 from tether.engine.providers.openai_chat_adapter import OpenAIChat
 from tether.engine.providers.openai_responses_adapter import OpenAIResponses
-
-from .helpers import READ_FILE, Kit, collect, model_info, request
-from .mock_llm_server import MockLLMServer, Recorded, Reply
 
 pytestmark = pytest.mark.anyio
 

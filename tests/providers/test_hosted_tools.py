@@ -10,14 +10,20 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.providers import wire
+from tests.support.providers.helpers import (
+    FAST_RETRY,
+    READ_FILE,
+    collect,
+    model_info,
+    of_type,
+    request,
+)
+from tests.support.providers.mock_llm_server import MockLLMServer, Reply
 from tether.engine.history import AssistantMessage, TextPart, UserMessage
 from tether.engine.providers.anthropic_adapter import AnthropicMessages
 from tether.engine.providers.base import OpaqueBlock, TextDelta, ToolCallDelta, ToolSpec
 from tether.engine.providers.openai_responses_adapter import OpenAIResponses
-
-from . import wire
-from .helpers import FAST_RETRY, READ_FILE, collect, model_info, of_type, request
-from .mock_llm_server import MockLLMServer, Reply
 
 pytestmark = pytest.mark.anyio
 

@@ -7,6 +7,9 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.providers import wire
+from tests.support.providers.helpers import FAST_RETRY, collect, model_info, of_type, request
+from tests.support.providers.mock_llm_server import MockLLMServer, Reply
 from tether.engine.history import (
     AssistantMessage,
     ImagePart,
@@ -27,10 +30,6 @@ from tether.engine.providers.base import (
 )
 from tether.engine.providers.openai_responses_adapter import OpenAIResponses
 from tether.errors import ProviderError
-
-from . import wire
-from .helpers import FAST_RETRY, collect, model_info, of_type, request
-from .mock_llm_server import MockLLMServer, Reply
 
 pytestmark = pytest.mark.anyio
 

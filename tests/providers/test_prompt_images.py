@@ -17,13 +17,12 @@ from typing import Any
 
 import pytest
 
+from tests.support.harness import AgentProcess, spawn_agent
+from tests.support.providers import wire
+from tests.support.providers.mock_llm_server import MockLLMServer, Reply, error_reply
 from tether.engine.images import IMAGE_MAX_BYTES
 
-from ..harness import AgentProcess, spawn_agent
-from . import wire
-from .mock_llm_server import MockLLMServer, Reply, error_reply
-
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 KEY = "sk-test-0123456789abcdef"
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
 JPEG = b"\xff\xd8\xff\xe0" + b"\0" * 64

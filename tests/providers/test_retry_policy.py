@@ -8,11 +8,10 @@ import json
 import httpx
 import pytest
 
+from tests.support.providers.helpers import Kit, collect, of_type, request
+from tests.support.providers.mock_llm_server import MockLLMServer, Reply, error_reply
 from tether.engine.providers.base import Finish, RetryNotice
 from tether.errors import ProviderError
-
-from .helpers import Kit, collect, of_type, request
-from .mock_llm_server import MockLLMServer, Reply, error_reply
 
 pytestmark = pytest.mark.anyio
 

@@ -9,14 +9,13 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from tests.support.providers import wire
+from tests.support.providers.helpers import FAST_RETRY, collect, model_info, of_type, request
+from tests.support.providers.mock_llm_server import MockLLMServer, Reply, error_reply
 from tether.engine.providers import thinking_refusals
 from tether.engine.providers.anthropic_adapter import AnthropicMessages
 from tether.engine.providers.base import TextDelta
 from tether.errors import ProviderError
-
-from . import wire
-from .helpers import FAST_RETRY, collect, model_info, of_type, request
-from .mock_llm_server import MockLLMServer, Reply, error_reply
 
 pytestmark = pytest.mark.anyio
 PATH = "/v1/messages"

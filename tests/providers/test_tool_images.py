@@ -7,6 +7,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.providers.helpers import KITS, Kit, collect, model_info, request
+from tests.support.providers.mock_llm_server import MockLLMServer, Reply
 from tether.engine.history import (
     AssistantMessage,
     ImagePart,
@@ -16,9 +18,6 @@ from tether.engine.history import (
     ToolResultMessage,
     UserMessage,
 )
-
-from .helpers import KITS, Kit, collect, model_info, request
-from .mock_llm_server import MockLLMServer, Reply
 
 pytestmark = pytest.mark.anyio
 

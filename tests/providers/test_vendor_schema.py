@@ -8,14 +8,13 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.providers import wire
+from tests.support.providers.helpers import FAST_RETRY, collect, model_info, request
+from tests.support.providers.mock_llm_server import MockLLMServer, Reply
+from tests.support.providers.vendor_rules import refusal
+from tests.support.providers.vendor_schema import API, problems
 from tether.engine.providers.openai_chat_adapter import OpenAIChat
 from tether.errors import ProviderError
-
-from . import wire
-from .helpers import FAST_RETRY, collect, model_info, request
-from .mock_llm_server import MockLLMServer, Reply
-from .vendor_rules import refusal
-from .vendor_schema import API, problems
 
 CHAT = {
     "model": "gpt-5.5",

@@ -7,7 +7,7 @@ from typing import Any, cast
 import httpcore
 import pytest
 
-from tests.web.servers import PageServer
+from tests.support.web_servers import PageServer
 
 
 @pytest.fixture

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from tests.inprocess import agent_in_memory
+from tests.support.inprocess import agent_in_memory
+from tests.support.web_servers import Page, PageServer, Seen
+from tests.support.web_tls import TlsPageServer
 from tests.web.conftest import RecordingNetwork, StubResolver
-from tests.web.servers import Page, PageServer, Seen
 from tests.web.test_web_tools import Harness
-from tests.web.tls import TlsPageServer
 from tether.engine.config.file import parse_config
 from tether.engine.config.resolve import resolve
 from tether.engine.events import Event

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.servers import Page, PageServer, Seen
+from tests.support.web_servers import Page, PageServer, Seen
 from tether.engine.config.file import parse_config
 from tether.engine.web.build import build_web
 from tether.engine.web.capability import WebCapability

@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.harness import configured_turn
-from tests.web.search_apis import ExaStandIn, PerplexityStandIn
+from tests.support.harness import configured_turn
+from tests.support.search_apis import ExaStandIn, PerplexityStandIn
 from tests.web.test_web_tools import Harness
 from tether.engine.config.command_env import secret_variables
 from tether.engine.config.file import parse_config

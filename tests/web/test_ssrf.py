@@ -9,8 +9,8 @@ import ipaddress
 
 import pytest
 
+from tests.support.web_servers import Page, PageServer
 from tests.web.conftest import RecordingNetwork, StubResolver
-from tests.web.servers import Page, PageServer
 from tether.engine.web.build import build_web
 from tether.engine.web.capability import WebCapability
 from tether.engine.web.ssrf import classify

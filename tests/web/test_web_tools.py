@@ -11,8 +11,8 @@ from typing import Any
 import msgspec
 import pytest
 
+from tests.support.web_servers import Page, PageServer
 from tests.web.conftest import RecordingNetwork, StubResolver
-from tests.web.servers import Page, PageServer
 from tether.engine.events import Event
 from tether.engine.grants import Grants
 from tether.engine.history import ToolCall, ToolResultMessage

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from tests.harness import spawn_agent
-from tests.providers.mock_llm_server import MockLLMServer, Reply
-from tests.providers.wire import chat_chunk, chat_end, chat_text
-from tests.test_acp_with_providers import write_config
-from tests.web.servers import Page, PageServer
+from tests.providers.test_acp_with_providers import write_config
+from tests.support.harness import spawn_agent
+from tests.support.providers.mock_llm_server import MockLLMServer, Reply
+from tests.support.providers.wire import chat_chunk, chat_end, chat_text
+from tests.support.web_servers import Page, PageServer
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 PAGE = (
     b"<html><head><title>tether manual</title></head><body><nav>menu</nav>"

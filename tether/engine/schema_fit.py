@@ -2,7 +2,7 @@
 the way back for the arguments the model sends.
 
 Each request carries every tool, and one schema a provider refuses fails the whole request.
-What the APIs refuse (as tests/providers/tool_schema_rules.py reproduces, with sources):
+What the APIs refuse (as tests/support/providers/tool_schema_rules.py reproduces, with sources):
 OpenAI, a schema whose `type` is or names `"array"` without `items`, wherever it is, and
 `oneOf`/`anyOf`/`allOf`/`enum`/`not` at the top; Anthropic, a top-level union, property keys
 outside `^[a-zA-Z0-9_.-]{1,64}$`, and anything that is not valid JSON Schema draft 2020-12,

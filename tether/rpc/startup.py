@@ -80,7 +80,8 @@ if TYPE_CHECKING:
         async def serve(self, stream: FramedStream, options: ServeOptions) -> int: ...
 
 
-# Never loaded before the `initialize` answer (tests/test_startup_imports.py checks both fronts).
+# Never loaded before the `initialize` answer (tests/rpc/test_startup_imports.py checks both
+# fronts).
 LOADED_AFTER_INITIALIZE = (
     "typing",
     "dataclasses",

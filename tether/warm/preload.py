@@ -1,7 +1,8 @@
 """What a warm server loads before it serves: every tether module (a worker then imports none),
 what a first turn loads, the tool catalog and the HTTP stack (the fronts' own preload). Only
 imports and what they define: nothing a process decides for itself is decided here (the
-fork-hygiene test, tests/test_warm_fork_hygiene.py, checks what each module decides at import)."""
+fork-hygiene test, tests/warm/test_warm_fork_hygiene.py, checks what each module decides at
+import)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ editor kills it), the worker hangs up on itself: what tether started is stopped 
 SIGHUP (engine/local/reaper.py); the server holds the launcher until then
 (tether/warm/holding.py).
 
-What tether's modules decided at import is the server's: tests/test_warm_fork_hygiene.py lists
+What tether's modules decided at import is the server's: tests/warm/test_warm_fork_hygiene.py lists
 each such decision and checks that a worker's is what a cold start would make."""
 
 from __future__ import annotations

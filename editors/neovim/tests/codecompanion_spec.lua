@@ -4,7 +4,7 @@
 -- (vim.tbl_deep_extend over the base adapter). The base is the shape CodeCompanion documents for
 -- its built-in `goose` adapter: command `goose acp`, no env, no auth method, fs capabilities.
 -- Then the merged command is started as CodeCompanion starts it and answers its handshake.
--- tests/test_editor_codecompanion.py replays CodeCompanion's whole frame sequence.
+-- tests/editors/test_editor_codecompanion.py replays CodeCompanion's whole frame sequence.
 local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, "S").source:sub(2)), "helpers.lua"))
 
 local GOOSE = {

@@ -1,6 +1,6 @@
 -- The client's side of what the fixture session does not show (terminal env, kill and byte
 -- limit, fs edge cases, session/load, list paging), against the ACP agent test double
--- (tests/acp_agent_double.py).
+-- (tests/support/acp_agent_double.py).
 local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, "S").source:sub(2)), "helpers.lua"))
 H.setup({ cmd = H.env.double })
 

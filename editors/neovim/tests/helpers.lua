@@ -1,8 +1,8 @@
 -- A small runner for the specs: `nvim --headless -u NONE -l tests/<name>_spec.lua`.
 --
--- The Python tests (tests/test_editor_neovim.py) set the environment:
+-- The Python tests (tests/editors/test_editor_neovim.py) set the environment:
 --   TETHER_TEST_CMD      `tether acp` as a JSON list (H.tether(script) adds --script)
---   TETHER_TEST_DOUBLE   the ACP agent test double (tests/acp_agent_double.py), a JSON list
+--   TETHER_TEST_DOUBLE   the ACP agent test double (tests/support/acp_agent_double.py), a JSON list
 --   TETHER_TEST_PROJECT  a fresh copy of editors/fixtures/project
 --   TETHER_TEST_LOG      the protocol log; the Python side schema-checks every frame in it
 --   TETHER_TEST_DATA     a directory of scripted-model files

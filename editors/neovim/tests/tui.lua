@@ -1,5 +1,5 @@
 -- The plugin in Neovim's real TUI, for what the screen shows while the builtin vim.ui.select
--- asks: tests/test_editor_neovim.py starts `nvim -u NONE -S tests/tui.lua` in tmux, reads the
+-- asks: tests/editors/test_editor_neovim.py starts `nvim -u NONE -S tests/tui.lua` in tmux, reads the
 -- terminal and types the answers. Not a `-l` spec: there the main loop never runs and vim.wait
 -- never redraws; here Neovim redraws when and only when it would for a user.
 local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, "S").source:sub(2)), "helpers.lua"))

@@ -2,7 +2,7 @@
 before a confined command, the vcs tools) runs here, so that no repository, global, system or
 environment config can make it run a program.
 
-What it takes away, and how (checked against real git in tests/test_git_runner.py):
+What it takes away, and how (checked against real git in tests/sandbox/test_git_runner.py):
 - tether's own environment: git gets an environment built from an allowlist (`PATH` without
   relative entries or entries inside the session's trees, `HOME`, `XDG_CONFIG_HOME`, `TZ`, ...), so
   no `GIT_*` variable of tether's (`GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_COUNT`, `GIT_DIR`,

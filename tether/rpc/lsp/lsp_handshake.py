@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 PROMPT = "tether.prompt"
 CANCEL = "tether.cancel"
 # The slash commands every session offers (engine/slash/slash_registry.py: its fixed
-# commands, then `/skills`; tests/test_lsp_commands.py keeps the two lists equal), each also
+# commands, then `/skills`; tests/lsp/test_lsp_commands.py keeps the two lists equal), each also
 # `tether.NAME` with an optional argument string: named here so that the first answer imports
 # no engine. A skill's and an MCP prompt's commands vary by session: typed as prompts.
 SLASH_NAMES = (

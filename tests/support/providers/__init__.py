@@ -1,0 +1,2 @@
+"""Loopback stand-ins for the model providers: servers speaking each vendor's wire format, and the
+vendors' request schemas they apply."""

@@ -1,5 +1,0 @@
-#!/bin/sh
-# Install the pinned TypeScript SDK test client (tests/ts) from package-lock.json.
-set -eu
-cd "$(dirname "$0")"
-exec npm ci --no-audit --no-fund
