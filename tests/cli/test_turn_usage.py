@@ -45,6 +45,7 @@ def _rounds(project: Path) -> list[list[dict[str, Any]]]:
     ]
 
 
+@pytest.mark.slow
 def test_ask_ends_with_the_turns_usage(home: Path, project: Path, tmp_path: Path) -> None:
     path = script(tmp_path / "s.json", _rounds(project), **PRICED)
     done = _ask(home, "--script", str(path), "--cwd", str(project), "plan")
@@ -56,6 +57,7 @@ def test_ask_ends_with_the_turns_usage(home: Path, project: Path, tmp_path: Path
     assert "(thinking) let me plan" in done.stdout and "plan:\n  [pending] look" in done.stdout
 
 
+@pytest.mark.slow
 def test_ask_quiet_prints_the_answer_alone(home: Path, project: Path, tmp_path: Path) -> None:
     path = script(tmp_path / "s.json", _rounds(project), **PRICED)
     done = _ask(home, "--quiet", "--script", str(path), "--cwd", str(project), "plan")
@@ -63,6 +65,7 @@ def test_ask_quiet_prints_the_answer_alone(home: Path, project: Path, tmp_path: 
     assert done.stdout == "All done.\n[stop: end_turn]\n"
 
 
+@pytest.mark.slow
 def test_ask_says_when_the_provider_reported_no_tokens(
     home: Path, project: Path, tmp_path: Path
 ) -> None:
@@ -71,6 +74,7 @@ def test_ask_says_when_the_provider_reported_no_tokens(
     assert done.stdout == "hi\n[stop: end_turn]\n[usage: 1 round, tokens not reported]\n"
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_status_shows_the_last_turn_and_the_session(home: Path, project: Path) -> None:
     rounds = [

@@ -11,6 +11,7 @@ Every frame the agent writes is checked against the ACP schema (tests/support/ac
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -53,11 +54,15 @@ def _node() -> str:
 
 
 def _ensure_sdk_installed() -> None:
-    if SDK_PACKAGE.exists():
-        return
-    done = subprocess.run(
-        ["sh", str(TS_DIR / "install.sh")], capture_output=True, text=True, timeout=600
-    )
+    # Held across the check and the install: the suite's workers may get here at once, and
+    # `npm ci` empties node_modules before it fills it.
+    with open(TS_DIR / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if SDK_PACKAGE.exists():
+            return
+        done = subprocess.run(
+            ["sh", str(TS_DIR / "install.sh")], capture_output=True, text=True, timeout=600
+        )
     assert done.returncode == 0, (
         f"tests/support/ts/install.sh failed:\n{done.stdout}\n{done.stderr}"
     )

@@ -41,6 +41,7 @@ def _config(tmp_path: Path, url: str, *tables: str) -> dict[str, str]:
     return {"TETHER_CONFIG": str(path)}
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_tool_directives_replace_the_tool_rules_and_mcp_guidance_can_be_left_out(
     home: Path, project: Path, tmp_path: Path
@@ -65,6 +66,7 @@ async def test_tool_directives_replace_the_tool_rules_and_mcp_guidance_can_be_le
     assert "Use the echo tools to repeat text back." not in system  # its guidance left out
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_an_empty_tool_directives_leaves_the_rules_out_and_mcp_guidance_stays(
     home: Path, project: Path, tmp_path: Path
@@ -85,6 +87,7 @@ async def test_an_empty_tool_directives_leaves_the_rules_out_and_mcp_guidance_st
     assert "## echo\nUse the echo tools to repeat text back." in system  # default: on
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_compact_system_prompt_is_what_the_summary_request_follows(
     home: Path, project: Path, tmp_path: Path
@@ -113,6 +116,7 @@ async def test_compact_system_prompt_is_what_the_summary_request_follows(
     assert "tools" not in summary or not summary["tools"]
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_allow_paths_opens_a_directory_without_asking_and_never_a_denylisted_one(
     home: Path, project: Path, tmp_path: Path
@@ -162,6 +166,7 @@ def _ask(home: Path, project: Path, *args: str, config: Path) -> subprocess.Comp
     )
 
 
+@pytest.mark.slow
 @pytest.mark.cold_start
 def test_ask_max_rounds_stops_the_turn_and_auto_continue_goes_past_it(
     home: Path, project: Path, tmp_path: Path
@@ -186,6 +191,7 @@ def test_ask_max_rounds_stops_the_turn_and_auto_continue_goes_past_it(
     assert "[stop: end_turn]" in went_on.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.cold_start
 def test_auto_continue_limits_in_the_config_file(home: Path, project: Path, tmp_path: Path) -> None:
     (project / "a.txt").write_text("alpha\n")
@@ -197,6 +203,7 @@ def test_auto_continue_limits_in_the_config_file(home: Path, project: Path, tmp_
     assert "[stop: end_turn]" in done.stdout
 
 
+@pytest.mark.slow
 def test_doctor_checks_the_new_agent_keys_with_their_lines(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     env = {
@@ -262,6 +269,7 @@ def test_allow_paths_expand_home_and_exec_is_write_access(
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.cold_start
 def test_zero_max_rounds_is_refused_on_the_command_line(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO), "TETHER_HOME": str(tmp_path)}

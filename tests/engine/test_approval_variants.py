@@ -94,6 +94,7 @@ async def prompt(conn: Any, sid: str, text: str) -> None:
     await conn.prompt(session_id=sid, prompt=[text_block(text)])
 
 
+@pytest.mark.slow
 async def test_a_round_reviewed_one_by_one_asks_each_call_in_order(
     home: Path, project: Path, tmp_path: Path
 ) -> None:
@@ -134,6 +135,7 @@ async def test_a_round_reviewed_one_by_one_asks_each_call_in_order(
     assert not (project / "b.txt").exists() and not (project / ".env").exists()
 
 
+@pytest.mark.slow
 async def test_a_client_picking_by_kind_never_reviews_by_mistake(
     home: Path, project: Path, tmp_path: Path
 ) -> None:
@@ -147,6 +149,7 @@ async def test_a_client_picking_by_kind_never_reviews_by_mistake(
     assert not (project / "a.txt").exists() and not (project / "b.txt").exists()
 
 
+@pytest.mark.slow
 async def test_a_client_answering_reject_always_by_kind_reviews_and_allows_nothing(
     home: Path, project: Path, tmp_path: Path
 ) -> None:
@@ -160,6 +163,7 @@ async def test_a_client_answering_reject_always_by_kind_reviews_and_allows_nothi
     assert not (project / "a.txt").exists() and not (project / "b.txt").exists()
 
 
+@pytest.mark.slow
 async def test_yolo_once_covers_one_turn_and_keeps_the_denylist_and_skill_asks(
     home: Path, project: Path, tmp_path: Path
 ) -> None:
@@ -190,6 +194,7 @@ async def test_yolo_once_covers_one_turn_and_keeps_the_denylist_and_skill_asks(
     assert "Do it.\n" in (skill / "SKILL.md").read_text()
 
 
+@pytest.mark.slow
 async def test_yolo_on_switches_to_allow_all_and_off_goes_back(
     home: Path, project: Path, tmp_path: Path
 ) -> None:

@@ -50,6 +50,7 @@ def _model_option(result: dict[str, object]) -> str:
     return model["currentValue"]
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_model_persist_writes_the_default_and_keeps_the_comments(
     home: Path, project: Path, tmp_path: Path
@@ -72,6 +73,7 @@ async def test_model_persist_writes_the_default_and_keeps_the_comments(
     assert _model_option(fresh["result"]) == "p:b"
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_an_unknown_model_is_not_persisted(home: Path, project: Path, tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
@@ -140,6 +142,7 @@ def _config_edit(tmp_path: Path, path: Path, added: str | None) -> subprocess.Co
     )
 
 
+@pytest.mark.slow
 def test_config_edit_creates_opens_and_checks_the_file(tmp_path: Path) -> None:
     path = tmp_path / "conf" / "config.toml"
     bad = _config_edit(tmp_path, path, "\n[agent]\nmax_rounds = 0\n")

@@ -79,6 +79,7 @@ async def opened(agent: AgentProcess, world: World, mode: str = "ask") -> str:
     return sid
 
 
+@pytest.mark.slow
 async def test_a_session_answer_covers_one_skill_directory_even_in_allow_all(
     world: World,
 ) -> None:
@@ -132,6 +133,7 @@ async def test_a_session_answer_covers_one_skill_directory_even_in_allow_all(
     assert "REJECTED" in results[2]
 
 
+@pytest.mark.slow
 async def test_the_denylist_and_the_skill_directory_come_first(world: World) -> None:
     """A file the path denylist names, or a path leaving the skill, is refused before anyone
     is asked, whatever `allow_write` says."""
@@ -157,6 +159,7 @@ async def test_the_denylist_and_the_skill_directory_come_first(world: World) -> 
     assert "make deploy" in (world.deploy / "SKILL.md").read_text()
 
 
+@pytest.mark.slow
 async def test_skill_search_rebases_hits_and_a_lost_description_is_noted(world: World) -> None:
     (world.deploy / "references").mkdir()
     (world.deploy / "references" / "steps.md").write_text("first\nmake ship twice\n")
@@ -179,6 +182,7 @@ async def test_skill_search_rebases_hits_and_a_lost_description_is_noted(world: 
     assert (world.deploy / "SKILL.md").read_text() == rewritten
 
 
+@pytest.mark.slow
 async def test_skills_off_drops_the_tools_and_the_catalog(world: World) -> None:
     world.config.write_text("[skills]\nenabled = false\n")
     rounds = turns(call("a", "skill_list"))
@@ -192,6 +196,7 @@ async def test_skills_off_drops_the_tools_and_the_catalog(world: World) -> None:
     assert "- Skills: off (`[skills] enabled = false`)" in status
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("enabled", [True, False])
 async def test_the_request_carries_skill_tools_and_catalog_only_when_enabled(
     world: World, enabled: bool

@@ -43,6 +43,7 @@ BREAKDOWN = [
 ]
 
 
+@pytest.mark.slow
 async def test_a_depth_first_breakdown_shows_as_the_plan(home: Path, project: Path) -> None:
     rounds = [{"events": r} for r in BREAKDOWN]
     async with agent_in_memory(home, {"rounds": rounds}, catalog()) as client:
@@ -81,6 +82,7 @@ async def test_a_depth_first_breakdown_shows_as_the_plan(home: Path, project: Pa
     assert "  1. [~] T1 — parser first\n  2. [ ] T2" in results[5]
 
 
+@pytest.mark.slow
 async def test_mistakes_are_explained_and_change_nothing(home: Path, project: Path) -> None:
     rounds = [
         {"events": [_call("todo_pop", "o1")]},
@@ -122,6 +124,7 @@ async def _run_two_turns(
     return client, sid
 
 
+@pytest.mark.slow
 async def test_a_turn_that_forgets_open_work_is_reminded_once(home: Path, project: Path) -> None:
     client, sid = await _run_two_turns(home, project, "developer", [{"text": "I'll go on."}])
     requests = client.models[0].requests
@@ -142,6 +145,7 @@ async def test_a_turn_that_forgets_open_work_is_reminded_once(home: Path, projec
     assert "[TODO" not in str(chunks)
 
 
+@pytest.mark.slow
 async def test_a_finished_stack_left_standing_gets_the_hygiene_reminder(
     home: Path, project: Path
 ) -> None:
@@ -168,6 +172,7 @@ async def test_a_finished_stack_left_standing_gets_the_hygiene_reminder(
     )
 
 
+@pytest.mark.slow
 async def test_the_synthetic_tool_channel_lists_the_real_stack(home: Path, project: Path) -> None:
     client, _ = await _run_two_turns(home, project, "synthetic_tool", [{"text": "on it"}])
     requests = client.models[0].requests
@@ -186,6 +191,7 @@ async def test_the_synthetic_tool_channel_lists_the_real_stack(home: Path, proje
     assert cards[-1]["toolCallId"] == result.call_id
 
 
+@pytest.mark.slow
 async def test_no_reminder_with_none_or_when_the_turn_touched_the_stack(
     home: Path, project: Path
 ) -> None:
@@ -204,6 +210,7 @@ async def test_no_reminder_with_none_or_when_the_turn_touched_the_stack(
         assert await client.prompt(sid, "and?") == "end_turn"  # no fifth round wanted
 
 
+@pytest.mark.slow
 async def test_the_stack_outlives_the_process_and_todo_write_is_retired(
     home: Path, project: Path, tmp_path: Path
 ) -> None:
@@ -234,6 +241,7 @@ async def test_the_stack_outlives_the_process_and_todo_write_is_retired(
     )
 
 
+@pytest.mark.slow
 async def test_the_user_changes_the_stack_with_todos(home: Path, project: Path) -> None:
     rounds = [{"events": [_call("todo_list", "l1")]}, {"events": [{"text": "seen"}]}]
     async with agent_in_memory(home, {"rounds": rounds}, catalog()) as client:
@@ -259,6 +267,7 @@ async def test_the_user_changes_the_stack_with_todos(home: Path, project: Path) 
     assert tool_results(home, sid)[0].endswith("  1. [ ] ship it\n  2. [ ] tell the team")
 
 
+@pytest.mark.slow
 async def test_the_config_file_picks_the_reminder_channel(
     home: Path, project: Path, tmp_path: Path
 ) -> None:

@@ -83,6 +83,7 @@ async def _listed_cwd(agent: AgentProcess, sid: str) -> str:
     return row["cwd"]
 
 
+@pytest.mark.slow
 async def test_keep_the_old_folder_and_the_model_hears_of_the_restart(
     home: Path, tmp_path: Path
 ) -> None:
@@ -117,6 +118,7 @@ async def test_keep_the_old_folder_and_the_model_hears_of_the_restart(
     assert f"- Working directory: {world.old}" in second["messages"][0]["content"]
 
 
+@pytest.mark.slow
 async def test_move_to_the_new_folder(home: Path, tmp_path: Path) -> None:
     (tmp_path / "new-project-marker").touch()
     with MockLLMServer() as server:
@@ -137,6 +139,7 @@ async def test_move_to_the_new_folder(home: Path, tmp_path: Path) -> None:
     assert f"from the folder {world.old} to {world.new}" in users[1]
 
 
+@pytest.mark.slow
 async def test_abort_answers_with_an_error_and_changes_nothing(home: Path, tmp_path: Path) -> None:
     with MockLLMServer() as server:
         server.script("/chat/completions", *_replies("one", "two"))
@@ -159,6 +162,7 @@ async def test_abort_answers_with_an_error_and_changes_nothing(home: Path, tmp_p
         assert len(server.posts) == 2
 
 
+@pytest.mark.slow
 async def test_the_same_folder_asks_nothing_and_notices_replay_in_order(
     home: Path, tmp_path: Path
 ) -> None:
@@ -188,6 +192,7 @@ async def test_the_same_folder_asks_nothing_and_notices_replay_in_order(
     ]
 
 
+@pytest.mark.slow
 async def test_a_session_that_never_opened_a_pty_is_told_nothing(
     home: Path, tmp_path: Path
 ) -> None:

@@ -41,6 +41,7 @@ class Answers:
         return [self.answers.pop(0) for _ in batch]
 
 
+@pytest.mark.slow
 async def test_the_user_raises_the_pty_limit_and_the_output_budget(
     project: Path, tmp_path: Path
 ) -> None:
@@ -64,6 +65,7 @@ async def test_the_user_raises_the_pty_limit_and_the_output_budget(
         await host.close_all()
 
 
+@pytest.mark.slow
 async def test_auto_raise_goes_past_both_limits_without_asking(
     project: Path, tmp_path: Path
 ) -> None:
@@ -78,6 +80,7 @@ async def test_auto_raise_goes_past_both_limits_without_asking(
         await host.close_all()
 
 
+@pytest.mark.slow
 async def test_a_rejected_raise_keeps_the_limit(project: Path, tmp_path: Path) -> None:
     host = PtyHost(limit=1)
     ctx = make_ctx(project, tmp_path, pty=host, approval=PolicyApproval(False))
@@ -91,6 +94,7 @@ async def test_a_rejected_raise_keeps_the_limit(project: Path, tmp_path: Path) -
         await host.close_all()
 
 
+@pytest.mark.slow
 async def test_max_ptys_from_the_config_file_asks_over_acp(home: Path, project: Path) -> None:
     config = "[agent]\nmax_ptys = 1\n"
     calls = [

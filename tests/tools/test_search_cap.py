@@ -42,6 +42,7 @@ def _gone(pid: int) -> bool:
     return False
 
 
+@pytest.mark.slow
 async def test_ripgrep_is_stopped_once_the_limit_is_reached(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -63,6 +64,7 @@ async def test_ripgrep_is_stopped_once_the_limit_is_reached(
     assert _gone(int(Path(f"{script}.pid").read_text()))
 
 
+@pytest.mark.slow
 async def test_real_ripgrep_capped_leaves_no_process(project: Path, tmp_path: Path) -> None:
     """The real rg on 40 files of 100 matching lines each: 1,000 shown, stopped, rg gone."""
     real = ripgrep.find_rg()

@@ -30,6 +30,7 @@ def _shown(frames: list[dict[str, Any]], call_id: str) -> str:
     return "\n".join(texts)
 
 
+@pytest.mark.slow
 async def test_a_temporary_workspace_is_writable_and_removed_on_exit(
     home: Path, project: Path, tmp_path: Path
 ) -> None:

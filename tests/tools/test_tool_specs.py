@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import msgspec
+import pytest
 
 from tests.support.harness import REPO
 from tether.engine.registry import Registry
@@ -83,6 +84,7 @@ sys.stdout.buffer.write(specs)
 """
 
 
+@pytest.mark.slow
 def test_a_start_loads_a_tool_when_a_call_names_it(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     command = [sys.executable, "-c", DEFERRED, str(tmp_path)]

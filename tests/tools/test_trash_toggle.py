@@ -53,6 +53,7 @@ async def _delete(home: Path, project: Path, config: str) -> tuple[str, list[Fra
     return name, frames
 
 
+@pytest.mark.slow
 async def test_by_default_a_delete_lands_in_the_trash(home: Path, project: Path) -> None:
     name, frames = await _delete(home, project, "")
     [kept] = _trashed(name)
@@ -61,6 +62,7 @@ async def test_by_default_a_delete_lands_in_the_trash(home: Path, project: Path)
     assert f"file {name}.txt moved to the system trash" in _said(frames)
 
 
+@pytest.mark.slow
 async def test_with_the_trash_off_a_delete_is_for_good(home: Path, project: Path) -> None:
     name, frames = await _delete(home, project, "[trash]\nenabled = false\n")
     assert _trashed(name) == []

@@ -146,6 +146,7 @@ async def _get(w: WebCapability, url: str) -> HttpResponse:
     return await w.http(HttpRequest("GET", url), target=await w.http_target(url))
 
 
+@pytest.mark.slow
 async def test_an_https_to_http_redirect_needs_allow_http_downgrade(tmp_path: Path) -> None:
     """Both servers are loopback, listed as public so the redirect's new port needs no consent
     and the downgrade is the only thing judged."""
@@ -171,6 +172,7 @@ async def test_an_https_to_http_redirect_needs_allow_http_downgrade(tmp_path: Pa
     assert [r.path for r in plain.requests] == ["/landing"]
 
 
+@pytest.mark.slow
 async def test_https_is_verified_against_the_trusted_certificates(tmp_path: Path) -> None:
     """The test CA is trusted only where it is passed: the default bundle refuses the server."""
     with TlsPageServer(tmp_path) as secure:
@@ -227,6 +229,7 @@ async def test_read_only_mode_allows_fetch_local_get_and_refuses_the_rest(
     assert len(h.user.asked) == 1  # the loopback GET; the refused calls asked nobody
 
 
+@pytest.mark.slow
 async def test_btw_may_read_with_fetch_local_over_acp(
     home: Path, project: Path, site: PageServer
 ) -> None:

@@ -284,6 +284,7 @@ def test_keys_from_the_environment_make_them_usable_and_stay_secret() -> None:
     assert {"EXA_API_KEY", "PERPLEXITY_API_KEY"} <= secret  # commands never see them
 
 
+@pytest.mark.slow
 async def test_perplexity_serves_tether_acp_from_the_config_file(
     home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
