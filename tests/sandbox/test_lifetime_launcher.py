@@ -48,10 +48,22 @@ def _launcher(way: str, where: Path, owner: str | None = None) -> list[str]:
         body = {"writable": [str(where)], "tmp": str(where), "owner": owner or ""}
         policy.write_text(json.dumps(body))
         return [sys.executable, "-I", "-S", str(LAUNCHER), str(policy), "--"]
-    head = [_python(way), "-I", "-S", str(LIFETIME), *(["--owner", owner] if owner else []), "--"]
-    if way == "unprivileged" and os.geteuid() == 0:
+    unprivileged = way == "unprivileged" and os.geteuid() == 0
+    script = _readable_copy(where) if unprivileged else LIFETIME
+    head = [_python(way), "-I", "-S", str(script), *(["--owner", owner] if owner else []), "--"]
+    if unprivileged:
         return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *head]
     return head
+
+
+def _readable_copy(where: Path) -> Path:
+    """The launcher where nobody can read it: a checkout in a private directory (`mktemp -d`,
+    root's home) is not. It is one standalone file, run with -I -S as tether runs it."""
+    copy = where / LIFETIME.name
+    if not copy.exists():
+        shutil.copyfile(LIFETIME, copy)
+        copy.chmod(0o644)
+    return copy
 
 
 def _python(way: str) -> str:
