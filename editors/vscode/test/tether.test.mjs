@@ -85,14 +85,16 @@ describe("against the real tether acp", () => {
     assert.equal(page.status().text, `Waiting for your approval: ${round.call.title}`);
     assert.equal(page.status().tone, "attention");
     const kinds = state.items.map((i) => i.kind);
-    assert.deepEqual(kinds, ["user", "thought", "agent", "tool", "agent", "tool", "tool", "tool"]);
+    // the todo_push card, the text, the todo_update card, the two edits, the round
+    assert.deepEqual(kinds, ["user", "thought", "agent", "tool", "agent", "tool", "tool", "tool", "tool"]);
     assert.equal(state.items.at(-1), round);
     assert.match(lastOf(page, "thought").text, /greeting fix/);
     assert.equal(page.items("agent")[0].text, "I'll plan the work, then make two edits and check them.");
+    // the todo_update waits in the round being asked, so every task is still pending
     assert.deepEqual(
       state.plan.map((e) => [e.content, e.status]),
       [
-        ["Fix greet() punctuation", "in_progress"],
+        ["Fix greet() punctuation", "pending"],
         ["Write notes.md", "pending"],
         ["Run check.py", "pending"],
       ],
@@ -141,7 +143,12 @@ describe("against the real tether acp", () => {
     assert.equal(answered.state, "answered");
     assert.equal(answered.chosen.kind, "allow_once");
     assert.equal(page.state.permissions[command.key].chosen.kind, "allow_once");
-    assert.deepEqual(page.items("tool").map((i) => i.call.status), ["completed", "completed", "completed", "completed", "completed"]);
+    assert.deepEqual(
+      page.state.plan.map((e) => e.status),
+      ["in_progress", "pending", "pending"],
+      "the allowed round ran the todo_update",
+    );
+    assert.deepEqual(page.items("tool").map((i) => i.call.status), ["completed", "completed", "completed", "completed", "completed", "completed"]);
 
     // the command ran in a VS Code terminal, after the edits; the card embeds it with its output
     const ran = cardOf(page.state, "check1").call;

@@ -168,7 +168,7 @@ test("the panel shows the text, the diff cards, the round permission, the comman
     await inView(page, card.locator(`button.option[data-option-id="${option.optionId}"]`, { hasText: option.name }), `the “${option.name}” button`);
   }
   await inView(page, page.locator("button#send", { hasText: "Stop" }), "the Stop button");
-  assert.equal(await page.locator(".card.tool .badge", { hasText: "pending" }).count(), 2); // the two edits
+  assert.equal(await page.locator(".card.tool .badge", { hasText: "pending" }).count(), 3); // the todo_update and the two edits, all in the round being asked
 
   await mkdir(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: path.join(ARTIFACTS, "panel-approval.png") });
@@ -209,7 +209,7 @@ test("the panel shows the text, the diff cards, the round permission, the comman
   assert.doesNotMatch(await ran.innerText(), /exit code/);
   await inView(page, ran.locator(".answer", { hasText: `You chose: ${run.name}` }), "the command's answer");
   await inView(page, page.locator(".msg.agent", { hasText: "check.py prints Hello, Ada!" }), "the final answer");
-  assert.equal(await page.locator(".card.tool .badge", { hasText: "done" }).count(), 5);
+  assert.equal(await page.locator(".card.tool .badge", { hasText: "done" }).count(), 6);
   assert.equal(await page.locator(".title").textContent(), "fix greet");
   await page.screenshot({ path: path.join(ARTIFACTS, "panel.png") });
   assert.equal(readFileSync(path.join(project.dir, "notes.md"), "utf8"), "# Notes\n\ngreet() now says Hello, NAME!\n");
