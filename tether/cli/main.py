@@ -32,9 +32,23 @@ def _parser() -> argparse.ArgumentParser:
 
     from tether import __version__
 
-    p = argparse.ArgumentParser(prog="tether", description="A coding agent for editors, over ACP.")
+    p = argparse.ArgumentParser(
+        prog="tether",
+        description="A coding agent for editors, over ACP. Alone on a terminal: a chat in the "
+        "current folder; with -p: one prompt, headless (as `tether ask`).",
+    )
     p.add_argument("--version", action="version", version=f"tether {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
+    p.add_argument(
+        "-p",
+        "--print",
+        dest="print_prompt",
+        nargs="?",
+        const="-",
+        metavar="PROMPT",
+        help="run one prompt headlessly and print the result (as `tether ask`; - or none: stdin)",
+    )
+    _session_flags(p)
+    sub = p.add_subparsers(dest="command")
 
     acp = sub.add_parser(
         "acp", help="serve the Agent Client Protocol on stdio (editors spawn this)"
@@ -56,18 +70,7 @@ def _parser() -> argparse.ArgumentParser:
 
     ask = sub.add_parser("ask", help="run one prompt headlessly through a spawned `tether acp`")
     ask.add_argument("prompt", help="what to ask the agent")
-    ask.add_argument("--cwd", default=".", help="project directory (default: the current one)")
-    policy = ask.add_mutually_exclusive_group()
-    policy.add_argument("--yes", action="store_true", help="allow every permission request")
-    policy.add_argument("--no", action="store_true", help="reject every permission request")
-    ask.add_argument("--json", action="store_true", help="print the agent's raw frames (NDJSON)")
-    ask.add_argument("--mode", choices=["ask", "code"], help="session mode to use")
-    ask.add_argument(
-        "--quiet",
-        action="store_true",
-        help="print the answer only: no thinking, tool, plan, notice or usage lines",
-    )
-    _server_flags(ask)
+    _session_flags(ask)
 
     config = sub.add_parser("config", help="show or create the config file")
     config_sub = config.add_subparsers(dest="config_command", required=True)
@@ -106,6 +109,31 @@ def _parser() -> argparse.ArgumentParser:
         help="move a damaged session database aside (kept, renamed) so a new one is made",
     )
     return p
+
+
+def _session_flags(p: argparse.ArgumentParser) -> None:
+    """What `tether ask`, `tether -p` and the chat (`tether` alone) share."""
+    p.add_argument("--cwd", default=".", help="project directory (default: the current one)")
+    policy = p.add_mutually_exclusive_group()
+    policy.add_argument("--yes", action="store_true", help="allow every permission request")
+    policy.add_argument("--no", action="store_true", help="reject every permission request")
+    p.add_argument("--json", action="store_true", help="print the agent's raw frames (NDJSON)")
+    p.add_argument("--mode", choices=["ask", "code"], help="session mode to use")
+    p.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print the answer only: no thinking, tool, plan, notice or usage lines",
+    )
+    resume = p.add_mutually_exclusive_group()
+    resume.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_last",
+        action="store_true",
+        help="continue the last session of this folder",
+    )
+    resume.add_argument("-r", "--resume", metavar="ID", help="continue the session with this id")
+    _server_flags(p)
 
 
 def _server_flags(p: argparse.ArgumentParser) -> None:
@@ -265,7 +293,18 @@ def main(argv: list[str] | None = None, warm: bool = True) -> int:
             out=sys.stdout,
             move_damaged_store=args.move_damaged_store,
         )
-    return _ask(args)
+    if args.command == "ask":
+        return _ask(args)
+    if args.print_prompt is not None:
+        args.prompt = args.print_prompt
+        return _ask(args)
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        from tether.cli.chat.chat_app import run_chat
+
+        return run_chat(args)
+    _parser().print_usage(sys.stderr)
+    print("tether: a command, -p PROMPT, or a terminal for the chat", file=sys.stderr)
+    return 2
 
 
 def _ask(args: argparse.Namespace) -> int:
