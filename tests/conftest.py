@@ -60,7 +60,7 @@ def _cold_start(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
 
 @pytest.fixture(autouse=True)
 def _isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("TETHER_CONFIG", str(tmp_path / "absent-config.toml"))
+    monkeypatch.setenv("TETHER_CONFIG", os.devnull)  # no config file: read as empty
     for name in _PROVIDER_ENV:
         monkeypatch.delenv(name, raising=False)
 

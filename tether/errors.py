@@ -226,8 +226,10 @@ class ConfigIssue(NamedTuple):
     line: int | None
     key: str
     message: str
+    path: Path | None = None  # the file it is in, where several files are read together
 
-    def render(self, path: Path | None) -> str:
+    def render(self, path: Path | None = None) -> str:
+        path = self.path or path
         where = str(path) if path is not None else "<config>"
         if self.line is not None:
             where += f":{self.line}"

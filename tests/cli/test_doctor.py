@@ -154,14 +154,15 @@ def test_a_broken_config_names_key_and_line_and_exits_1(tmp_path: Path) -> None:
     done = doctor(env={"TETHER_CONFIG": str(path), "OPENAI_API_KEY": "sk-env"})
     assert done.returncode == 1
     assert f"  error: {path}:4: providers.x.colour: unknown key" in done.stdout
-    assert "the file is ignored until fixed" in done.stdout
-    # what tether acp would still serve: the environment's provider
+    assert "1 error: each is ignored alone, the rest applies" in done.stdout
+    # what tether acp serves: the file's provider (the bad key left out) and the environment's
+    assert line_matching(r"^\s+x\s", done.stdout)
     assert line_matching(r"^\s+openai\s", done.stdout)
 
 
 def test_no_file_and_no_keys(tmp_path: Path) -> None:
-    path = tmp_path / "none.toml"
-    done = doctor(env={"TETHER_CONFIG": str(path)})
+    path = tmp_path / "xdg" / "tether" / "config.toml"  # the default place, with nothing there
+    done = doctor(env={"TETHER_CONFIG": "", "XDG_CONFIG_HOME": str(tmp_path / "xdg")})
     assert done.returncode == 0
     assert f"config file  {path}  (none; `tether config init` writes an example)" in done.stdout
     assert "none: set one of OPENAI_API_KEY, ANTHROPIC_API_KEY, DEEPSEEK_API_KEY" in done.stdout
@@ -173,7 +174,7 @@ def test_a_base_url_alone_is_a_keyless_provider_and_the_default(
     tmp_path: Path, server: MockLLMServer
 ) -> None:
     server.script("/v1/chat/completions", Reply(chunks=wire.chat_text(["ready"])))
-    env = {"TETHER_CONFIG": str(tmp_path / "none.toml"), "OPENAI_BASE_URL": server.url + "/v1"}
+    env = {"TETHER_CONFIG": os.devnull, "OPENAI_BASE_URL": server.url + "/v1"}
     done = doctor("--probe", env=env)
     assert done.returncode == 0, done.stdout
     provider = line_matching(r"^\s+openai\s", done.stdout)
@@ -194,7 +195,14 @@ def test_json_report(tmp_path: Path, server: MockLLMServer) -> None:
     path = write_config(tmp_path, server)
     done = doctor("--json", "--model", "local:other", env={"TETHER_CONFIG": str(path)})
     report = json.loads(done.stdout)
-    assert report["config"] == {"path": str(path), "found": True, "errors": []}
+    project = str(REPO / ".tether" / "config.toml")
+    assert report["config"] == {
+        "path": str(path),
+        "found": True,
+        "errors": [],
+        "project": project,
+        "fatal": [],
+    }
     assert report["default"] == "local:other"  # --model may name an unlisted model
     names = {p["name"]: p for p in report["providers"]}
     assert names["local"]["key"] == "config (sk-…wxyz)"

@@ -32,6 +32,7 @@ from tether.engine.diagnostics import (
 from tether.engine.providers.base import ModelInfo
 from tether.engine.sessions.store_check import StoreHealth, move_aside
 from tether.engine.web.web_report import WebProviderStatus, WebReport
+from tether.errors import ConfigIssue
 
 
 def run_doctor(
@@ -78,16 +79,23 @@ def render_text(r: Report) -> str:
 
 
 def _config_lines(r: Report) -> list[str]:
-    if r.issues:
-        n = len(r.issues)
-        head = (
-            f"config file  {r.path}  ({n} error{'s' if n > 1 else ''}: the file is ignored until "
-            "fixed; the environment's providers and the demo model still work)"
-        )
-        return [head, *(f"  error: {i.render(r.path)}" for i in r.issues)]
-    if not r.found:
-        return [f"config file  {r.path}  (none; `tether config init` writes an example)"]
-    return [f"config file  {r.path}  (ok)"]
+    lines = [f"config file  {r.path}  ({_file_state(r.path, r.found, r.issues)})"]
+    if r.project is not None:
+        found = r.setup.project_file is not None or any(i.path == r.project for i in r.issues)
+        lines.append(f"project file {r.project}  ({_file_state(r.project, found, r.issues)})")
+    lines += [f"  error: {i.render(r.path)}" for i in r.issues]
+    lines += [f"  error: {problem}" for problem in r.fatal]
+    return lines
+
+
+def _file_state(path: Path, found: bool, issues: list[ConfigIssue]) -> str:
+    if not found:
+        return "none; `tether config init` writes an example" if path.suffix else "none"
+    mine = [i for i in issues if (i.path or path) == path]
+    if not mine:
+        return "ok"
+    n = len(mine)
+    return f"{n} error{'s' if n > 1 else ''}: each is ignored alone, the rest applies"
 
 
 def _agent_lines(setup: Setup) -> list[str]:
@@ -274,7 +282,12 @@ def render_json(r: Report) -> str:
         "config": {
             "path": str(r.path),
             "found": r.found,
-            "errors": [{**i._asdict(), "text": i.render(r.path)} for i in r.issues],
+            "errors": [
+                {**i._asdict(), "path": str(i.path or r.path), "text": i.render(r.path)}
+                for i in r.issues
+            ],
+            "project": str(r.project) if r.project is not None else None,
+            "fatal": r.fatal,
         },
         "log_file": str(r.log_file) if r.log_file is not None else None,
         "providers": [

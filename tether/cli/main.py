@@ -310,8 +310,13 @@ def main(argv: list[str] | None = None, warm: bool = True) -> int:
 def _ask(args: argparse.Namespace) -> int:
     try:
         from tether.cli.ask_client import AskOptions, run_ask
+        from tether.cli.config_gate import gate
+
+        stop = gate(args.cwd, args.model, args.script)
     except KeyboardInterrupt:  # Ctrl-C while still importing: exit as the shell expects
         return 130
+    if stop is not None:
+        return stop
     return run_ask(
         AskOptions(
             prompt=args.prompt,

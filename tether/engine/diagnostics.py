@@ -10,7 +10,7 @@ provider's own error message. The CLI renders the report (`tether/cli/doctor.py`
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,17 +18,15 @@ from typing import Literal
 
 from tether.engine.config.adapters import make_adapter
 from tether.engine.config.catalog import ModelCatalog
-from tether.engine.config.file import load_config
-from tether.engine.config.load import catalog_for
 from tether.engine.config.model_kinds import KINDS
-from tether.engine.config.resolve import Provider, Setup, model_info, provider_of, resolve
+from tether.engine.config.resolve import Provider, Setup, model_info, provider_of
 from tether.engine.providers.base import ModelInfo
 from tether.engine.sandbox.detect import SandboxInfo, detect
 from tether.engine.sessions.store_check import StoreHealth, check_store
 from tether.engine.skills.skill_discovery import Discovery, discover
 from tether.engine.skills.skill_roots import SkillPlaces, SkillRoot
 from tether.engine.web.web_report import WebReport, web_report
-from tether.errors import ConfigError, ConfigIssue, ProviderError
+from tether.errors import ConfigIssue, ProviderError
 from tether.paths import config_path, data_dir
 
 PROBE_PROMPT = "Reply with the single word: ready"
@@ -65,23 +63,28 @@ class Report:
     # The skills a session in the current directory would find, and where it looks.
     skill_roots: list[SkillRoot] = field(default_factory=list[SkillRoot])
     skills: Discovery = field(default_factory=lambda: Discovery([], [], []))
+    # What stops `tether ask` besides the files: an unknown default model, an unwritable home.
+    fatal: list[str] = field(default_factory=list[str])
+    project: Path | None = None  # where a project config file is looked for
 
     @property
     def healthy(self) -> bool:
         probes_ok = all(p.status != "error" for p in self.probes)
-        return not self.issues and probes_ok and self.store.state != "damaged"
+        config_ok = not self.issues and not self.fatal
+        return config_ok and probes_ok and self.store.state != "damaged"
 
 
-def check(*, env: Mapping[str, str], model_override: str | None = None) -> Report:
-    """What `tether acp` would serve with this environment (a broken file is left out)."""
+def check(
+    *, env: Mapping[str, str], model_override: str | None = None, cwd: Path | None = None
+) -> Report:
+    """What `tether acp` would serve with this environment (each bad key left out), and what
+    would stop `tether ask` (`Report.fatal`)."""
+    from tether.engine.config.layers import project_config_path
+    from tether.engine.config.startup_check import startup_check
+
     path = config_path(env)
-    issues: Sequence[ConfigIssue] = []
-    try:
-        setup = resolve(load_config(path), env=env)
-    except ConfigError as exc:
-        issues = exc.issues
-        setup = resolve(None, env=env)
-    catalog = catalog_for(setup, model_override=model_override, env=env)
+    found = startup_check(env, cwd, model=model_override)
+    setup, catalog = found.setup, found.catalog
     web = web_report(setup.web, env)
     sandbox = detect(setup.sandbox.mechanism)
     warnings = [*catalog.warnings, *_key_warnings(setup), *web.warnings()]
@@ -91,9 +94,10 @@ def check(*, env: Mapping[str, str], model_override: str | None = None) -> Repor
             "ones asks first, in every mode"
         )
     store = check_store(data_dir(env) / "tether.db")
-    report = Report(
-        path, path.exists(), list(issues), setup, catalog, web, sandbox, store, warnings
-    )
+    issues = [*setup.fatal, *setup.issues]
+    report = Report(path, path.exists(), issues, setup, catalog, web, sandbox, store, warnings)
+    report.fatal = [p for p in found.fatal if p not in {i.render() for i in setup.fatal}]
+    report.project = project_config_path(env, cwd)
     skills = setup.skills
     places = SkillPlaces(data_dir(env) / "skills", tuple(skills.paths), enabled=skills.enabled)
     report.skill_roots = places.roots(Path.cwd())

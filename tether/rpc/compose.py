@@ -45,6 +45,7 @@ def compose(
     the default model over the environment's; `renderer`: the front's, whose renderings the
     store keeps for replays; `home`: where the store and spill files go (default: the data
     dir)."""
+    from tether.engine.config.layers import SHOWN_ENV
     from tether.engine.config.load import catalog_for, log_warnings
     from tether.engine.config.resolve import load_setup
     from tether.engine.local import env_allowlist
@@ -61,13 +62,16 @@ def compose(
 
     env = os.environ if env is None else env
     home = data_dir() if home is None else home
-    setup = load_setup(env)  # a broken file is logged and left out
+    setup = load_setup(env)  # each bad key is logged and left out; an unusable file too
+    if env.get(SHOWN_ENV):  # `tether ask` printed them already
+        setup.logged += setup.warnings
+        setup.warnings = []
     setup.agent = _agent_flags(setup.agent, options)
     # What the commands of this process may see of its environment (a broken file: the
     # built-in allowlist, and no provider key the environment or the file names).
     env_allowlist.configure(setup.command_env, setup.secret_env)
     catalog = catalog_for(setup, script=options.script, model_override=options.model, env=env)
-    log_warnings(catalog)
+    log_warnings(catalog, setup.logged)
     # Each tool loads when first called; the web is built when a web tool first calls it.
     tools = deferred_catalog(setup.web, home / "cache", skills=setup.skills.enabled)
     web = DeferredWeb(setup.web, env)

@@ -42,6 +42,9 @@ class ModelCatalog(msgspec.Struct):
     # Problems met while building it (a broken config file, an unknown TETHER_MODEL): tether
     # still serves, and a front may show these to the user once.
     warnings: list[str] = msgspec.field(default_factory=list[str])
+    # The default models asked for (--model, TETHER_MODEL, [defaults] model) that name no
+    # usable model, each as its warning: `tether ask` and `tether doctor` stop on these.
+    unusable_choices: list[str] = msgspec.field(default_factory=list[str])
     # The config file's `[workspace] path_denylist`, when it sets one (None: the built-in list).
     path_denylist: tuple[str, ...] | None = None
     # The providers behind the models, by name (empty for the demo and scripted models).

@@ -55,9 +55,11 @@ class Checker:
     def __init__(self, lines: dict[Key, int]) -> None:
         self.lines = lines
         self.issues: list[ConfigIssue] = []
+        self.keys: list[Key] = []  # each issue's key as a path, to leave that key out
 
     def issue(self, key: Key, message: str) -> None:
         self.issues.append(ConfigIssue(line_of(self.lines, key), key_name(key), message))
+        self.keys.append(key)
 
     def file(self, doc: dict[str, Any]) -> ConfigFile:
         for name in doc:

@@ -26,7 +26,9 @@ def choose_default(catalog: ModelCatalog, setup: Setup, choices: list[Choice]) -
             catalog.default = found
             catalog.default_source = source
             return True
-        catalog.warnings.append(f"{source}: unknown model {wanted!r} ({why}); ignored")
+        problem = f"{source}: unknown model {wanted!r} ({why})"
+        catalog.unusable_choices.append(problem)
+        catalog.warnings.append(f"{problem}; ignored")
     return False
 
 

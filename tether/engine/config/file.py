@@ -37,9 +37,14 @@ class Config(msgspec.Struct):
     file: ConfigFile
     path: Path | None = None
     lines: dict[Key, int] = msgspec.field(default_factory=dict[Key, int])
+    # Which file each key is written in, where a project file is merged over the user's.
+    files: dict[Key, Path] = msgspec.field(default_factory=dict[Key, Path])
 
     def issue(self, key: Key, message: str) -> ConfigIssue:
-        return ConfigIssue(line_of(self.lines, key), key_name(key), message)
+        from tether.engine.config.lenient import file_of
+
+        where = file_of(self.files, key) if self.files else None
+        return ConfigIssue(line_of(self.lines, key), key_name(key), message, where)
 
 
 def load_config(path: Path | None = None, *, env: Mapping[str, str] | None = None) -> Config | None:
@@ -63,7 +68,7 @@ def parse_config(text: str, path: Path | None = None) -> Config:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(path, [_syntax_issue(exc, text)]) from None
+        raise ConfigError(path, [syntax_issue(exc, text)]) from None
     lines = index_keys(text)
     checker = Checker(lines)
     file = checker.file(doc)
@@ -72,7 +77,7 @@ def parse_config(text: str, path: Path | None = None) -> Config:
     return Config(file, path, lines)
 
 
-def _syntax_issue(exc: tomllib.TOMLDecodeError, text: str) -> ConfigIssue:
+def syntax_issue(exc: tomllib.TOMLDecodeError, text: str) -> ConfigIssue:
     message = str(exc)
     m = re.search(r"\s*\(at line (\d+), column (\d+)\)$", message)
     if m is not None:

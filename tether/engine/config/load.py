@@ -41,8 +41,8 @@ def load_catalog(
     return catalog
 
 
-def log_warnings(catalog: ModelCatalog) -> None:
-    for warning in catalog.warnings:
+def log_warnings(catalog: ModelCatalog, logged: list[str] | None = None) -> None:
+    for warning in [*(logged or []), *catalog.warnings]:
         log.warning("%s", warning)
 
 
@@ -80,7 +80,7 @@ def catalog_for(
         catalog.providers[provider.name] = _handle(provider, catalog.clients, layer)
     choices: list[Choice] = [("--model", model_override)]
     if script is None:  # an explicit script outranks the ambient choices
-        choices += [(MODEL_ENV, env.get(MODEL_ENV)), ("[defaults] model", setup.file_default)]
+        choices += [(MODEL_ENV, env.get(MODEL_ENV)), (setup.file_default_at, setup.file_default)]
     if not choose_default(catalog, setup, choices) and script is None:
         default_to_a_provider(catalog, setup)
     return catalog

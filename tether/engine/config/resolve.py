@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 
 import msgspec
 
 from tether.engine.config.command_env import command_env_issues, secret_variables
-from tether.engine.config.file import Config, load_config
+from tether.engine.config.file import Config
 from tether.engine.config.mcp_servers import configured_servers
 from tether.engine.config.model_kinds import KINDS, env_kinds, hosted_issues
 from tether.engine.mcp.spec import ServerSpec
@@ -72,18 +73,35 @@ class Setup(msgspec.Struct):
     skills: SkillsConfig = msgspec.field(default_factory=SkillsConfig)  # [skills]
     trash: bool = True  # [trash] enabled: delete_path moves to the system trash
     warnings: list[str] = msgspec.field(default_factory=list[str])  # e.g. a file left out
+    logged: list[str] = msgspec.field(default_factory=list[str])  # for the log, not the user
+    # Bad keys, each left out alone; files that could not be used at all (`load_setup`).
+    issues: list[ConfigIssue] = msgspec.field(default_factory=list[ConfigIssue])
+    fatal: list[ConfigIssue] = msgspec.field(default_factory=list[ConfigIssue])
+    user_file: Path | None = None  # the files read, for `tether config show` and doctor
+    project_file: Path | None = None
+    config: Config | None = None
+    file_default_at: str = "[defaults] model"  # where the file's default model is written
 
 
-def load_setup(env: Mapping[str, str] | None = None) -> Setup:
-    """What `tether acp` serves. A broken config file does not stop the agent: it is left out
-    (the environment and the demo still work) and its errors kept in `warnings`."""
+def load_setup(env: Mapping[str, str] | None = None, cwd: Path | None = None) -> Setup:
+    """What `tether acp` serves: the user's file and the project's, merged (`layers.py`). A bad
+    key is reported and left out alone; a file that cannot be used at all is left out. Both
+    are kept in `issues` / `fatal` and, as text, in `warnings`."""
+    from tether.engine.config.layers import load_layers
+
     env = os.environ if env is None else env
-    try:
-        return resolve(load_config(env=env), env=env)
-    except ConfigError as exc:
-        setup = resolve(None, env=env)
-        setup.warnings.append(f"the config file was ignored:\n{exc}")
-        return setup
+    layers = load_layers(env, cwd)
+    issues = list(layers.issues)
+    setup = resolve(layers.config, env=env, issues=issues)
+    setup.issues, setup.fatal = issues, list(layers.fatal)
+    if layers.missing is not None:  # logged only: an editor's agent goes on without it
+        setup.fatal.append(layers.missing)
+        setup.logged.append(layers.missing.render())
+    setup.user_file, setup.project_file = layers.user, layers.project
+    setup.config = layers.config
+    setup.warnings += [f"the config file was ignored: {i.render()}" for i in layers.fatal]
+    setup.warnings += [f"config: {i.render()} (ignored)" for i in issues]
+    return setup
 
 
 def env_providers(env: Mapping[str, str]) -> dict[str, Provider]:
@@ -100,33 +118,44 @@ def env_providers(env: Mapping[str, str]) -> dict[str, Provider]:
     return found
 
 
-def resolve(config: Config | None, *, env: Mapping[str, str]) -> Setup:
-    """Merge the environment's providers with the file's (the file wins a shared name)."""
+def resolve(
+    config: Config | None, *, env: Mapping[str, str], issues: list[ConfigIssue] | None = None
+) -> Setup:
+    """Merge the environment's providers with the file's (the file wins a shared name).
+    Problems found here raise ConfigError, or with `issues` are added to it, each bad entry
+    left out alone."""
+    lenient = issues is not None
+    issues = [] if issues is None else issues
+    found = len(issues)
     file = config.file if config is not None else ConfigFile()
     providers = env_providers(env)
     for name, p in file.providers.items():
         providers[name] = _file_provider(name, p, env)
-    issues: list[ConfigIssue] = []
     models = _models(providers, file, config, issues)
     default = file.defaults.model
-    if config is not None and default and ":" in default:
-        owner = provider_of(default)
+    if config is not None and default and ":" in default and not lenient:
+        owner = provider_of(default)  # (leniently: the default model's choice reports it)
         if owner not in providers:
             issues.append(config.issue(("defaults", "model"), no_provider(owner, providers)))
-    if config is not None and any(not e.strip() for e in file.workspace.command_denylist):
+    workspace = file.workspace
+    if config is not None and any(not e.strip() for e in workspace.command_denylist):
         where = ("workspace", "command_denylist")
         issues.append(config.issue(where, "an entry is empty (expected `program [flags] [words]`)"))
+        kept = [e for e in workspace.command_denylist if e.strip()]
+        workspace = msgspec.structs.replace(workspace, command_denylist=kept)
     if config is not None:
-        issues += command_env_issues(config)
-    if issues:
+        bad_env = command_env_issues(config)
+        issues += bad_env
+        if bad_env:
+            workspace = msgspec.structs.replace(workspace, command_env=[])
+    if len(issues) > found and not lenient:
         raise ConfigError(config.path if config is not None else None, issues)
-    workspace = file.workspace
     denied = None if workspace.path_denylist is None else tuple(workspace.path_denylist)
     commands = CommandDenylist(
         tuple(workspace.command_denylist), builtin=workspace.builtin_command_denylist
     )
     servers = configured_servers(config, env)
-    return Setup(
+    setup = Setup(
         providers,
         models,
         default,
@@ -142,6 +171,11 @@ def resolve(config: Config | None, *, env: Mapping[str, str]) -> Setup:
         skills=file.skills,
         trash=file.trash.enabled,
     )
+    if config is not None and default:
+        at = config.issue(("defaults", "model"), "")
+        place = f"{at.path or config.path}" + (f":{at.line}" if at.line else "")
+        setup.file_default_at = f"[defaults] model ({place})"
+    return setup
 
 
 def _file_provider(name: str, p: ProviderConfig, env: Mapping[str, str]) -> Provider:
@@ -191,8 +225,11 @@ def _models(
             issues.append(config.issue(("models", model_id), no_provider(owner, providers)))
             continue
         base = specs.get(model_id)
-        specs[model_id] = spec if base is None else _overlay(base, spec)
-        issues.extend(_check_limits(config, model_id, specs[model_id]))
+        merged = spec if base is None else _overlay(base, spec)
+        problems = list(_check_limits(config, model_id, merged))
+        issues.extend(problems)
+        if not problems:  # else the entry is left out (a built-in model keeps its own)
+            specs[model_id] = merged
     infos = {
         model_id: _layered(model_id, spec, providers[provider_of(model_id)], file)
         for model_id, spec in specs.items()
