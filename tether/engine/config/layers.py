@@ -15,8 +15,6 @@ from typing import Any
 import msgspec
 
 from tether.engine.config.file import Config, syntax_issue
-from tether.engine.config.lenient import check_leniently
-from tether.engine.config.project_rules import ADDED_TO, refusals
 from tether.engine.config.toml_lines import Key, index_keys, line_of
 from tether.errors import ConfigIssue
 from tether.paths import CONFIG_ENV, config_path
@@ -64,6 +62,9 @@ def load_layers(env: Mapping[str, str], cwd: Path | None = None) -> Layers:
     layers.project = project_path if project is not None else None
     if user is None and project is None:
         return layers
+    # The checks load with a file to read: most starts have none.
+    from tether.engine.config.lenient import check_leniently
+
     doc: dict[str, Any] = {}
     lines: dict[Key, int] = {}
     files: dict[Key, Path] = {}
@@ -107,6 +108,7 @@ def _read(path: Path, layers: Layers, *, named: bool) -> tuple[str, dict[str, An
 def _refuse(doc: dict[str, Any], lines: dict[Key, int], path: Path, layers: Layers) -> None:
     from tether.engine.config.issues import key_name
     from tether.engine.config.lenient import drop
+    from tether.engine.config.project_rules import refusals
 
     for key, why in refusals(doc):
         layers.issues.append(ConfigIssue(line_of(lines, key), key_name(key), why, path))
@@ -123,6 +125,8 @@ def _merge(
     files: dict[Key, Path],
 ) -> None:
     """`part` over `into`, table by table; each key's line and file follow the value kept."""
+    from tether.engine.config.project_rules import ADDED_TO
+
     for name, value in part.items():
         key = (*at, name)
         if key in part_lines:
