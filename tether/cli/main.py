@@ -77,6 +77,12 @@ def _parser() -> argparse.ArgumentParser:
     config_sub.add_parser("path", help="print the config file's path (TETHER_CONFIG overrides it)")
     init = config_sub.add_parser("init", help="write a commented example config file")
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    show = config_sub.add_parser(
+        "show", help="print the settings in effect, each with where it came from"
+    )
+    show.add_argument("--json", action="store_true", help="print them as JSON")
+    show.add_argument("--cwd", default=".", help="the project whose file applies (default: .)")
+    show.add_argument("--model", help="the default model to assume (as `tether ask --model`)")
     config_sub.add_parser(
         "edit",
         help="open the config file in $VISUAL / $EDITOR (created from the example when missing), "
@@ -343,6 +349,10 @@ def _config(args: argparse.Namespace) -> int:
     if args.config_command == "path":
         print(path)
         return 0
+    if args.config_command == "show":
+        from tether.cli.config_show import show_config
+
+        return show_config(args.cwd, args.model, args.json)
     if args.config_command == "edit":
         import os
 
