@@ -229,14 +229,25 @@ async def test_cancel_closes_the_provider_stream(home: Path, project: Path, tmp_
 
 
 async def test_config_problems_are_shown_once(home: Path, project: Path, tmp_path: Path) -> None:
+    """A bad key is logged and told once, as a notice; the rest of the file still applies."""
     config = tmp_path / "config.toml"
-    config.write_text('[providers.p]\nkind = "openai"\ncolour = "blue"\n')
-    async with spawn_agent(home, env={"TETHER_CONFIG": str(config)}) as agent:
-        await agent.initialize(session={"notices": {}})
-        sid = await agent.new_session(project)
-        await agent.prompt(sid, "hi")
-        await agent.prompt(sid, "again")
+    with MockLLMServer() as server:
+        server.script(
+            "/chat/completions", Reply(chunks=chat_text(["one"])), Reply(chunks=chat_text(["two"]))
+        )
+        write_config(config, "openai", server.url)
+        config.write_text(
+            config.read_text().replace("builtin_models", 'colour = "blue"\nbuiltin_models')
+        )
+        async with spawn_agent(home, env={"TETHER_CONFIG": str(config)}) as agent:
+            await agent.initialize(session={"notices": {}})
+            sid = await agent.new_session(project)
+            await agent.prompt(sid, "hi")
+            await agent.prompt(sid, "again")
+        assert len(server.posts) == 2  # the file's provider served both turns
     [notice] = [u for u in agent.updates(sid) if u["sessionUpdate"] == "notice"]
     assert notice["title"] == "tether's configuration has problems"
-    assert "the config file was ignored" in notice["description"]
-    assert ":3: providers.p.colour" in notice["description"]
+    assert f"{config}:5: providers.p.colour: unknown key" in notice["description"]
+    assert "(ignored)" in notice["description"]
+    log = (home / "logs" / "tether.log").read_text()
+    assert f"{config}:5: providers.p.colour: unknown key" in log

@@ -44,7 +44,9 @@ def report(path: Path, env: Mapping[str, str], out: TextIO) -> int:
     except ConfigError as exc:
         n = len(exc.issues)
         errors = f"{n} error{'s' if n > 1 else ''}"
-        print(f"{path}: {errors} (tether ignores the file until fixed)", file=out)
+        whole = any(i.message.startswith(("TOML syntax error", "cannot read")) for i in exc.issues)
+        why = "tether cannot use the file" if whole else "each is ignored alone; the rest applies"
+        print(f"{path}: {errors} ({why})", file=out)
         for issue in exc.issues:
             print(f"  error: {issue.render(path)}", file=out)
         return 1
