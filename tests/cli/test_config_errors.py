@@ -109,10 +109,13 @@ def test_an_unknown_default_model_stops_ask_and_fails_doctor(
     assert message.format(config=config) in doctor.stdout
 
 
-def test_a_named_config_file_that_does_not_exist_stops_ask(home: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", [["ask", "hello"], ["-p", "hello"]], ids=["ask", "-p"])
+def test_a_named_config_file_that_does_not_exist_stops_ask(
+    home: Path, tmp_path: Path, command: list[str]
+) -> None:
     missing = tmp_path / "missing.toml"
     env = {"TETHER_CONFIG": str(missing), "TETHER_HOME": str(home)}
-    done = run("ask", "hello", env=env)
+    done = run(*command, env=env)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith(f"tether: error: {missing}: no such file (named by TETHER_CONFIG")
     assert len(done.stderr.splitlines()) == 1

@@ -173,7 +173,7 @@ def test_ask_max_rounds_stops_the_turn_and_auto_continue_goes_past_it(
 ) -> None:
     (project / "a.txt").write_text("alpha\n")
     turn = _scripted_rounds(tmp_path, 3)
-    none = tmp_path / "none.toml"
+    none = Path(os.devnull)  # no config file
     stopped = _ask(home, project, "--script", str(turn), "--max-rounds", "2", config=none)
     assert stopped.returncode == 1, stopped.stderr
     assert "Continue this turn past 2 rounds?" in stopped.stdout
