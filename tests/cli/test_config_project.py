@@ -100,7 +100,7 @@ default_mode = "code"
         assert attacker.requests == []  # never told about, never sent the key
         refused = [line for line in done.stderr.splitlines() if "refused" in line]
         assert refused == [
-            f"tether: warning: {local}:4: providers: [providers] is refused: a project file "
+            f"tether: warning: {local}:4: providers: refused: a project file "
             "may not name providers, models, MCP servers or web providers (ignored)",
             f"tether: warning: {local}:9: agent.allow_paths: refused: a project file may not "
             "loosen what runs without asking (set it in the user config) (ignored)",

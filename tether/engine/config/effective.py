@@ -13,6 +13,7 @@ import msgspec
 from tether.engine.config.catalog import ModelCatalog
 from tether.engine.config.default_model import MODEL_ENV
 from tether.engine.config.issues import key_name
+from tether.engine.config.model_kinds import KINDS
 from tether.engine.config.resolve import Setup
 from tether.engine.config.toml_lines import Key
 from tether.schemas.config import ConfigFile
@@ -55,8 +56,8 @@ def effective_settings(
 
 def _model(setup: Setup, catalog: ModelCatalog) -> Setting:
     source = catalog.default_source
-    if source == "--model":
-        origin = Origin("flag", name="--model")
+    if source in ("--model", "--script"):
+        origin = Origin("flag", name=source)
     elif source == MODEL_ENV:
         origin = Origin("environment", name=MODEL_ENV)
     elif source.startswith("[defaults] model"):
@@ -82,9 +83,10 @@ def _file_settings(setup: Setup, env: Mapping[str, str]) -> Iterator[Setting]:
 def _env_providers(setup: Setup) -> Iterator[Setting]:
     for p in setup.providers.values():
         if p.origin == "environment":
-            origin = Origin("environment", name=p.key_source.removeprefix("env "))
-            if p.key_source == "none":
-                origin = Origin("environment", name=f"{p.kind.upper()}_BASE_URL")
+            variables = KINDS[p.kind].env
+            url_variable = variables.base_url if variables is not None else None
+            named = p.key_source.removeprefix("env ") if p.api_key else url_variable
+            origin = Origin("environment", name=named)
             value = {"kind": p.kind, "base_url": p.base_url}
             yield Setting(key_name(("providers", p.name)), value, origin)
 

@@ -37,7 +37,7 @@ def refusals(doc: dict[str, Any]) -> list[tuple[Key, str]]:
     found: list[tuple[Key, str]] = []
     for section, table in doc.items():
         if section in _WHOLE:
-            found.append(((section,), f"[{section}] is refused: {PROVIDERS_WHY}"))
+            found.append(((section,), f"refused: {PROVIDERS_WHY}"))
             continue
         if not isinstance(table, dict):
             continue
