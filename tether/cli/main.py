@@ -316,10 +316,10 @@ def main(argv: list[str] | None = None, warm: bool = True) -> int:
         flags = {"script": args.script, "model": args.model, "log_level": args.log_level}
         found = {k: v for k, v in flags.items() if v is not None}
         return _lsp({**found, "max_frame": str(args.max_frame_bytes)})
-    if args.command == "config":
-        return _config(args)
     if args.command in ("config", "sessions") and _subcommand(args) is None:
         _parser().parse_args([args.command, "--help"])  # prints its help and exits 0
+    if args.command == "config":
+        return _config(args)
     if args.command == "sessions":
         from tether.cli.manage_sessions import run_sessions
 
