@@ -77,3 +77,19 @@ def test_nothing_to_continue_and_unknown_ids_are_usage_errors(
                 "--cwd", str(project))  # fmt: skip
     assert done.returncode == 2 and done.stdout == ""
     assert len(done.stderr.splitlines()) == 1 and "sess_nope" in done.stderr, done.stderr
+
+
+def test_resuming_from_another_folder_asks_and_no_terminal_refuses(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    answer = script(tmp_path / "a.json", [[{"text": "noted"}]])
+    first = _ask_json(home, answer, project, "in the project")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    refused = _run(home, "-p", "again", "-r", first, "--script", str(answer),
+                   "--cwd", str(elsewhere))  # fmt: skip
+    assert refused.returncode == 3, refused.stderr  # exit_codes.DENIED: nobody to ask
+    assert "Abort (no terminal to ask on)" in refused.stderr
+    assert refused.stderr.endswith(f"the user chose not to open it from {elsewhere}\n")
+    kept = _ask_json(home, answer, elsewhere, "again", "-r", first, "--yes")
+    assert kept == first

@@ -239,7 +239,8 @@ class _Client:
         except (RpcError, NoSessionToContinue) as exc:
             message = exc.message if isinstance(exc, RpcError) else str(exc)
             print(f"tether: {message}", file=sys.stderr)
-            return exit_codes.USAGE
+            # Refused to open without a terminal to ask on (another folder's session): denied.
+            return exit_codes.DENIED if self.record.denials else exit_codes.USAGE
         except ConnectionClosed:
             return self._failed("the agent exited before the session opened")
         result = None
