@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.harness import REPO, script
+from tests.support.harness import REPO, script, slow_script
 
 pytestmark = pytest.mark.slow
 
@@ -231,3 +232,31 @@ def test_json_flag_still_prints_the_raw_frames(home: Path, project: Path, tmp_pa
     frames = _events(done.stdout)
     assert all(f["jsonrpc"] == "2.0" for f in frames)
     assert frames[-1]["result"] == {"stopReason": "end_turn"}
+
+
+def test_ctrl_c_ends_the_stream_with_a_cancelled_result(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    slow = slow_script(tmp_path / "slow.json")
+    env = {**os.environ, "TETHER_HOME": str(home), "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        [*TETHER, "-p", "take your time", "--output-format", "stream-json",
+         "--script", str(slow), "--cwd", str(project)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=env, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:  # the turn is under way once its first words are out
+            if json.loads(line) == {"type": "text", "text": "working"}:
+                break
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    result = json.loads(rest.splitlines()[-1])
+    assert result["subtype"] == "cancelled" and result["stop_reason"] == "cancelled"
+    assert result["exit_code"] == 130 and result["is_error"] is True
+    assert "Traceback" not in err
