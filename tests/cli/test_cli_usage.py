@@ -15,7 +15,7 @@ import pytest
 
 from tests.support.harness import REPO, script
 from tests.support.providers.mock_llm_server import MockLLMServer, error_reply
-from tether.engine.sessions.state import MODES
+from tether.engine.sessions.modes import MODES
 
 pytestmark = pytest.mark.slow
 

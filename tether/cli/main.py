@@ -137,7 +137,7 @@ def _session_flags(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="for debugging: print the raw ACP frames (NDJSON) instead of the output format",
     )
-    from tether.engine.sessions.state import MODES  # the engine's list, not a copy
+    from tether.engine.sessions.modes import MODES  # the engine's list, not a copy
 
     p.add_argument("--mode", choices=list(MODES), help="session mode to use")
     p.add_argument(
