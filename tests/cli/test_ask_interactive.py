@@ -57,6 +57,6 @@ def test_without_a_terminal_permission_is_refused(home: Path, project: Path) -> 
     done = subprocess.run(
         cmd, stdin=subprocess.DEVNULL, capture_output=True, env=env, timeout=30, check=False
     )
-    assert done.returncode == 0
-    assert "REJECTED" in done.stdout.decode()
+    assert done.returncode == 3  # exit_codes.DENIED: a permission the turn needed, refused
+    assert "Reject (no terminal to ask on)" in done.stderr.decode()
     assert "reviewed by the tether demo" not in (project / "README.md").read_text()

@@ -51,10 +51,11 @@ def test_ask_ends_with_the_turns_usage(home: Path, project: Path, tmp_path: Path
     done = _ask(home, "--script", str(path), "--cwd", str(project), "plan")
     assert done.returncode == 0, done.stderr
     # 2,200 in at $2/M + 50 out at $10/M = $0.0049
-    assert done.stdout.endswith(
-        "All done.\n[stop: end_turn]\n[usage: 2 rounds, 2,200 tokens in, 50 out, $0.0049]\n"
-    ), done.stdout
-    assert "(thinking) let me plan" in done.stdout and "plan:\n  [pending] look" in done.stdout
+    assert done.stdout == "All done.\n"  # the answer alone; the rest on stderr
+    assert done.stderr.endswith(
+        "[stop: end_turn]\n[usage: 2 rounds, 2,200 tokens in, 50 out, $0.0049]\n"
+    ), done.stderr
+    assert "(thinking) let me plan" in done.stderr and "plan:\n  [pending] look" in done.stderr
 
 
 @pytest.mark.slow
@@ -62,7 +63,8 @@ def test_ask_quiet_prints_the_answer_alone(home: Path, project: Path, tmp_path: 
     path = script(tmp_path / "s.json", _rounds(project), **PRICED)
     done = _ask(home, "--quiet", "--script", str(path), "--cwd", str(project), "plan")
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "All done.\n[stop: end_turn]\n"
+    assert done.stdout == "All done.\n"
+    assert done.stderr.endswith("]\n[stop: end_turn]\n"), done.stderr  # the session id, the stop
 
 
 @pytest.mark.slow
@@ -71,7 +73,8 @@ def test_ask_says_when_the_provider_reported_no_tokens(
 ) -> None:
     path = script(tmp_path / "s.json", [[{"text": "hi"}]])
     done = _ask(home, "--script", str(path), "--cwd", str(project), "hello")
-    assert done.stdout == "hi\n[stop: end_turn]\n[usage: 1 round, tokens not reported]\n"
+    assert done.stdout == "hi\n"
+    assert done.stderr.endswith("[stop: end_turn]\n[usage: 1 round, tokens not reported]\n")
 
 
 @pytest.mark.slow

@@ -176,8 +176,8 @@ def test_ask_max_rounds_stops_the_turn_and_auto_continue_goes_past_it(
     none = Path(os.devnull)  # no config file
     stopped = _ask(home, project, "--script", str(turn), "--max-rounds", "2", config=none)
     assert stopped.returncode == 1, stopped.stderr
-    assert "Continue this turn past 2 rounds?" in stopped.stdout
-    assert "[stop: max_turn_requests]" in stopped.stdout
+    assert "Continue this turn past 2 rounds?" in stopped.stderr
+    assert "[stop: max_turn_requests]" in stopped.stderr
     assert "all read" not in stopped.stdout
     went_on = _ask(
         home,
@@ -186,9 +186,9 @@ def test_ask_max_rounds_stops_the_turn_and_auto_continue_goes_past_it(
         config=none,
     )
     assert went_on.returncode == 0, went_on.stderr
-    assert "Continue this turn" not in went_on.stdout  # nobody was asked
+    assert "Continue this turn" not in went_on.stderr  # nobody was asked
     assert "all read" in went_on.stdout
-    assert "[stop: end_turn]" in went_on.stdout
+    assert "[stop: end_turn]" in went_on.stderr
 
 
 @pytest.mark.slow
@@ -199,8 +199,8 @@ def test_auto_continue_limits_in_the_config_file(home: Path, project: Path, tmp_
     config.write_text("[agent]\nmax_rounds = 1\nauto_continue_limits = true\n")
     done = _ask(home, project, "--script", str(_scripted_rounds(tmp_path, 2)), config=config)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "Continue this turn" not in done.stdout
-    assert "[stop: end_turn]" in done.stdout
+    assert "Continue this turn" not in done.stderr
+    assert "[stop: end_turn]" in done.stderr
 
 
 @pytest.mark.slow

@@ -130,5 +130,5 @@ def test_the_built_wheel_runs_a_turn_from_a_fresh_venv(tmp_path: Path) -> None:
         capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "Wrote hello.txt." in done.stdout and "[stop: end_turn]" in done.stdout
+    assert "Wrote hello.txt." in done.stdout and "[stop: end_turn]" in done.stderr
     assert (project / "hello.txt").read_text() == "written by the wheel\n"

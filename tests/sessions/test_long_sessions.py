@@ -251,7 +251,7 @@ async def test_tether_ask_follows_yes_and_no_at_the_round_limit(
             env={**__import__("os").environ, **env},
             check=False,
         )  # fmt: skip
-        outcomes[answer] = done.stdout.decode()
+        outcomes[answer] = done.stdout.decode() + done.stderr.decode()  # answer + cards
     assert "[stop: end_turn]" in outcomes["--yes"] and "finished" in outcomes["--yes"]
     assert "[stop: max_turn_requests]" in outcomes["--no"]
 

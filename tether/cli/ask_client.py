@@ -1,25 +1,32 @@
-"""`tether ask`: a headless ACP client. It spawns `tether acp`, speaks real frames to it over
-pipes, answers permission requests by policy, serves `fs/*` from disk, and prints a transcript.
+"""`tether ask` / `tether -p`: a headless ACP client. It spawns `tether acp`, speaks real frames to
+it over pipes, answers permission requests by policy, serves `fs/*` from disk, and reports the
+run as text (the answer on standard output, the rest on standard error), one JSON object, or a
+stream of JSON events (docs/cli.md).
 
 It behaves like a command-line tool: Ctrl-C cancels the turn (`session/cancel`) and exits 130;
-a closed standard output (`| head -1`) cancels it too and exits 141, quietly.
+a closed standard output (`| head -1`) cancels it too and exits 141, quietly. Exit codes:
+tether/cli/exit_codes.py.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
-import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 import anyio
 import anyio.abc
-import anyio.lowlevel
 
+from tether.cli import exit_codes
+from tether.cli.ask_result import RunRecord
+from tether.cli.ask_stream import StreamJson
+from tether.cli.ask_terminal import in_daemon_thread, interactive, prompt_choice, prompt_fields
 from tether.cli.ask_transcript import Sink, Transcript
+from tether.cli.session_pick import NoSessionToContinue, acp_lister, pick_session
 from tether.engine.local.file_system import decode_text
 from tether.errors import SeamError
 from tether.rpc.peer import Peer
@@ -29,9 +36,10 @@ from tether.transports.framing import NdjsonFramer
 from tether.transports.streams import FramedStream
 
 Policy = Literal["yes", "no", "ask"]
+OutputFormat = Literal["text", "json", "stream-json"]
 T = TypeVar("T")
 
-INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command stopped by Ctrl-C
+INTERRUPTED = exit_codes.INTERRUPTED
 OUTPUT_CLOSED = 141  # 128 + SIGPIPE: what `yes | head -1` reports for `yes`
 CANCEL_GRACE = 5.0  # seconds the agent has to answer `cancelled` before it is killed
 
@@ -41,7 +49,8 @@ class AskOptions:
     prompt: str
     cwd: str = "."
     policy: Policy = "ask"
-    json: bool = False
+    json: bool = False  # the raw ACP frames on standard output (debugging)
+    output_format: OutputFormat = "text"
     mode: str | None = None
     framing: str = "auto"
     script: str | None = None
@@ -49,7 +58,34 @@ class AskOptions:
     log_level: str | None = None
     max_rounds: int | None = None  # over [agent] max_rounds
     auto_continue: bool = False  # past the round and PTY limits without asking
+    max_retry_seconds: int | None = None  # over [agent] retry_max_total
     quiet: bool = False
+    continue_last: bool = False  # the newest session of this folder
+    resume: str | None = None  # this session
+
+
+class View(Protocol):
+    """How the run is shown as it goes: the text transcript or the JSON event stream."""
+
+    prompting: bool
+
+    def opened(self, session_id: str, cwd: str, model: str | None, mode: str | None) -> None: ...
+
+    def update(self, u: acp.SessionUpdate) -> None: ...
+
+    def permission_asked(self, params: acp.RequestPermissionRequest, title: str) -> None: ...
+
+    def permission(
+        self, params: acp.RequestPermissionRequest, choice: str | None, by: str, title: str
+    ) -> None: ...
+
+    def after_echo(self) -> None: ...
+
+    def stop(self, reason: str) -> None: ...
+
+    def usage_line(self) -> None: ...
+
+    def error(self, message: str) -> None: ...
 
 
 class ProcessStream:
@@ -81,11 +117,23 @@ def run_ask(options: AskOptions) -> int:
     from tether.logs import setup_logging
 
     options.cwd = os.path.abspath(options.cwd)
+    problem = _cwd_problem(options.cwd)
+    if problem is not None:
+        print(f"tether: --cwd {options.cwd}: {problem}", file=sys.stderr)
+        return exit_codes.USAGE
     setup_logging("ask", options.log_level)
     try:
         return anyio.run(_ask, options)
     except KeyboardInterrupt:  # Ctrl-C before the handler below was in place
         return INTERRUPTED
+
+
+def _cwd_problem(cwd: str) -> str | None:
+    if not os.path.exists(cwd):
+        return "no such directory"
+    if not os.path.isdir(cwd):
+        return "not a directory"
+    return None
 
 
 def _server_command(options: AskOptions) -> list[str]:
@@ -94,6 +142,8 @@ def _server_command(options: AskOptions) -> list[str]:
     cmd += ["--log-level", options.log_level] if options.log_level else []
     cmd += ["--max-rounds", str(options.max_rounds)] if options.max_rounds else []
     cmd += ["--auto-continue"] if options.auto_continue else []
+    retry = options.max_retry_seconds
+    cmd += ["--max-retry-seconds", str(retry)] if retry is not None else []
     return cmd + (["--model", options.model] if options.model else [])
 
 
@@ -110,21 +160,32 @@ async def _ask(options: AskOptions) -> int:
 async def _talk(proc: anyio.abc.Process, options: AskOptions) -> int:
     stop = _Stop()
     out = Sink(sys.stdout, lambda: stop.request(OUTPUT_CLOSED))
-    transcript = Transcript(out if not options.json else None, options.cwd, quiet=options.quiet)
+    view = _view(options, out)
     stream = FramedStream(ProcessStream(proc, out if options.json else None), NdjsonFramer())
     peer = Peer(stream, name="ask")
-    client = _Client(peer, transcript, options.policy, stop)
+    client = _Client(peer, view, options.policy, stop)
     client.register()
-    code = 3  # the agent went away before answering
+    code = exit_codes.TURN_FAILED  # the agent went away before answering
     async with anyio.create_task_group() as tg:
         tg.start_soon(peer.run)
-        tg.start_soon(_watch_interrupts, stop, transcript)
+        tg.start_soon(_watch_interrupts, stop, view)
         try:
             code = await client.converse(options.cwd, options)
         finally:
             await stream.aclose()
             tg.cancel_scope.cancel()
+    if options.output_format != "text" and not options.json and code != exit_codes.USAGE:
+        out.write(json.dumps(client.record.result(code), ensure_ascii=False) + "\n")
     return code
+
+
+def _view(options: AskOptions, out: Sink) -> View:
+    if options.json or options.output_format == "json":
+        return Transcript(None, options.cwd)  # nothing shown as it goes
+    if options.output_format == "stream-json":
+        return StreamJson(out)
+    err = Sink(sys.stderr)
+    return Transcript(err, options.cwd, quiet=options.quiet, answer=out)
 
 
 class _Stop:
@@ -144,7 +205,7 @@ class _Stop:
         self.requested.set()
 
 
-async def _watch_interrupts(stop: _Stop, transcript: Transcript) -> None:
+async def _watch_interrupts(stop: _Stop, transcript: View) -> None:
     import signal
 
     try:
@@ -157,11 +218,12 @@ async def _watch_interrupts(stop: _Stop, transcript: Transcript) -> None:
 
 
 class _Client:
-    def __init__(self, peer: Peer, transcript: Transcript, policy: Policy, stop: _Stop) -> None:
+    def __init__(self, peer: Peer, view: View, policy: Policy, stop: _Stop) -> None:
         self.peer = peer
-        self.transcript = transcript
+        self.view = view
         self.policy = policy
         self.stop = stop
+        self.record = RunRecord()
 
     def register(self) -> None:
         p = self.peer
@@ -172,6 +234,43 @@ class _Client:
         p.on_request("elicitation/create", self.elicit, dict[str, Any])
 
     async def converse(self, cwd: str, options: AskOptions) -> int:
+        try:
+            session = await self._until_stopped(lambda: self._open(cwd, options))
+        except (RpcError, NoSessionToContinue) as exc:
+            message = exc.message if isinstance(exc, RpcError) else str(exc)
+            print(f"tether: {message}", file=sys.stderr)
+            # Refused to open without a terminal to ask on (another folder's session): denied.
+            return exit_codes.DENIED if self.record.denials else exit_codes.USAGE
+        except ConnectionClosed:
+            return self._failed("the agent exited before the session opened")
+        result = None
+        if session is not None:
+            prompt = acp.PromptRequest(
+                session_id=session, prompt=[acp.TextContent(text=options.prompt)]
+            )
+            try:
+                result = await self._prompt(prompt)
+            except RpcError as exc:
+                return self._failed(exc.message)
+            except ConnectionClosed:
+                return self._failed("the agent exited before the turn ended")
+        if self.stop.requested.is_set():
+            self.record.stop_reason = "cancelled"
+            if self.stop.code != OUTPUT_CLOSED:  # nobody reads the rest: end quietly
+                self.view.stop("cancelled")
+            return self.stop.code
+        assert result is not None
+        self.record.stop_reason = result.stop_reason
+        self.view.stop(result.stop_reason)
+        self.view.usage_line()
+        return _exit_code(result.stop_reason, self.record)
+
+    def _failed(self, message: str) -> int:
+        self.record.error = message
+        self.view.error(message)
+        return exit_codes.TURN_FAILED
+
+    async def _open(self, cwd: str, options: AskOptions) -> str:
         caps = acp.ClientCapabilities(
             fs=acp.FileSystemCapabilities(read_text_file=True, write_text_file=True),
             elicitation=acp.ElicitationCapabilities(form={}),
@@ -181,36 +280,29 @@ class _Client:
             client_capabilities=caps,
             client_info=acp.Implementation(name="tether-ask", version="1"),
         )
-        try:
-            session = await self._until_stopped(lambda: self._open(init, cwd, options))
-            result = None
-            if session is not None:
-                prompt = acp.PromptRequest(
-                    session_id=session, prompt=[acp.TextContent(text=options.prompt)]
-                )
-                result = await self._prompt(prompt)
-        except RpcError as exc:
-            self.transcript.error(f"error {exc.code}: {exc.message}")
-            return 2
-        except ConnectionClosed:
-            self.transcript.error("the agent exited before the turn ended")
-            return 3
-        if self.stop.requested.is_set():
-            self.transcript.stop("cancelled")
-            return self.stop.code
-        assert result is not None
-        self.transcript.stop(result.stop_reason)
-        self.transcript.usage_line()
-        return 0 if result.stop_reason == "end_turn" else 1
-
-    async def _open(self, init: acp.InitializeRequest, cwd: str, options: AskOptions) -> str:
         await self.peer.request("initialize", init, acp.InitializeResponse)
-        new = acp.NewSessionRequest(cwd=cwd, mcp_servers=[])
-        session = await self.peer.request("session/new", new, acp.NewSessionResponse)
+        lister = acp_lister(
+            lambda r: self.peer.request("session/list", r, acp.ListSessionsResponse)
+        )
+        picked = await pick_session(cwd, options.continue_last, options.resume, lister)
+        if picked is None:
+            new = acp.NewSessionRequest(cwd=cwd, mcp_servers=[])
+            opened = await self.peer.request("session/new", new, acp.NewSessionResponse)
+            session_id = opened.session_id
+        else:
+            again = acp.ResumeSessionRequest(session_id=picked, cwd=cwd, mcp_servers=[])
+            opened = await self.peer.request("session/resume", again, acp.ResumeSessionResponse)
+            session_id = picked
+        mode = (
+            opened.modes.current_mode_id if isinstance(opened.modes, acp.SessionModeState) else None
+        )
         if options.mode:
-            mode = acp.SetModeRequest(session_id=session.session_id, mode_id=options.mode)
-            await self.peer.request("session/set_mode", mode)
-        return session.session_id
+            request = acp.SetModeRequest(session_id=session_id, mode_id=options.mode)
+            await self.peer.request("session/set_mode", request)
+            mode = options.mode
+        self.record.session_id = session_id
+        self.view.opened(session_id, cwd, _model(opened.config_options), mode)
+        return session_id
 
     async def _until_stopped(self, work: Callable[[], Awaitable[T]]) -> T | None:
         """`work`'s result, or None when a stop was requested first (`work` is cancelled)."""
@@ -231,39 +323,57 @@ class _Client:
         )
 
     async def update(self, params: acp.SessionNotification) -> None:
-        self.transcript.update(params.update)
+        self.record.update(params.update)
+        self.view.update(params.update)
 
     async def permission(
         self, params: acp.RequestPermissionRequest
     ) -> acp.RequestPermissionResponse:
-        choice = await self._choose(params)
-        self.transcript.permission(params, choice)
+        card = params.tool_call
+        title = self.record.title(
+            card.tool_call_id, card.title if isinstance(card.title, str) else None
+        )
+        self.view.permission_asked(params, title)
+        choice, by = await self._choose(params)
+        self.view.permission(params, choice, by, title)
+        if by != "user" and by != "--yes":
+            self.record.denied(card.tool_call_id, title, by)
         if choice is None:
             return acp.RequestPermissionResponse(outcome=acp.CancelledOutcome())
         return acp.RequestPermissionResponse(outcome=acp.SelectedOutcome(option_id=choice))
 
-    async def _choose(self, params: acp.RequestPermissionRequest) -> str | None:
+    async def _choose(self, params: acp.RequestPermissionRequest) -> tuple[str | None, str]:
+        """The option chosen, and by whom: "--yes", "--no", "no terminal" or "user"."""
         opts = params.options
         if self.policy == "yes":
-            return _first(opts, "allow_once")
-        if self.policy == "no" or not _interactive():
-            return _first(opts, "reject_once")
-        self.transcript.prompting = True
+            return _first(opts, "allow_once"), "--yes"
+        if self.policy == "no":
+            return _first(opts, "reject_once"), "--no"
+        if not interactive():
+            return _first(opts, "reject_once"), "no terminal"
+        self.view.prompting = True
         try:
-            return await _in_daemon_thread(lambda: _prompt_choice(params))
+            return await in_daemon_thread(lambda: prompt_choice(params)), "user"
         finally:
-            self.transcript.prompting = False
+            self.view.prompting = False
 
     async def elicit(self, params: dict[str, Any]) -> dict[str, Any]:
-        props = params.get("requestedSchema", {}).get("properties", {})
-        if self.policy == "no":
-            return {"action": "decline"}
-        if self.policy == "yes" or not _interactive():
+        props: dict[str, Any] = params.get("requestedSchema", {}).get("properties", {})
+        calls = [k for k, p in props.items() if p.get("type") == "boolean"]
+        if self.policy == "yes" or (self.policy == "ask" and not interactive()):
             allow = self.policy == "yes"  # a yes/no per call; text (a note) left unsaid
-            content = {k: allow for k, p in props.items() if p.get("type") == "boolean"}
-            return {"action": "accept", "content": content}
-        answers = await _in_daemon_thread(lambda: _prompt_fields(props))
+            if not allow:
+                self._denied_fields(props, calls, "no terminal")
+            return {"action": "accept", "content": {k: allow for k in calls}}
+        if self.policy == "no":
+            self._denied_fields(props, calls, "--no")
+            return {"action": "decline"}
+        answers = await in_daemon_thread(lambda: prompt_fields(props))
         return {"action": "accept", "content": answers}
+
+    def _denied_fields(self, props: dict[str, Any], calls: list[str], by: str) -> None:
+        for key in calls:
+            self.record.denied(key, str(props[key].get("title", key)), by)
 
     async def read_file(self, params: acp.ReadTextFileRequest) -> acp.ReadTextFileResponse:
         path = Path(params.path)
@@ -320,29 +430,22 @@ async def _race(
     return results[0] if results else None
 
 
-async def _in_daemon_thread(fn: Callable[[], T]) -> T:
-    """Run a blocking terminal prompt in a daemon thread: when the turn is cancelled the prompt
-    is abandoned, and a thread still waiting for a line never holds up the exit."""
-    done = anyio.Event()
-    box: list[T] = []
-    errors: list[BaseException] = []
-    token = anyio.lowlevel.current_token()
+def _exit_code(stop_reason: str, record: RunRecord) -> int:
+    """A turn stopped at its round limit, or otherwise short of its answer, failed; one that
+    needed a permission nobody could give was denied."""
+    if stop_reason == "max_turn_requests":
+        return exit_codes.TURN_FAILED
+    if record.denials:
+        return exit_codes.DENIED
+    return exit_codes.OK if stop_reason == "end_turn" else exit_codes.TURN_FAILED
 
-    def run() -> None:
-        try:
-            box.append(fn())
-        except BaseException as exc:
-            errors.append(exc)
-        try:
-            anyio.from_thread.run_sync(done.set, token=token)
-        except anyio.RunFinishedError:
-            pass  # nobody is waiting any more
 
-    threading.Thread(target=run, name="tether-ask prompt", daemon=True).start()
-    await done.wait()
-    if errors:
-        raise errors[0]
-    return box[0]
+def _model(options: list[acp.SelectConfigOption] | Any) -> str | None:
+    """The session's model, from its config options."""
+    for o in options if isinstance(options, list) else []:
+        if isinstance(o, acp.SelectConfigOption) and o.id == "model":
+            return o.current_value
+    return None
 
 
 def _first(options: list[acp.PermissionOption], kind: str) -> str | None:
@@ -350,59 +453,3 @@ def _first(options: list[acp.PermissionOption], kind: str) -> str | None:
         if o.kind == kind:
             return o.option_id
     return None
-
-
-def _interactive() -> bool:
-    return sys.stdin.isatty() and os.environ.get("TETHER_NONINTERACTIVE") != "1"
-
-
-def _prompt_choice(params: acp.RequestPermissionRequest) -> str | None:
-    for i, o in enumerate(params.options, 1):
-        print(f"    [{i}] {o.name}", file=sys.stderr)
-    while True:
-        answer = _read_line("    choose: ")
-        if answer is None:
-            return None
-        if answer.isdigit() and 1 <= int(answer) <= len(params.options):
-            return params.options[int(answer) - 1].option_id
-
-
-def _prompt_fields(props: dict[str, Any]) -> dict[str, bool | str]:
-    """A yes/no per boolean field (a call to allow), a line per text field (empty: unsaid)."""
-    answers: dict[str, bool | str] = {}
-    for key, prop in props.items():
-        title = prop.get("title", key)
-        if prop.get("type") != "boolean":
-            secret = (prop.get("_meta") or {}).get("writeOnly") is True
-            ask = _read_secret if secret else _read_line
-            text = ask(f"    {title}{'' if secret else ' (optional)'}: ")
-            if text:
-                answers[key] = text
-            continue
-        answer = _read_line(f"    allow {title}? [Y/n] ")
-        answers[key] = answer is not None and answer.lower() in ("", "y", "yes")
-    return answers
-
-
-def _read_secret(prompt: str) -> str | None:
-    """A line typed without echo (a password for a PTY): never shown, never logged."""
-    import getpass
-
-    try:
-        return getpass.getpass(prompt, stream=sys.stderr)
-    except EOFError:
-        return None
-
-
-def _read_line(prompt: str) -> str | None:
-    """One line from the terminal, None at end of input. Reads the descriptor itself, not
-    sys.stdin: an abandoned prompt thread must hold no lock the exiting interpreter needs."""
-    sys.stderr.write(prompt)
-    sys.stderr.flush()
-    line = b""
-    while not line.endswith(b"\n"):
-        chunk = os.read(0, 1024)
-        if not chunk:
-            return None if not line else line.decode(errors="replace").strip()
-        line += chunk
-    return line.decode(errors="replace").strip()

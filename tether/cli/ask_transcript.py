@@ -74,8 +74,19 @@ class TurnUsage:
 
 
 class Transcript:
-    def __init__(self, out: Sink | None, cwd: str = ".", *, quiet: bool = False) -> None:
+    """`out` takes the progress (thinking, tool cards, permissions, the stop and usage lines);
+    `answer` the agent's text (default: `out`): standard error and output, for `tether ask`."""
+
+    def __init__(
+        self,
+        out: Sink | None,
+        cwd: str = ".",
+        *,
+        quiet: bool = False,
+        answer: Sink | None = None,
+    ) -> None:
         self.out = out
+        self.answer = answer or out
         self.cwd = cwd
         # --quiet: the answer, permission answers, the stop line and errors only (no
         # thinking, tool, plan or notice lines, no usage line).
@@ -94,16 +105,22 @@ class Transcript:
             self.out.write(text)
 
     def _line(self, text: str) -> None:
-        if self._in_text or self.prompting:
+        if self._in_text and self.answer is not None:  # the answer's line ends first
+            self.answer.write("\n")
+        elif self.prompting:
             self._w("\n")
-            self._in_text = self.prompting = False
+        self._in_text = self.prompting = False
         self._w(text + "\n")
+
+    def opened(self, session_id: str, cwd: str, model: str | None, mode: str | None) -> None:
+        self._line(f"[session: {session_id}]")
 
     def update(self, u: acp.SessionUpdate) -> None:
         if isinstance(u, acp.AgentMessageChunk) and isinstance(u.content, acp.TextContent):
             if is_ending(u.content.text):  # `[stop: ...]` follows and says it
                 return
-            self._w(u.content.text)
+            if self.answer is not None:
+                self.answer.write(u.content.text)
             self._in_text = True
         elif isinstance(u, acp.UsageUpdate):
             self.usage.take(u)
@@ -156,17 +173,20 @@ class Transcript:
                 )
                 self._line("\n".join(f"    {line}" for line in diff))
 
-    def permission(self, params: acp.RequestPermissionRequest, choice: str | None) -> None:
-        card = params.tool_call
-        title = card.title if isinstance(card.title, str) else None
-        title = title or self._titles.get(card.tool_call_id, card.tool_call_id)
+    def permission_asked(self, params: acp.RequestPermissionRequest, title: str) -> None:
+        return  # the question itself is on the terminal, or answered by policy at once
+
+    def permission(
+        self, params: acp.RequestPermissionRequest, choice: str | None, by: str, title: str
+    ) -> None:
         names = {o.option_id: o.name for o in params.options}
-        self._line(f"? permission for {title}: {names.get(choice or '', 'cancelled')}")
+        why = " (no terminal to ask on)" if by == "no terminal" else ""
+        self._line(f"? permission for {title}: {names.get(choice or '', 'cancelled')}{why}")
 
     def after_echo(self) -> None:
         """The terminal echoed `^C` where the cursor was: the next line starts on a new one."""
         if self.out is not None and self.out.out.isatty():
-            self._in_text = True
+            self.prompting = True  # a fresh line on the terminal, not in the answer
 
     def stop(self, reason: str) -> None:
         self._line(f"[stop: {reason}]")
@@ -177,7 +197,7 @@ class Transcript:
             self._line(self.usage.line())
 
     def error(self, message: str) -> None:
-        self._line(f"[{message}]")
+        self._line(f"[error: {message}]")
 
 
 def _relative(path: str, cwd: str) -> str:

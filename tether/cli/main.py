@@ -17,6 +17,7 @@ _ACP_FLAGS = {
     "--max-frame-bytes": "max_frame",
     "--log-level": "log_level",
     "--max-rounds": "max_rounds",
+    "--max-retry-seconds": "max_retry_seconds",
 }
 _FRAMINGS = ("auto", "ndjson", "content-length")
 _LSP_FLAGS = {
@@ -69,11 +70,16 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     ask = sub.add_parser("ask", help="run one prompt headlessly through a spawned `tether acp`")
-    ask.add_argument("prompt", help="what to ask the agent")
+    ask.add_argument(
+        "prompt",
+        nargs="?",
+        help="what to ask the agent (- or none: standard input; piped input after a prompt is "
+        "added to it as context)",
+    )
     _session_flags(ask)
 
     config = sub.add_parser("config", help="show or create the config file")
-    config_sub = config.add_subparsers(dest="config_command", required=True)
+    config_sub = config.add_subparsers(dest="config_command", metavar="{path,init,edit}")
     config_sub.add_parser("path", help="print the config file's path (TETHER_CONFIG overrides it)")
     init = config_sub.add_parser("init", help="write a commented example config file")
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
@@ -90,7 +96,9 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     sessions = sub.add_parser("sessions", help="list, show, export or delete stored sessions")
-    sessions_sub = sessions.add_subparsers(dest="sessions_command", required=True)
+    sessions_sub = sessions.add_subparsers(
+        dest="sessions_command", metavar="{list,show,export,delete}"
+    )
     listing = sessions_sub.add_parser("list", help="newest first")
     listing.add_argument("--cwd", help="only sessions of this project directory")
     listing.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
@@ -123,8 +131,21 @@ def _session_flags(p: argparse.ArgumentParser) -> None:
     policy = p.add_mutually_exclusive_group()
     policy.add_argument("--yes", action="store_true", help="allow every permission request")
     policy.add_argument("--no", action="store_true", help="reject every permission request")
-    p.add_argument("--json", action="store_true", help="print the agent's raw frames (NDJSON)")
-    p.add_argument("--mode", choices=["ask", "code"], help="session mode to use")
+    p.add_argument(
+        "--output-format",
+        choices=["text", "json", "stream-json"],
+        default="text",
+        help="text: the answer on stdout, the rest on stderr; json: one result object; "
+        "stream-json: one event per line (docs/cli.md)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="for debugging: print the raw ACP frames (NDJSON) instead of the output format",
+    )
+    from tether.engine.sessions.modes import MODES  # the engine's list, not a copy
+
+    p.add_argument("--mode", choices=list(MODES), help="session mode to use")
     p.add_argument(
         "--quiet",
         action="store_true",
@@ -166,6 +187,13 @@ def _server_flags(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="go past the round and PTY limits without asking (as [agent] auto_continue_limits)",
     )
+    p.add_argument(
+        "--max-retry-seconds",
+        type=_seconds,
+        metavar="N",
+        help="give up retrying a failed model request after N seconds in all "
+        "(over [agent] retry_max_total)",
+    )
 
 
 def _positive(text: str) -> int:
@@ -173,6 +201,14 @@ def _positive(text: str) -> int:
 
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, not {text!r}")
+    return int(text)
+
+
+def _seconds(text: str) -> int:
+    import argparse
+
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number of seconds, not {text!r}")
     return int(text)
 
 
@@ -192,7 +228,9 @@ def _fast_acp_args(argv: list[str]) -> dict[str, str] | None:
         found[_ACP_FLAGS[flag]] = value
     if found.get("framing", "auto") not in _FRAMINGS:
         return None
-    if not all(found.get(k, "1").isdigit() for k in ("max_frame", "max_rounds")):
+    if not all(
+        found.get(k, "1").isdigit() for k in ("max_frame", "max_rounds", "max_retry_seconds")
+    ):
         return None
     if found.get("max_rounds", "1").strip("0") == "":  # 0 rounds: argparse says why not
         return None
@@ -264,8 +302,10 @@ def main(argv: list[str] | None = None, warm: bool = True) -> int:
         opts.log_level = fast.get("log_level", opts.log_level)
         opts.max_rounds = int(fast["max_rounds"]) if "max_rounds" in fast else None
         opts.auto_continue = "auto_continue" in fast
+        retry = fast.get("max_retry_seconds")
+        opts.max_retry_seconds = int(retry) if retry is not None else None
         return serve_stdio(opts)
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     if _bad_script(getattr(args, "script", None)):
         return 2
     if args.command == "acp":
@@ -276,11 +316,14 @@ def main(argv: list[str] | None = None, warm: bool = True) -> int:
             args.framing, args.script, args.max_frame_bytes, args.log_level, args.model
         )
         opts.max_rounds, opts.auto_continue = args.max_rounds, args.auto_continue
+        opts.max_retry_seconds = args.max_retry_seconds
         return serve_stdio(opts)
     if args.command == "lsp":
         flags = {"script": args.script, "model": args.model, "log_level": args.log_level}
         found = {k: v for k, v in flags.items() if v is not None}
         return _lsp({**found, "max_frame": str(args.max_frame_bytes)})
+    if args.command in ("config", "sessions") and _subcommand(args) is None:
+        _parser().parse_args([args.command, "--help"])  # prints its help and exits 0
     if args.command == "config":
         return _config(args)
     if args.command == "sessions":
@@ -313,22 +356,60 @@ def main(argv: list[str] | None = None, warm: bool = True) -> int:
     return 2
 
 
+def _parse(argv: list[str]) -> argparse.Namespace:
+    """The root parser's answer; an unknown flag is reported by the command it was given to
+    (`tether ask --foo` shows ask's usage, not the root's)."""
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        path = [args.command, _subcommand(args)] if args.command else []
+        sub = _subparser(parser, [name for name in path if name])
+        sub.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
+def _subparser(parser: argparse.ArgumentParser, path: list[str]) -> argparse.ArgumentParser:
+    import argparse
+
+    for name in path:
+        for action in parser._actions:  # argparse keeps its subparsers here, and only here
+            if isinstance(action, argparse._SubParsersAction) and name in action.choices:
+                parser = action.choices[name]
+                break
+    return parser
+
+
+def _subcommand(args: argparse.Namespace) -> str | None:
+    return getattr(args, f"{args.command}_command", None)
+
+
 def _ask(args: argparse.Namespace) -> int:
+    from tether.cli import exit_codes
+    from tether.cli.ask_prompt import EmptyPrompt, read_prompt
+
+    try:
+        prompt = read_prompt(args.prompt)
+    except EmptyPrompt as exc:
+        print(f"tether: {exc}", file=sys.stderr)
+        return exit_codes.USAGE
+    except KeyboardInterrupt:
+        return exit_codes.INTERRUPTED
     try:
         from tether.cli.ask_client import AskOptions, run_ask
         from tether.cli.config_gate import gate
 
         stop = gate(args.cwd, args.model, args.script)
     except KeyboardInterrupt:  # Ctrl-C while still importing: exit as the shell expects
-        return 130
+        return exit_codes.INTERRUPTED
     if stop is not None:
         return stop
     return run_ask(
         AskOptions(
-            prompt=args.prompt,
+            prompt=prompt,
             cwd=args.cwd,
             policy="yes" if args.yes else "no" if args.no else "ask",
             json=args.json,
+            output_format=args.output_format,
             mode=args.mode,
             framing=args.framing,
             script=args.script,
@@ -336,7 +417,10 @@ def _ask(args: argparse.Namespace) -> int:
             log_level=args.log_level,
             max_rounds=args.max_rounds,
             auto_continue=args.auto_continue,
+            max_retry_seconds=args.max_retry_seconds,
             quiet=args.quiet,
+            continue_last=args.continue_last,
+            resume=args.resume,
         )
     )
 

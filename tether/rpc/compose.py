@@ -100,11 +100,14 @@ def compose(
 
 
 def _agent_flags(agent: AgentConfig, options: ServeOptions) -> AgentConfig:
-    """`[agent]` with the command line's `--max-rounds` and `--auto-continue` over it."""
+    """`[agent]` with the command line's `--max-rounds`, `--auto-continue` and
+    `--max-retry-seconds` over it."""
     if options.max_rounds is not None:
         agent = msgspec.structs.replace(agent, max_rounds=options.max_rounds)
     if options.auto_continue:
         agent = msgspec.structs.replace(agent, auto_continue_limits=True)
+    if options.max_retry_seconds is not None:
+        agent = msgspec.structs.replace(agent, retry_max_total=float(options.max_retry_seconds))
     return agent
 
 

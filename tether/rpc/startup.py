@@ -115,6 +115,7 @@ class ServeOptions:
         self.model = model  # "provider:model": the default model, over TETHER_MODEL and --script
         self.max_rounds: int | None = None  # --max-rounds: over [agent] max_rounds
         self.auto_continue = False  # --auto-continue: as [agent] auto_continue_limits = true
+        self.max_retry_seconds: int | None = None  # over [agent] retry_max_total
 
 
 # --- serving on stdio ---------------------------------------------------------------------------

@@ -122,6 +122,7 @@ class AgentConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     retry_delays: tuple[Annotated[float, msgspec.Meta(ge=0)], ...] = (5.0, 10.0, 15.0, 20.0)
     retry_step: Annotated[float, msgspec.Meta(ge=0)] = 10.0  # each later wait grows by this
     retry_max_wait: Seconds = 120.0  # cap on one wait, a server's Retry-After included
+    retry_max_total: Seconds | None = None  # no wait past this many seconds of retrying
     default_mode: Literal["ask", "code", "read-only"] = "ask"  # of a new session
     default_approvals: Literal["round", "call"] = "round"  # one request per round, or per call
     always_scope: Literal["session", "project"] = "session"  # what an "always" answer covers

@@ -95,6 +95,7 @@ def retry_policy(agent: AgentConfig) -> RetryPolicy:
         delays=tuple(agent.retry_delays),
         step=agent.retry_step,
         max_delay=agent.retry_max_wait,
+        max_total=agent.retry_max_total,
     )
 
 

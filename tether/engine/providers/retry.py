@@ -46,6 +46,13 @@ class RetryPolicy(msgspec.Struct, frozen=True):
     step: float = 10.0  # each later wait is this much longer than the one before
     max_delay: float = 120.0  # cap on any wait, Retry-After included
     jitter: float = 0.1  # up to this fraction is added at random, so clients don't stampede
+    max_total: float | None = None  # no wait that would end past this many seconds of trying
+
+    def out_of_time(self, started: float, delay: float) -> bool:
+        """Whether waiting `delay` more seconds would pass `max_total` (from `started`)."""
+        if self.max_total is None:
+            return False
+        return time.monotonic() - started + delay > self.max_total
 
     def delay(self, attempt: int, retry_after: float | None = None) -> float:
         """Seconds to wait after failed attempt number `attempt` (1-based)."""
@@ -93,6 +100,7 @@ async def stream_with_retry(
     adapter refuses (images to a text-only model) fails where the consumer reads the stream."""
     send = prepare()
     attempt = 1
+    started = time.monotonic()
     while True:
         emitted = False  # whether this attempt's output reached the consumer
         try:
@@ -124,7 +132,9 @@ async def stream_with_retry(
         except (ProviderError, httpx.HTTPError, httpx.InvalidURL) as exc:
             last = attempt >= policy.max_attempts
             retry_after, reason = _retry_or_raise(exc, provider, emitted=emitted, last=last)
-        delay = policy.delay(attempt, retry_after)
+            delay = policy.delay(attempt, retry_after)
+            if policy.out_of_time(started, delay):  # the retry budget is spent: fail now
+                _retry_or_raise(exc, provider, emitted=emitted, last=True)
         attempt += 1
         async for notice in _countdown(delay, attempt, policy.max_attempts, reason):
             yield notice

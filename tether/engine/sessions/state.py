@@ -12,29 +12,13 @@ from tether.engine.events import Event, Notice
 from tether.engine.grants import Grants
 from tether.engine.history import Message, MessageSizes
 from tether.engine.seam import TodoGroup
+from tether.engine.sessions.modes import ALLOW_ALL_MODE as ALLOW_ALL_MODE  # modes, as before
+from tether.engine.sessions.modes import DEFAULT_MODE
+from tether.engine.sessions.modes import MODES as MODES
+from tether.engine.sessions.modes import READ_ONLY_MODE as READ_ONLY_MODE
 from tether.engine.sessions.undo import TurnChanges
 from tether.errors import SessionBusy
 
-MODES: dict[str, tuple[str, str]] = {
-    "ask": (
-        "Ask",
-        "Ask before every change to files and before running anything but read-only commands",
-    ),
-    "code": (
-        "Code",
-        "Create new files and run commands in the sandbox freely; ask before replacing files, "
-        "and before commands no sandbox confines",
-    ),
-    "read-only": ("Read-only", "Read and search only: nothing is changed and nothing is run"),
-    "allow-all": (
-        "Allow all (this session)",
-        "Run every call without asking, for this session only; the command and path denylists "
-        "still refuse what they name, and edits to skills still ask",
-    ),
-}
-READ_ONLY_MODE = "read-only"
-ALLOW_ALL_MODE = "allow-all"  # never a new or reloaded session's mode: chosen each time
-DEFAULT_MODE = "ask"
 # How a round of several calls needing consent is put to the user.
 APPROVALS: dict[str, tuple[str, str]] = {
     "round": ("One per round", "Ask once for all the calls of a round"),
