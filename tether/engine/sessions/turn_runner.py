@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 import anyio.abc
@@ -37,6 +37,9 @@ from tether.engine.skills.skill_discovery import Discovery, discover
 from tether.engine.skills.skill_roots import SkillRoot
 from tether.engine.system_prompt import project_context, system_prompt
 from tether.engine.turn import Turn, TurnConfig, interrupted_results
+
+if TYPE_CHECKING:
+    from tether.engine.mcp.host import McpHost
 
 log = logging.getLogger("tether.sessions")
 
@@ -255,6 +258,8 @@ class TurnRunner:
 
     async def _turn(self, runtime: SessionRuntime) -> Turn:
         s = runtime.session
+        if runtime.mcp is not None and runtime.mcp.starting():
+            await self._mcp_ready(s, runtime.mcp)
         model = runtime.model(self.deps.catalog)
         roots, found = await self._skills(s)
         ctx = self.front.capabilities(s, model)
@@ -349,6 +354,19 @@ class TurnRunner:
                 context, files = await project_context(Path(s.cwd), repo, extra)
                 s.state.context, s.state.instruction_files = context, files
             return s.state.context
+
+    async def _mcp_ready(self, s: Session, mcp: McpHost) -> None:
+        """The session's MCP servers still starting, waited for (bounded): the first request
+        offers their tools, or the model would call one that is not there yet."""
+        from tether.engine.mcp.host import READY_WAIT
+
+        names = ", ".join(mcp.starting())
+        await self._emit(s, ev.Notice("info", f"Waiting for MCP servers to start: {names}"))
+        late = await mcp.settle()
+        if late:
+            text = "This turn goes on without their tools; `/mcp` shows how they are."
+            title = f"MCP servers not ready after {READY_WAIT:.0f} s: {', '.join(late)}"
+            await self._emit(s, ev.Notice("warning", title, text))
 
     async def _instruction_paths(self, runtime: SessionRuntime) -> list[Path]:
         """Every instruction file the session reads, the configured ones and the user's
