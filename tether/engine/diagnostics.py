@@ -22,6 +22,7 @@ from tether.engine.config.file import load_config
 from tether.engine.config.load import catalog_for
 from tether.engine.config.model_kinds import KINDS
 from tether.engine.config.resolve import Provider, Setup, model_info, provider_of, resolve
+from tether.engine.mcp.server_state import ServerStatus
 from tether.engine.providers.base import ModelInfo
 from tether.engine.sandbox.detect import SandboxInfo, detect
 from tether.engine.sessions.store_check import StoreHealth, check_store
@@ -65,11 +66,14 @@ class Report:
     # The skills a session in the current directory would find, and where it looks.
     skill_roots: list[SkillRoot] = field(default_factory=list[SkillRoot])
     skills: Discovery = field(default_factory=lambda: Discovery([], [], []))
+    # The config's MCP servers, each started and stopped again: its state and tools.
+    mcp: list[ServerStatus] = field(default_factory=list[ServerStatus])
 
     @property
     def healthy(self) -> bool:
         probes_ok = all(p.status != "error" for p in self.probes)
-        return not self.issues and probes_ok and self.store.state != "damaged"
+        mcp_ok = all(s.state == "ready" for s in self.mcp)
+        return not self.issues and probes_ok and mcp_ok and self.store.state != "damaged"
 
 
 def check(*, env: Mapping[str, str], model_override: str | None = None) -> Report:

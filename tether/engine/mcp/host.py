@@ -106,6 +106,7 @@ class McpHost:
         """Connect every server in `tg` (a task group that outlives the session)."""
         self._group = tg
         for server in self._servers:
+            server.started = anyio.current_time()
             tg.start_soon(self._run, server)
 
     def listen(self, listener: Listener) -> None:
@@ -241,11 +242,11 @@ class McpHost:
         server.scope, server.done = anyio.CancelScope(), anyio.Event()
         server.settled = anyio.Event()
         server.connection, server.state, server.reason, server.output = None, "starting", "", ""
+        server.started = anyio.current_time()
         self._group.start_soon(self._run, server)
         await self._changed(server, "state")
 
     async def _run(self, server: _Server) -> None:
-        server.started = anyio.current_time()
         failure: McpServerFailed | None = None
         try:
             with server.scope:
