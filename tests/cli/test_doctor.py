@@ -144,7 +144,7 @@ def test_probe_reports_a_connection_failure(tmp_path: Path) -> None:
     path.write_text(f'[providers.gone]\nkind = "openai"\nbase_url = "{url}/v1"\n')
     done = doctor("--probe", env={"TETHER_CONFIG": str(path)})
     line = line_matching(r"^\s+gone\s+gone:gpt-5\.5\s+error\s", done.stdout)
-    assert "gone: connection failed:" in line
+    assert "refused the connection" in line and "[providers.gone] base_url" in line
     assert done.returncode == 1
 
 
@@ -261,3 +261,25 @@ def test_the_todo_reminder_channel_is_checked(tmp_path: Path) -> None:
     done = doctor(env=env)
     assert done.returncode == 1
     assert f"  error: {path}:3: agent.todo_nag_strategy: invalid value 'loud'" in done.stdout
+
+
+def test_each_mcp_server_is_started_and_its_tools_listed(tmp_path: Path) -> None:
+    """A configured MCP server that starts: its tools; one that cannot: why; exit 1."""
+    echo = REPO / "tests" / "support" / "mcp_servers" / "echo_stdio.py"
+    path = tmp_path / "config.toml"
+    path.write_text(
+        f'[mcp_servers.echo]\ncommand = "{sys.executable}"\nargs = ["{echo}"]\n\n'
+        f'[mcp_servers.broken]\ncommand = "{tmp_path / "no-such-program"}"\n'
+    )
+    env = {"TETHER_CONFIG": str(path), "TETHER_HOME": str(tmp_path / "home")}
+    done = doctor(env=env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    out = done.stdout.split("MCP servers")[1]
+    assert "echo (stdio): ready, 11 tools" in out
+    assert "mcp__echo__peek" in line_matching(r"^    tools: ", out)
+    assert line_matching(r"broken \(stdio\)", out).endswith(
+        f"failed: No such file or directory: {tmp_path / 'no-such-program'}"
+    )
+    report = json.loads(doctor("--json", env=env).stdout)
+    states = {s["name"]: (s["state"], len(s["tools"])) for s in report["mcp_servers"]}
+    assert states == {"echo": ("ready", 11), "broken": ("failed", 0)}

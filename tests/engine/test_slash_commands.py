@@ -47,7 +47,7 @@ async def _each(client: Client, sid: str, *prompts: str) -> list[str]:
 
 
 SIMPLE = [
-    ("/help", "Commands:\n- /mode <ask | code | read-only>: Switch mode"),
+    ("/help", "Commands:\n- /mode <ask | code | read-only | allow-all>: Switch mode"),
     ("/status", "- Model: **scripted**"),
     ("/grants", "No grants: every call that needs approval asks."),
     ("/grants revoke 9", "Say which: `/grants revoke N` (1 to 0) or `/grants revoke all`."),

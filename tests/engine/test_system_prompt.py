@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from tests.support.inprocess import agent_in_memory
-from tether.engine.system_prompt import INSTRUCTION_FILE_MAX
+from tether.engine.instruction_files import INSTRUCTION_FILE_MAX
 from tether.tools import catalog
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]

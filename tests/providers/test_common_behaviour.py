@@ -210,16 +210,17 @@ async def test_crlf_stream_cut_at_arbitrary_bytes(
     assert of_type(events, Finish) == [Finish("stop")]
 
 
-async def test_connection_refused_is_retried_then_surfaces(
+async def test_connection_refused_fails_at_once_naming_the_host(
     kit: Kit, server: MockLLMServer, client: httpx.AsyncClient
 ) -> None:
     server.stop()  # nothing listens on the port any more
     events: list[object] = []
-    with pytest.raises(ProviderError, match="connection failed") as info:
+    with pytest.raises(ProviderError, match="refused the connection") as info:
         async for event in kit.adapter(server, client).stream(request()):
             events.append(event)
-    assert info.value.retryable
-    assert [type(e) for e in events] == [RetryNotice] * 3  # four attempts in all
+    assert not info.value.retryable
+    assert events == []  # one attempt: no RetryNotice announced another
+    assert server.url.removeprefix("http://") in str(info.value)
 
 
 async def test_adapter_owns_a_client_when_given_none(kit: Kit, server: MockLLMServer) -> None:

@@ -130,9 +130,9 @@ THIRD_PARTY_AT_CHUNK = {
     "anyio", "apsw", "certifi", "h11", "httpcore", "httpx", "idna", "msgspec", "platformdirs", "sniffio",
     "typing_extensions",
 }  # fmt: skip
-# +1 the config layers (user + project file), +1 engine/sessions/modes.py (`--mode` takes its
-# choices without the engine): issue 33
-TETHER_MODULES_AT_CHUNK = 154  # 201 on main before issue 31, 182 before deferred tools and web
+# issue 33: +1 the config layers (user + project file), +1 engine/sessions/modes.py (`--mode`
+# takes its choices without the engine), +2 the instruction files and the slash words
+TETHER_MODULES_AT_CHUNK = 156  # 201 on main before issue 31, 182 before deferred tools and web
 
 
 def _third_party(modules: list[str]) -> set[str]:

@@ -60,3 +60,45 @@ async def test_writing_what_acts_later_asks_in_every_mode(
     }
     assert after == before
     assert (project / "plain.txt").read_text() == "fine\n"
+
+
+async def test_a_configured_instruction_file_is_guarded_like_the_projects_own(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    """`[agent] instructions` names a file the system prompt reads: a confined command may not
+    change it (a committed file beside it it may), and the file tools ask even in `code`."""
+    import anyio
+
+    (project / "docs").mkdir()
+    for name in ("STYLE.md", "OTHER.md"):
+        (project / "docs" / name).write_text("as it was\n")
+    (project / "new.txt").write_text("planted\n")
+    for argv in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "x"]):
+        await anyio.run_process(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *argv], cwd=project
+        )
+    config = tmp_path / "config.toml"
+    config.write_text('[agent]\ninstructions = ["docs/STYLE.md"]\n')
+    rounds = [
+        [call("run_argv", "cp1", argv=["cp", "new.txt", "docs/STYLE.md"])],
+        [call("run_argv", "cp2", argv=["cp", "new.txt", "docs/OTHER.md"])],
+        [call("write_file", "w1", path="docs/STYLE.md", content="planted\n", overwrite=True)],
+        [{"text": "done"}],
+    ]
+    env = {"TETHER_CONFIG": str(config)}
+    async with spawn_agent(
+        home, "--script", str(script(tmp_path / "s.json", rounds)), env=env
+    ) as agent:
+        await agent.initialize()
+        sid = await agent.new_session(project)
+        await agent.request("session/set_mode", {"sessionId": sid, "modeId": "code"})
+        agent.permission_choice = "reject_once"
+        assert (await agent.prompt(sid, "go"))["result"] == {"stopReason": "end_turn"}
+    asked = [
+        f["params"]["toolCall"]["toolCallId"]
+        for f in agent.frames
+        if f.get("method") == "session/request_permission"
+    ]
+    assert asked == ["w1"]  # the commands ran confined, unasked; the file tool asked
+    assert (project / "docs" / "STYLE.md").read_text() == "as it was\n"
+    assert (project / "docs" / "OTHER.md").read_text() == "planted\n"

@@ -86,8 +86,32 @@ async def test_a_command_card_streams_its_output(home: Path, project: Path, tmp_
     assert "python" in req["params"]["options"][1]["name"]  # "Always allow run_argv in python…"
     final = updates[-1]
     assert final["status"] == "completed"
-    assert text_of(final) == "```\nexit code 0\nfirst\nsecond\n```" + "Allowed: user (once)"
+    card = f"```\n$ {shlex.join(argv)}\nfirst\nsecond\nexit code 0\n```"
+    assert text_of(final) == card + "Allowed: user (once)"
     assert tool_results(home, sid) == ["[approval] user (once)\nexit code 0\nfirst\nsecond"]
+
+
+async def test_a_command_card_shows_the_command_and_its_outputs_tail(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    """The card, as the client sees it: the command, the last lines it printed (the model
+    reads them all), and how it ended."""
+    argv = ["seq", "1", "100"]
+    rounds = [[call("run_argv", "c1", argv=argv)], [{"text": "done"}]]
+    async with spawn_agent(home, "--script", str(script(tmp_path / "s.json", rounds))) as agent:
+        await agent.initialize()
+        sid = await agent.new_session(project)
+        rid = await agent.start_request("session/prompt", prompt_params(sid))
+        resp = await agent.until_response(rid)
+        assert resp["result"]["stopReason"] == "end_turn"
+        updates = [u for u in agent.updates(sid) if u.get("toolCallId") == "c1"]
+    assert updates[0]["title"] == "seq 1 100"
+    final = updates[-1]
+    tail = "\n".join(str(n) for n in range(81, 101))
+    card = f"```\n$ seq 1 100\n[... 80 lines above ...]\n{tail}\nexit code 0\n```"
+    assert final["status"] == "completed" and text_of(final) == card + "Allowed: user (once)"
+    [result] = tool_results(home, sid)
+    assert "\n1\n2\n" in result and result.endswith("\n100")
 
 
 async def test_denylisted_commands_are_refused_without_asking(

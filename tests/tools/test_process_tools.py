@@ -60,7 +60,7 @@ async def test_run_argv_reports_exit_code_and_output(project: Path, tmp_path: Pa
     out = await call(run_argv, ctx, {"argv": ["wc", "-l", "a.txt"], "cwd": "src"})
     assert out.text == "exit code 0\n2 a.txt"
     assert out.raw_output == {"exitCode": 0, "signal": None, "timedOut": False, "truncated": False}
-    assert out.content == [TextOut("```\nexit code 0\n2 a.txt\n```")]
+    assert out.content == [TextOut("```\n$ wc -l a.txt\n2 a.txt\nexit code 0\n```")]
     failed = await call(run_argv, ctx, {"argv": ["ls", "missing-file"]})
     assert failed.text.startswith("exit code 2\nls: cannot access 'missing-file'")
     quiet = await call(run_argv, ctx, {"argv": ["true"]})
@@ -116,7 +116,7 @@ async def test_run_argv_streams_to_the_card(project: Path, tmp_path: Path) -> No
 
     ctx = make_ctx(project, tmp_path, report=report)
     await call(run_argv, ctx, {"argv": ["printf", "streamed"]})
-    assert reports and reports[-1] == [TextOut("```\nstreamed\n```")]
+    assert reports and reports[-1] == [TextOut("```\n$ printf streamed\nstreamed\n```")]
 
 
 @pytest.mark.slow

@@ -117,7 +117,7 @@ def run_ask(options: AskOptions) -> int:
     from tether.logs import setup_logging
 
     options.cwd = os.path.abspath(options.cwd)
-    problem = _cwd_problem(options.cwd)
+    problem = cwd_problem(options.cwd)
     if problem is not None:
         print(f"tether: --cwd {options.cwd}: {problem}", file=sys.stderr)
         return exit_codes.USAGE
@@ -128,7 +128,7 @@ def run_ask(options: AskOptions) -> int:
         return INTERRUPTED
 
 
-def _cwd_problem(cwd: str) -> str | None:
+def cwd_problem(cwd: str) -> str | None:
     if not os.path.exists(cwd):
         return "no such directory"
     if not os.path.isdir(cwd):

@@ -52,9 +52,12 @@ def run_doctor(
     if move_damaged_store and report.store.state == "damaged":
         moved = move_aside(report.store.path)
         report.store = StoreHealth(report.store.path, "moved", f"moved aside to {moved}")
-    if probe:
-        import anyio
+    import anyio
 
+    from tether.engine.mcp.server_check import check_servers
+
+    report.mcp = anyio.run(check_servers, report.setup.mcp_servers, Path.cwd())
+    if probe:
         report.listed = anyio.run(list_all, report.setup)
         report.probes = anyio.run(probe_all, report.setup, report.catalog, report.listed)
     out.write(render_json(report) if as_json else render_text(report))
@@ -69,6 +72,7 @@ def render_text(r: Report) -> str:
     lines += ["", *_web_lines(r.web), "", *_sandbox_lines(r), "", *_search_lines()]
     lines += ["", "startup (`tether acp`, `tether lsp`)", f"  {_startup()[0]}"]
     lines += ["", *_store_lines(r.store), "", *_agent_lines(r.setup), "", *_skill_lines(r)]
+    lines += ["", *_mcp_lines(r)]
     if r.warnings:
         lines += ["", "warnings", *(f"  {w}" for w in r.warnings)]
     if r.probes:
@@ -202,6 +206,23 @@ def _skill_lines(r: Report) -> list[str]:
     return lines
 
 
+def _mcp_lines(r: Report) -> list[str]:
+    """Each configured MCP server, started here: its tools, or why it did not start."""
+    lines = ["MCP servers ([mcp_servers], each started and stopped again)"]
+    if not r.mcp:
+        return [*lines, "  none"]
+    for s in r.mcp:
+        if s.state == "ready":
+            lines.append(f"  {s.name} ({s.transport}): ready, {len(s.tools)} tools")
+            lines.append(f"    tools: {', '.join(s.tools) or 'none'}")
+        else:
+            lines.append(f"  {s.name} ({s.transport}): {s.summary}")
+            if s.output:
+                lines.append(f"    stderr: {s.output.strip().splitlines()[-1]}")
+        lines += [f"    left out: {name}: {why}" for name, why in s.left_out]
+    return lines
+
+
 def _search_engine() -> str:
     from tether.engine.local.local_search import LocalSearch
 
@@ -322,6 +343,7 @@ def render_json(r: Report) -> str:
         "probes": [asdict(p) for p in r.probes],
         "listed": r.listed,
         "skills": _skills_json(r),
+        "mcp_servers": [msgspec.to_builtins(s) for s in r.mcp],
     }
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 

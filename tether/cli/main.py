@@ -384,6 +384,8 @@ def _subcommand(args: argparse.Namespace) -> str | None:
 
 
 def _ask(args: argparse.Namespace) -> int:
+    import os
+
     from tether.cli import exit_codes
     from tether.cli.ask_prompt import EmptyPrompt, read_prompt
 
@@ -395,9 +397,13 @@ def _ask(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return exit_codes.INTERRUPTED
     try:
-        from tether.cli.ask_client import AskOptions, run_ask
+        from tether.cli.ask_client import AskOptions, cwd_problem, run_ask
         from tether.cli.config_gate import gate
 
+        problem = cwd_problem(args.cwd)  # before the config: a project file is looked for there
+        if problem is not None:
+            print(f"tether: --cwd {os.path.abspath(args.cwd)}: {problem}", file=sys.stderr)
+            return exit_codes.USAGE
         stop = gate(args.cwd, args.model, args.script)
     except KeyboardInterrupt:  # Ctrl-C while still importing: exit as the shell expects
         return exit_codes.INTERRUPTED

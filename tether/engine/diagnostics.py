@@ -20,6 +20,7 @@ from tether.engine.config.adapters import make_adapter
 from tether.engine.config.catalog import ModelCatalog
 from tether.engine.config.model_kinds import KINDS
 from tether.engine.config.resolve import Provider, Setup, model_info, provider_of
+from tether.engine.mcp.server_state import ServerStatus
 from tether.engine.providers.base import ModelInfo
 from tether.engine.sandbox.detect import SandboxInfo, detect
 from tether.engine.sessions.store_check import StoreHealth, check_store
@@ -66,12 +67,15 @@ class Report:
     # What stops `tether ask` besides the files: an unknown default model, an unwritable home.
     fatal: list[str] = field(default_factory=list[str])
     project: Path | None = None  # where a project config file is looked for
+    # The config's MCP servers, each started and stopped again: its state and tools.
+    mcp: list[ServerStatus] = field(default_factory=list[ServerStatus])
 
     @property
     def healthy(self) -> bool:
         probes_ok = all(p.status != "error" for p in self.probes)
         config_ok = not self.issues and not self.fatal
-        return config_ok and probes_ok and self.store.state != "damaged"
+        mcp_ok = all(s.state == "ready" for s in self.mcp)
+        return config_ok and probes_ok and mcp_ok and self.store.state != "damaged"
 
 
 def check(

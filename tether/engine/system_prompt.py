@@ -16,6 +16,7 @@ from pathlib import Path
 
 import anyio
 
+from tether.engine.instruction_files import read_all
 from tether.engine.vcs.repository import Repository
 from tether.errors import TetherError
 
@@ -46,26 +47,30 @@ the user sees it as your plan.
 - A tool result that was too long is cut; it says where the full text was saved (read it with \
 `read_file` when you need more)."""
 
-INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md")
-INSTRUCTION_FILE_MAX = 16 * 1024  # bytes kept from one instruction file
-INSTRUCTIONS_MAX = 32 * 1024  # bytes kept from all of them
 GIT_TIMEOUT = 3.0  # seconds; a huge repository must not hold up the first prompt
 GIT_STATUS_LINES = 20
 
 
-async def project_context(cwd: Path, repo: Repository | None, extra: tuple[str, ...] = ()) -> str:
-    """The session's snapshot of its project, as the system prompt's middle part; `repo`: the
-    repository the session found `cwd` in (engine/vcs/: git runs hardened, on that one only);
-    `extra`: the instruction files `[agent] instructions` adds (relative ones in the project).
+async def project_context(
+    cwd: Path, repo: Repository | None, extra: tuple[str, ...] = ()
+) -> tuple[str, list[str]]:
+    """The session's snapshot of its project, as the system prompt's middle part, and the
+    instruction files read into it (instruction_files.py: the user's, then the project's from
+    its root down to `cwd`, then `extra`, the files `[agent] instructions` adds); `repo`: the
+    repository the session found `cwd` in (engine/vcs/: git runs hardened, on that one only).
     The git summary and the instruction files are read at once: a first prompt sent with
     `session/new` waits on them."""
     found: dict[str, str] = {}
+    files: list[str] = []
+    top = repo.top if repo is not None else None
 
     async def git() -> None:
         found["git"] = await _git_summary(repo, cwd)
 
     async def instructions() -> None:
-        found["instructions"] = await anyio.to_thread.run_sync(_instructions, cwd, extra)
+        text, names = await anyio.to_thread.run_sync(read_all, cwd, top, extra)
+        found["instructions"] = text
+        files.extend(names)
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(git)
@@ -79,7 +84,7 @@ async def project_context(cwd: Path, repo: Repository | None, extra: tuple[str, 
         "(The git status is a snapshot from the start of this session.)",
     ]
     text = found["instructions"]
-    return "\n".join(lines) + (f"\n\n{text}" if text else "")
+    return "\n".join(lines) + (f"\n\n{text}" if text else ""), files
 
 
 def system_prompt(
@@ -145,40 +150,3 @@ def _branch(head: str) -> str | None:
     if text.startswith(("No commits yet on ", "Initial commit on ")):
         return text.rsplit(" ", 1)[-1]
     return text.split("...", 1)[0].split(" ", 1)[0]
-
-
-def _inside(path: Path, root: Path) -> bool:
-    """A symlinked instruction file pointing out of the project is not read (it could be any
-    file of the user's: a key, a token)."""
-    return path.resolve().is_relative_to(root.resolve())
-
-
-def _instruction_paths(cwd: Path, extra: tuple[str, ...]) -> list[tuple[str, Path]]:
-    """(name shown, path): the repository's own files, which must stay inside it, then the
-    configured ones, which the user chose and may live anywhere."""
-    own = [(n, cwd / n) for n in INSTRUCTION_FILES if _inside(cwd / n, cwd)]
-    return own + [(n, cwd / Path(n).expanduser()) for n in extra]
-
-
-def _instructions(cwd: Path, extra: tuple[str, ...] = ()) -> str:
-    """The project's instruction files, each named, bounded in size."""
-    parts: list[str] = []
-    budget = INSTRUCTIONS_MAX
-    for name, path in _instruction_paths(cwd, extra):
-        if budget <= 0 or not path.is_file():
-            continue
-        try:
-            with path.open("rb") as f:
-                data = f.read(min(INSTRUCTION_FILE_MAX, budget) + 1)
-        except OSError:
-            continue
-        keep = min(INSTRUCTION_FILE_MAX, budget)
-        text = data[:keep].decode("utf-8", "replace").strip()
-        if len(data) > keep:
-            text += f"\n[... {name} is longer; read the rest with read_file if you need it]"
-        budget -= min(len(data), keep)
-        parts.append(f"## {name}\n{text}")
-    if not parts:
-        return ""
-    heading = "# Project instructions (from the repository and your configuration; follow them)"
-    return heading + "\n\n" + "\n\n".join(parts)

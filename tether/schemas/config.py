@@ -113,7 +113,7 @@ class AgentConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
     system_prompt: str | None = None  # replaces tether's persona (tool rules stay)
     append_system_prompt: str | None = None  # added after the persona
-    instructions: list[NonEmpty] = []  # more instruction files (relative: to the project)
+    instructions: list[NonEmpty] = []  # more instruction files (relative: from the project root)
     max_rounds: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 32  # then the user is asked
     parallel_tools: bool = True  # a round's independent calls run at once
     max_tool_result_chars: Annotated[int, msgspec.Meta(ge=1_000, le=10_000_000)] = 32_768

@@ -18,6 +18,7 @@ T = TypeVar("T")
 OUTPUT_LIMIT = 24_000  # bytes of output kept per command (head and tail)
 PROGRESS_INTERVAL = 0.25  # seconds between two progress updates of a card
 PROGRESS_TAIL = 4_000  # characters of live output a card shows
+CARD_TAIL_LINES = 20  # lines of output a finished command's card shows (the model has it all)
 
 
 class CardProgress:
@@ -100,6 +101,19 @@ def terminal_card(terminal_ids: list[str], result: CommandResult, status: str) -
     if result.timed_out or result.launcher_skipped:
         card.append(TextOut(status))
     return card
+
+
+def output_card(command: str, result: CommandResult, status: str) -> str:
+    """A finished command's card, as a terminal shows it: the command, the tail of what it
+    printed (the model reads the whole bounded output), then how it ended."""
+    body = result.output.rstrip("\n")
+    lines = body.split("\n") if body else []
+    shown = lines[-CARD_TAIL_LINES:]
+    text = "\n".join(shown)[-PROGRESS_TAIL:]
+    above = len(lines) - len(shown)
+    cut = above > 0 or result.omitted > 0 or result.truncated
+    more = ["[... earlier output above ...]" if not above else f"[... {above} lines above ...]"]
+    return "\n".join([f"$ {command}", *(more if cut else []), *([text] if text else []), status])
 
 
 def result_text(result: CommandResult, timeout: float) -> str:

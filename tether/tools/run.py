@@ -30,8 +30,10 @@ from tether.tools.command_gate import (
 from tether.tools.command_output import (
     OUTPUT_LIMIT,
     CardProgress,
+    output_card,
     raw_result,
     result_text,
+    status_line,
     terminal_card,
 )
 from tether.tools.text import fence
@@ -99,7 +101,7 @@ async def run_argv(ctx: Capabilities, args: RunArgvArgs) -> ToolOutput:
     cmd = await anyio.to_thread.run_sync(_command, ctx, args)
     refuse_denylisted(ctx, [Command(cmd.argv, cmd.cwd, cmd.env)])
     started = await confine(ctx, cmd.argv, cmd.cwd, cmd.env, unconfined=args.unconfined)
-    progress = CardProgress(ctx.report)
+    progress = CardProgress(ctx.report, prefix=f"$ {shell_join(cmd.argv)}\n")
     result = await progress.around(
         lambda: ctx.terminal.run(
             started.argv,
@@ -115,14 +117,18 @@ async def run_argv(ctx: Capabilities, args: RunArgvArgs) -> ToolOutput:
     )
     text = result_text(result, cmd.timeout)
     note = sandbox_note(ctx, result, unconfined=args.unconfined)
+    card = _card(shell_join(cmd.argv), result, status_line(result, cmd.timeout), note)
     text = f"{text}\n{note}" if note else text
-    return ToolOutput(text, _card(result, text), raw_output=raw_result(result))
+    return ToolOutput(text, card, raw_output=raw_result(result))
 
 
-def _card(result: CommandResult, text: str) -> list[ToolContent]:
+def _card(command: str, result: CommandResult, status: str, note: str) -> list[ToolContent]:
+    """The client's terminal; else the command, its output's tail and how it ended (and the
+    sandbox's note when the sandbox may be what stopped it)."""
     if result.terminal_id is not None:
-        return terminal_card([result.terminal_id], result, text.split("\n", 1)[0])
-    return [TextOut(fence(text))]
+        return terminal_card([result.terminal_id], result, status)
+    card: list[ToolContent] = [TextOut(fence(output_card(command, result, status)))]
+    return [*card, TextOut(note)] if note else card
 
 
 @run_argv.planned_by

@@ -41,7 +41,30 @@ def make_adapter(
         retry=retry,
         name=provider.name,
         headers=provider.headers,
+        settings=settings_hint(provider),
     )
+
+
+def settings_hint(provider: Provider) -> str:
+    """Where the provider's base URL and key come from, for a failure to reach it: the
+    settings to check (`[providers.p] base_url` and `api_key_env`, or OPENAI_BASE_URL and
+    OPENAI_API_KEY)."""
+    env = KINDS[provider.kind].env
+    if provider.origin == "environment" and env is not None:
+        url, table = env.base_url, ""
+    else:
+        table = f"[providers.{provider.name}]"
+        url = f"{table} base_url"
+    source = provider.key_source
+    if source.startswith("env "):
+        key = f"the key variable {source.removeprefix('env ')}"
+    elif source == "config":
+        key = f"the key {table} api_key"
+    elif table:
+        key = f"no key ({table} api_key_env)"
+    else:
+        key = f"no key (the key variable {env.key if env else 'none'})"
+    return f"the base URL setting {url}; {key}"
 
 
 def _base_url(provider: Provider, kind: str) -> str:

@@ -48,6 +48,10 @@ MAX_TOOLS = 256  # as watched_streams.MAX_TOOLS (that module is imported late)
 OUTPUT_MAX = 1024  # characters of a failed server's stderr shown in its notice
 STOP_GRACE = 10.0  # seconds for connected servers to stop as the SDK stops them
 RECONNECT_WAIT = 65.0  # seconds a reconnect waits to say how it went (a start takes <= 60)
+# Seconds after a server's start that a turn waits for it to be ready (Codex's MCP
+# startup_timeout_sec is 10 s too): its tools are offered from the first request, where a
+# request sent without them would have the model call a tool that is not there yet.
+READY_WAIT = 10.0
 TIMEOUT_MARGIN = 5.0  # the call's own budget (naming the server) ends before the pipeline's
 
 SECTION_HEAD = """\
@@ -68,6 +72,7 @@ class _Server:
     left_out: list[LeftOut] = field(default_factory=list[LeftOut])  # of the last listing, why
     offered: set[str] = field(default_factory=set[str])  # every tool name it ever had
     state: ServerState = "starting"
+    started: float = 0.0  # anyio.current_time() when it was last started
     reason: str = ""  # why it failed or exited
     output: str = ""  # the end of its stderr then
     listing: anyio.Lock = field(default_factory=anyio.Lock)  # one `listed` swap at a time
@@ -101,6 +106,7 @@ class McpHost:
         """Connect every server in `tg` (a task group that outlives the session)."""
         self._group = tg
         for server in self._servers:
+            server.started = anyio.current_time()
             tg.start_soon(self._run, server)
 
     def listen(self, listener: Listener) -> None:
@@ -175,6 +181,20 @@ class McpHost:
             parts.append(f"## {s.spec.name}\n{text}")
         return "\n\n".join(parts)
 
+    def starting(self) -> list[str]:
+        """The servers still starting (neither ready nor failed)."""
+        return [s.spec.name for s in self._servers if not s.settled.is_set()]
+
+    async def settle(self, wait: float = READY_WAIT) -> list[str]:
+        """Wait for the servers still starting, each until `wait` seconds after its start
+        (a server that hangs holds up one turn at most); the names of those still not ready."""
+        for server in self._servers:
+            left = server.started + wait - anyio.current_time()
+            if not server.settled.is_set() and left > 0:
+                with anyio.move_on_after(left):
+                    await server.settled.wait()
+        return self.starting()
+
     async def reconnect(self, name: str | None) -> list[ServerStatus]:
         """Start `name` again (stopping it first if it runs), or, for None, every server
         that failed or exited; wait until each is ready or failed, then their statuses.
@@ -222,6 +242,7 @@ class McpHost:
         server.scope, server.done = anyio.CancelScope(), anyio.Event()
         server.settled = anyio.Event()
         server.connection, server.state, server.reason, server.output = None, "starting", "", ""
+        server.started = anyio.current_time()
         self._group.start_soon(self._run, server)
         await self._changed(server, "state")
 

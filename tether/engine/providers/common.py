@@ -22,7 +22,13 @@ from tether.engine.history import (
 )
 from tether.engine.providers import http_transport
 from tether.engine.providers.base import ChatRequest, ModelInfo, StreamEvent
-from tether.engine.providers.retry import RetryPolicy, Send, StreamDecoder, stream_with_retry
+from tether.engine.providers.retry import (
+    Endpoint,
+    RetryPolicy,
+    Send,
+    StreamDecoder,
+    stream_with_retry,
+)
 from tether.errors import ProviderError
 
 if TYPE_CHECKING:
@@ -144,8 +150,10 @@ class HTTPProvider:
         retry: RetryPolicy | None = None,
         name: str | None = None,
         headers: Mapping[str, str] | None = None,
+        settings: str = "",
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.settings = settings  # where the URL and key are set, named when it is unreachable
         self.api_key = api_key
         self.model = model
         # DeepSeek speaks each API with its own conventions (reasoning round trips, stream end).
@@ -173,7 +181,11 @@ class HTTPProvider:
         """Stream one round. Errors (images refused included) surface while iterating; closing
         the generator (`contextlib.aclosing`) or cancelling the task closes the connection."""
         return stream_with_retry(
-            lambda: self._sender(request), self._decoder, provider=self.name, policy=self.retry
+            lambda: self._sender(request),
+            self._decoder,
+            provider=self.name,
+            policy=self.retry,
+            where=Endpoint(self.base_url, self.settings),
         )
 
     def _sender(self, request: ChatRequest) -> Send:

@@ -4,14 +4,18 @@ Retried as the official OpenAI and Anthropic SDKs do: HTTP 408 / 409 / 429 / 5xx
 server says otherwise with `x-should-retry: true|false`; connection failures and timeouts; and a
 retryable error the stream reports before it produced anything (Anthropic `overloaded_error`).
 Never retried: other 4xx, a 429 for an exhausted quota (no wait can help: the message says what to
-do instead), and any failure after an event reached the consumer — the user has already seen part
-of an answer, so a silent second answer would be wrong; that failure surfaces as a ProviderError.
+do instead), a connection that cannot be made (a name that does not resolve, a refused port, a
+TLS handshake refused: a wrong base URL or a server that is not running, which no wait of
+minutes cures; the message names the host and the settings to check), and any failure after
+an event reached the consumer — the user has already seen part of an answer, so a silent
+second answer would be wrong; that failure surfaces as a ProviderError.
 """
 
 from __future__ import annotations
 
 import email.utils
 import random
+import socket
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -70,6 +74,43 @@ class RetryPolicy(msgspec.Struct, frozen=True):
 COUNTDOWN_STEP = 5.0  # a wait says how long is left this often
 
 
+class Endpoint(msgspec.Struct, frozen=True):
+    """Where requests go and the settings that say so, named when it cannot be reached."""
+
+    base_url: str
+    settings: str  # "the base URL setting OPENAI_BASE_URL; the key variable OPENAI_API_KEY"
+
+
+def unreachable(provider: str, exc: httpx.ConnectError, where: Endpoint) -> ProviderError:
+    """A connection that could not be made, said at once: which host, why, what to check."""
+    try:
+        url = exc.request.url
+        host = f"{url.host}:{url.port}" if url.port else url.host
+    except RuntimeError:  # an error raised without its request
+        host = where.base_url
+    cause = _root_cause(exc)
+    if isinstance(cause, socket.gaierror):
+        why = f"the name {host.rsplit(':', 1)[0]} does not resolve (DNS)"
+    elif isinstance(cause, ConnectionRefusedError):
+        why = f"{host} refused the connection (nothing listens there)"
+    else:
+        why = f"cannot connect to {host} ({cause or exc or 'connection failed'})"
+    check = f"check {where.base_url or 'the base URL'}"
+    if where.settings:
+        check += f" ({where.settings})"
+    return ProviderError(f"{provider}: {why}: {check}", retryable=False)
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    """The first error in the chain (socket.gaierror, ConnectionRefusedError, ...)."""
+    for _ in range(8):  # a chain is short; a cycle must not loop
+        inner = exc.__cause__ or exc.__context__
+        if inner is None:
+            break
+        exc = inner
+    return exc
+
+
 class StreamDecoder(Protocol):
     """Per-attempt state that turns a provider's SSE events into StreamEvents.
 
@@ -94,6 +135,7 @@ async def stream_with_retry(
     *,
     provider: str,
     policy: RetryPolicy,
+    where: Endpoint | None = None,
 ) -> AsyncGenerator[StreamEvent, None]:
     """Build the request with `prepare`, then send it until one attempt streams to completion,
     yielding its events as they arrive. `prepare` runs on the first iteration, so a request the
@@ -131,6 +173,8 @@ async def stream_with_retry(
             return
         except (ProviderError, httpx.HTTPError, httpx.InvalidURL) as exc:
             last = attempt >= policy.max_attempts
+            if isinstance(exc, httpx.ConnectError) and not emitted:
+                raise unreachable(provider, exc, where or Endpoint("", "")) from exc
             retry_after, reason = _retry_or_raise(exc, provider, emitted=emitted, last=last)
             delay = policy.delay(attempt, retry_after)
             if policy.out_of_time(started, delay):  # the retry budget is spent: fail now

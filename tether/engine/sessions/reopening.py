@@ -50,5 +50,5 @@ async def move(runtime: SessionRuntime, new_cwd: str) -> None:
     async with runtime.snapshot:  # a snapshot being taken of the old folder finishes first
         s.cwd = new_cwd
         s.state.roots = [new_cwd if r == old else r for r in s.state.roots] or [new_cwd]
-        s.state.context = None
+        s.state.context, s.state.instruction_files = None, []
     s.state.notices = host_notices.add(s.state.notices, host_notices.moved(old, new_cwd))

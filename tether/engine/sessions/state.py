@@ -98,6 +98,7 @@ class SessionState(msgspec.Struct):
     skill_writes: list[str] = []
     # The project snapshot in the system prompt, taken at the first prompt (see system_prompt).
     context: str | None = None
+    instruction_files: list[str] = []  # the instruction files read into it, in order
     dir_grants: list[AccessGrant] = []  # request_directory_access answers
     # Per turn that changed files, their content before it: what /undo restores (newest last).
     undo: list[TurnChanges] = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 import anyio.abc
@@ -16,6 +16,7 @@ from tether.engine import events as ev
 from tether.engine.context_window import ContextWindow
 from tether.engine.grants import Grant, GrantBook, Grants, Lasting
 from tether.engine.history import UserPart, prompt_text
+from tether.engine.instruction_files import instruction_paths
 from tether.engine.sandbox.acts_later import acts_later
 from tether.engine.sandbox.detect import detect
 from tether.engine.seam import TodoGroup
@@ -36,6 +37,9 @@ from tether.engine.skills.skill_discovery import Discovery, discover
 from tether.engine.skills.skill_roots import SkillRoot
 from tether.engine.system_prompt import project_context, system_prompt
 from tether.engine.turn import Turn, TurnConfig, interrupted_results
+
+if TYPE_CHECKING:
+    from tether.engine.mcp.host import McpHost
 
 log = logging.getLogger("tether.sessions")
 
@@ -254,6 +258,8 @@ class TurnRunner:
 
     async def _turn(self, runtime: SessionRuntime) -> Turn:
         s = runtime.session
+        if runtime.mcp is not None and runtime.mcp.starting():
+            await self._mcp_ready(s, runtime.mcp)
         model = runtime.model(self.deps.catalog)
         roots, found = await self._skills(s)
         ctx = self.front.capabilities(s, model)
@@ -263,7 +269,11 @@ class TurnRunner:
         ctx.skills = tuple(roots)
         ctx.skill_writes, ctx.skill_allow_write = s.state.skill_writes, self.deps.skills.allow_write
         ctx.policy.read_roots = found.places(roots)
-        ctx.policy.guarded = [*ctx.policy.read_roots, *acts_later(ctx.policy.roots)]
+        ctx.policy.guarded = [
+            *ctx.policy.read_roots,
+            *acts_later(ctx.policy.roots),
+            *await self._instruction_paths(runtime),
+        ]
         turn = Turn(
             s,
             model=model,
@@ -321,7 +331,7 @@ class TurnRunner:
         started (first_answer.py), the sandbox's probe, which only commands wait for."""
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(self._snapshot, runtime)
+                tg.start_soon(self.snapshot, runtime)
                 tg.start_soon(anyio.to_thread.run_sync, runtime.model, self.deps.catalog)
                 tg.start_soon(self._probe)
         except Exception:  # a convenience: the first prompt does whatever is left
@@ -331,7 +341,7 @@ class TurnRunner:
         await self._first_answer.wait()
         await anyio.to_thread.run_sync(detect, self.deps.sandbox.mechanism)
 
-    async def _snapshot(self, runtime: SessionRuntime) -> str:
+    async def snapshot(self, runtime: SessionRuntime) -> str:
         """The project snapshot. The repositories of the session's roots are found first, as
         it opens (a stored session too), and kept: tether's own git runs on those only."""
         s = runtime.session
@@ -341,8 +351,30 @@ class TurnRunner:
             repo = await runtime.repositories.afind(Path(s.cwd))
             if s.state.context is None:
                 extra = self.deps.turn.instructions
-                s.state.context = await project_context(Path(s.cwd), repo, extra)
+                context, files = await project_context(Path(s.cwd), repo, extra)
+                s.state.context, s.state.instruction_files = context, files
             return s.state.context
+
+    async def _mcp_ready(self, s: Session, mcp: McpHost) -> None:
+        """The session's MCP servers still starting, waited for (bounded): the first request
+        offers their tools, or the model would call one that is not there yet."""
+        from tether.engine.mcp.host import READY_WAIT
+
+        names = ", ".join(mcp.starting())
+        await self._emit(s, ev.Notice("info", f"Waiting for MCP servers to start: {names}"))
+        late = await mcp.settle()
+        if late:
+            text = "This turn goes on without their tools; `/mcp` shows how they are."
+            title = f"MCP servers not ready after {READY_WAIT:.0f} s: {', '.join(late)}"
+            await self._emit(s, ev.Notice("warning", title, text))
+
+    async def _instruction_paths(self, runtime: SessionRuntime) -> list[Path]:
+        """Every instruction file the session reads, the configured ones and the user's
+        included (acts_later covers the project's own names, not these)."""
+        cwd = Path(runtime.session.cwd)
+        repo = await runtime.repositories.afind(cwd)
+        top = repo.top if repo is not None else None
+        return instruction_paths(cwd, top, self.deps.turn.instructions)
 
     async def _skills(self, s: Session) -> tuple[list[SkillRoot], Discovery]:
         """The session's skills roots and what they hold, found afresh: once per turn, at its
@@ -354,7 +386,7 @@ class TurnRunner:
         self, runtime: SessionRuntime, skills: Discovery, mode: str | None = None
     ) -> TurnConfig:
         s = runtime.session
-        context = await self._snapshot(runtime)
+        context = await self.snapshot(runtime)
         base = self.deps.turn
         mode = mode or s.state.mode
         mcp = runtime.mcp.instructions() if runtime.mcp and base.mcp_instructions else ""

@@ -23,7 +23,8 @@ _CONTEXT = "tether.engine.slash.context_commands"
 
 async def _help(ctx: CommandContext, arg: str) -> str:
     lines = ["Commands:", *[_usage(c) for c in offered(ctx)], "", "Modes:"]
-    lines += [f"- {k}: {d}" for k, (_, d) in MODES.items()]
+    now = ctx.session.state.mode
+    lines += [f"- {k}{' (now)' if k == now else ''}: {d}" for k, (_, d) in MODES.items()]
     tools = ctx.manager.runtime(ctx.session.id).registry()
     lines += ["", "Tools:", *[f"- {t.name}: {' '.join(t.description.split())}" for t in tools]]
     return "\n".join(lines)
@@ -38,9 +39,9 @@ def _usage(c: Command) -> str:
 COMMANDS: tuple[Command, ...] = (
     Command(
         "mode",
-        "Switch mode: ask, code or read-only",
+        f"Switch mode: {', '.join(MODES)} (`/help` says what each allows)",
         f"{_SESSION}:mode",
-        hint="ask | code | read-only",
+        hint=" | ".join(MODES),
     ),
     Command("model", "Switch the model of this session", f"{_SESSION}:model", hint="model id"),
     Command(
@@ -158,7 +159,11 @@ async def prompted(ctx: CommandContext, parts: list[UserPart]) -> ev.StopReason:
     assert ctx.scope is not None, "a prompt runs inside its claim"
     found = parse(ctx, parts)
     if found is None:
-        return await ctx.manager.run_turn(ctx.session, parts, ctx.scope)
+        reply = unknown(ctx, parts)
+        if reply is None:
+            return await ctx.manager.run_turn(ctx.session, parts, ctx.scope)
+        ctx.session.record(ev.UserPrompted(parts))
+        return await _answer(ctx, reply)
     command, arg = found
     if not command.turn:
         ctx.session.record(ev.UserPrompted(parts))  # the client shows its own prompt
@@ -167,12 +172,25 @@ async def prompted(ctx: CommandContext, parts: list[UserPart]) -> ev.StopReason:
 
 def parse(ctx: CommandContext, parts: list[UserPart]) -> tuple[Command, str] | None:
     """(/mode, "code") for "/mode code"; None when the prompt is not an offered command."""
-    text = prompt_text(parts)
-    if not text.startswith("/"):
+    from tether.engine.slash.command_words import command_word  # (with the first prompt)
+
+    word = command_word(prompt_text(parts))
+    if word is None:
         return None
-    name, _, arg = text[1:].strip().partition(" ")
+    name, arg = word
     command = next((c for c in offered(ctx) if c.name == name), None)
-    return None if command is None else (command, arg.strip())
+    return None if command is None else (command, arg)
+
+
+def unknown(ctx: CommandContext, parts: list[UserPart]) -> str | None:
+    """The reply to a command no one has (`/stauts`), with the near names; None for a prompt
+    that is not a command (command_words.py says which)."""
+    from tether.engine.slash.command_words import command_word, unknown_reply
+
+    word = command_word(prompt_text(parts))
+    if word is None:
+        return None
+    return unknown_reply(*word, [c.name for c in offered(ctx)])
 
 
 async def run(ctx: CommandContext, command: Command, arg: str) -> ev.StopReason:
@@ -181,6 +199,10 @@ async def run(ctx: CommandContext, command: Command, arg: str) -> ev.StopReason:
     reply = await command.run(ctx, arg)
     if command.turn:
         return _stop_reason(reply)
+    return await _answer(ctx, reply)
+
+
+async def _answer(ctx: CommandContext, reply: str) -> ev.StopReason:
     await ctx.manager.emit(ctx.session, ev.TextDelta(uuid.uuid4().hex, reply))
     await ctx.manager.persist(ctx.session)
     return "end_turn"

@@ -15,6 +15,7 @@ async def status(ctx: CommandContext, arg: str) -> str:
     s = ctx.session
     manager = ctx.manager
     runtime = manager.runtime(s.id)
+    await manager.turns.snapshot(runtime)  # what the first prompt reads, read now if not yet
     used, window = await manager.turns.context_used(runtime)
     project = await manager.deps.store.grants.listed(s.cwd)
     box = manager.sandbox(s).info
@@ -32,6 +33,7 @@ async def status(ctx: CommandContext, arg: str) -> str:
             f"project, {len(s.state.dir_grants)} directories (`/grants`)",
             f"- MCP servers: {_servers(ctx)}",
             f"- Skills: {await _skills(ctx)}",
+            f"- Instruction files: {_instruction_files(s.state.instruction_files)}",
             f"- Sandbox: **{box.mechanism}**: {box.summary} ({box.why})",
             f"- Network for confined commands: **{network}** (the Command network option)",
             f"- Session: `{s.id}` in `{s.cwd}`, kept in `{manager.deps.store.path}`",
@@ -62,6 +64,14 @@ async def _skills(ctx: CommandContext) -> str:
     trouble = len(found.problems) + len(found.shadowed)
     more = f", {trouble} left out" if trouble else ""
     return f"{len(found.skills)}{more} (`/skills` lists them)"
+
+
+def _instruction_files(names: list[str]) -> str:
+    """In the order they were read: the user's, the project's from its root down, the
+    configured ones (a later file has the last word)."""
+    if not names:
+        return "none"
+    return ", ".join(f"`{n}`" for n in names)
 
 
 def _servers(ctx: CommandContext) -> str:
