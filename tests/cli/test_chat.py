@@ -32,7 +32,7 @@ def _chat(screens: list[Screen], home: Path, project: Path, script: str, *flags:
 
 
 def _session_id(text: str) -> str:
-    return text.split("session ", 1)[1].split()[0]
+    return text.split(" session ", 1)[1].split()[0]
 
 
 def test_two_turns_stream_markdown_in_one_session(
@@ -155,8 +155,9 @@ def test_continue_and_resume_replay_the_conversation(
     first.press("ctrl-d")
     assert first.exit_code() == 0
 
-    again = _chat(screens, home, project, "chat_again.json", "--continue")
+    again = _chat(screens, home, project, "chat_again.json", "--continue", "--mode", "code")
     replay = again.wait_for(PROMPT)
+    assert "mode code" in replay
     assert "> remember the word kiwi" in replay and "Noted: the word is kiwi." in replay
     assert _session_id(replay) == session
     again.type("which word?")
@@ -182,3 +183,17 @@ def test_nothing_to_continue_or_resume_is_one_line(
     unknown = _chat(screens, home, project, "chat_first.json", "--resume", "sess_nope")
     assert unknown.exit_code() == 2
     assert "sess_nope" in unknown.text and "Traceback" not in unknown.text
+
+
+def test_keys_typed_during_a_turn_wait_for_the_prompt(
+    home: Path, project: Path, screens: list[Screen]
+) -> None:
+    chat = _chat(screens, home, project, "chat_cancel.json")
+    chat.wait_for(PROMPT)
+    chat.type("take your time")
+    chat.press("enter")
+    chat.wait_for("Working on it")
+    chat.press("ctrl-d")  # not an end of input now: a key for the next prompt
+    chat.press("ctrl-c")
+    chat.wait_for("[cancelled]")
+    assert chat.exit_code() == 0  # the Ctrl-D, read at the prompt on an empty line

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 import anyio
+from msgspec import UnsetType
 
 from tether.cli.ask_client import CANCEL_GRACE, _race
 from tether.cli.chat.chat_view import ChatView
@@ -26,6 +27,7 @@ class ChatAgent:
         self.completer = completer
         self.choose = choose
         self.session_id = ""
+        self.mode = ""  # the session's mode, as the agent last said it
         self.turning = False
         self._cancel = anyio.Event()
         self._forced = anyio.Event()
@@ -46,20 +48,28 @@ class ChatAgent:
         )
         await self.peer.request("initialize", init, acp.InitializeResponse)
 
-    async def new_session(self, cwd: str, mode: str | None) -> None:
+    async def new_session(self, cwd: str) -> None:
         new = acp.NewSessionRequest(cwd=cwd, mcp_servers=[])
         made = await self.peer.request("session/new", new, acp.NewSessionResponse)
         self.session_id = made.session_id
-        if mode:
-            change = acp.SetModeRequest(session_id=self.session_id, mode_id=mode)
-            await self.peer.request("session/set_mode", change)
+        self._take_modes(made.modes)
+
+    async def set_mode(self, mode: str) -> None:
+        change = acp.SetModeRequest(session_id=self.session_id, mode_id=mode)
+        await self.peer.request("session/set_mode", change)
+        self.mode = mode
 
     async def load_session(self, session_id: str, cwd: str) -> None:
         """The agent replays the conversation as session/update frames before it answers."""
         self.session_id = session_id
         load = acp.LoadSessionRequest(session_id=session_id, cwd=cwd, mcp_servers=[])
-        await self.peer.request("session/load", load, acp.LoadSessionResponse)
-        self.view.end_turn(None)
+        loaded = await self.peer.request("session/load", load, acp.LoadSessionResponse)
+        self._take_modes(loaded.modes)
+        self.view.flush()
+
+    def _take_modes(self, modes: acp.SessionModeState | UnsetType) -> None:
+        if isinstance(modes, acp.SessionModeState):
+            self.mode = modes.current_mode_id
 
     async def list_sessions(self, cwd: str) -> list[acp.SessionInfo]:
         listing = acp.ListSessionsRequest(cwd=cwd)
@@ -101,6 +111,8 @@ class ChatAgent:
         if isinstance(u, acp.AvailableCommandsUpdate):
             self.completer.commands = list(u.available_commands)
             return
+        if isinstance(u, acp.CurrentModeUpdate):
+            self.mode = u.current_mode_id
         self.view.update(u)
 
     async def _permission(

@@ -29,6 +29,7 @@ from tether.cli.chat.chat_view import ChatView
 from tether.cli.chat.permission_menu import choose_option
 from tether.cli.chat.session_lookup import NoSession, session_to_load
 from tether.cli.chat.slash_complete import SlashCompleter
+from tether.cli.chat.terminal_modes import between_prompts
 from tether.rpc.peer import Peer
 from tether.rpc.rpc_error import ConnectionClosed, RpcError
 from tether.schemas import acp
@@ -99,9 +100,11 @@ async def _converse(agent: ChatAgent, args: argparse.Namespace, cwd: str) -> int
         await agent.initialize()
         loading = await session_to_load(agent, args, cwd)
         if loading is None:
-            await agent.new_session(cwd, args.mode)
+            await agent.new_session(cwd)
         else:
             await agent.load_session(loading, cwd)
+        if args.mode:
+            await agent.set_mode(args.mode)
     except NoSession as exc:
         print(f"tether: {exc}", file=sys.stderr)
         return exit_codes.USAGE
@@ -111,9 +114,11 @@ async def _converse(agent: ChatAgent, args: argparse.Namespace, cwd: str) -> int
     except ConnectionClosed:
         print("tether: the agent exited before the session opened", file=sys.stderr)
         return exit_codes.TURN_FAILED
-    agent.view.say(f"tether · {cwd} · session {agent.session_id}", "bold")
+    mode = f" · mode {agent.mode}" if agent.mode else ""
+    agent.view.say(f"tether · {cwd} · session {agent.session_id}{mode}", "bold")
     agent.view.say("/ lists commands · Ctrl-C cancels a turn · Ctrl-D exits")
-    return await _loop(agent)
+    with between_prompts(signals=False):
+        return await _loop(agent)
 
 
 async def _loop(agent: ChatAgent) -> int:
@@ -139,7 +144,8 @@ async def _loop(agent: ChatAgent) -> int:
         if not text:
             continue
         try:
-            await agent.turn(text)
+            with between_prompts(signals=True):
+                await agent.turn(text)
         except RpcError as exc:
             agent.view.say(f"error: {exc.message}", "red")
         except ConnectionClosed:

@@ -61,7 +61,7 @@ class PermissionMenu:
             event.app.exit(result=self.options[self.selected].option_id)
 
         @kb.add("c-c")
-        @kb.add("escape", eager=True)
+        @kb.add("escape")
         def _cancel(event: KeyPressEvent) -> None:
             event.app.exit(result=None)
 
