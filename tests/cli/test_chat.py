@@ -197,3 +197,19 @@ def test_keys_typed_during_a_turn_wait_for_the_prompt(
     chat.press("ctrl-c")
     chat.wait_for("[cancelled]")
     assert chat.exit_code() == 0  # the Ctrl-D, read at the prompt on an empty line
+
+
+def test_a_long_answer_is_drawn_once(home: Path, project: Path, screens: list[Screen]) -> None:
+    """Taller than the terminal: each finished paragraph is printed once, not redrawn into the
+    scrollback; a code fence with a blank line inside stays one block."""
+    chat = _chat(screens, home, project, "chat_long.json")
+    chat.wait_for(PROMPT)
+    chat.type("a long one")
+    chat.press("enter")
+    chat.wait_for("The end.")
+    chat.wait_for(PROMPT)
+    chat.press("ctrl-d")
+    assert chat.exit_code() == 0
+    for n in (1, 15, 30):
+        assert chat.text.count(f"Block number {n} ends here.") == 1
+    assert "code line" in chat.text and "still code" in chat.text

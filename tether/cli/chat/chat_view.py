@@ -68,7 +68,19 @@ class ChatView:
             self.console.print(Text(f"mode: {u.current_mode_id}", style="dim"))
 
     def _stream(self, text: str) -> None:
+        """The answer's finished blocks are printed once, for good; only the block still growing
+        is redrawn in place (a whole answer redrawn would be copied into the scrollback at
+        every redraw once it is taller than the screen)."""
         self._answer += text
+        cut = settled_end(self._answer)
+        if cut:
+            done, self._answer = self._answer[:cut], self._answer[cut:]
+            if self._live is not None:
+                self._live.update(Markdown(self._answer), refresh=False)
+            self.console.print(Markdown(done))
+            self.console.print()
+        if not self._answer:
+            return
         if self._live is None:
             self._live = Live(
                 Markdown(self._answer),
@@ -161,6 +173,20 @@ class ChatView:
     def say(self, text: str, style: str = "dim") -> None:
         self.flush()
         self.console.print(Text(text, style=style))
+
+
+def settled_end(text: str) -> int:
+    """Where the answer's finished blocks end: after its last blank line outside a code fence
+    (0: none yet)."""
+    end = pos = 0
+    fenced = False
+    for line in text.splitlines(keepends=True):
+        pos += len(line)
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and not line.strip() and line.endswith("\n"):
+            end = pos
+    return end
 
 
 def diff_summary(d: acp.DiffToolContent, cwd: str) -> str:
