@@ -70,7 +70,7 @@ def test_tool_cards_and_the_round_menu_answer_by_option_id(
     chat.press("down", "down", "enter")  # the arrow keys to "Reject all 2"
     chat.wait_for("? Edit app.py, notes.md: Reject all 2")
     menu = chat.wait_for("Always reject")  # the command's own card and menu
-    assert "$ python3 check.py" in menu
+    assert "$ python3 check.py" in menu and "⚠ python3 runs the script check.py" in menu
     chat.press("1")  # a number picks at once
     chat.wait_for("? python3 check.py: Allow")
     ran = chat.wait_for("All done.")
@@ -213,3 +213,23 @@ def test_a_long_answer_is_drawn_once(home: Path, project: Path, screens: list[Sc
     for n in (1, 15, 30):
         assert chat.text.count(f"Block number {n} ends here.") == 1
     assert "code line" in chat.text and "still code" in chat.text
+
+
+def test_ctrl_c_at_the_menu_refuses_and_cancels_the_turn(
+    home: Path, project: Path, screens: list[Screen]
+) -> None:
+    before = (project / "README.md").read_text()
+    chat = Screen(["--cwd", str(project)], home)  # the embedded demo model proposes an edit
+    screens.append(chat)
+    chat.wait_for(PROMPT)
+    chat.type("tidy up")
+    chat.press("enter")
+    chat.wait_for("Esc cancels the turn")
+    chat.press("ctrl-c")
+    chat.wait_for("? Replace README.md: cancelled")
+    chat.wait_for("[cancelled]")
+    chat.wait_for(PROMPT)
+    chat.type("/exit")
+    chat.press("enter")
+    assert chat.exit_code() == 0
+    assert (project / "README.md").read_text() == before

@@ -17,6 +17,7 @@ from tether.rpc.acp.translate import is_ending
 from tether.schemas import acp
 
 OUTPUT_TAIL = 6  # lines of a command's output shown on its card
+CARD_NOTE_LINES = 4  # lines of the text on a card when it is announced
 REDRAW_EVERY = 0.05  # seconds between redraws of a streaming answer (the last one always lands)
 _MARKS = {"completed": "✓", "failed": "✗"}
 _PLAN_MARKS = {"pending": "☐", "in_progress": "◐", "completed": "☑"}
@@ -128,9 +129,13 @@ class ChatView:
             command = u.raw_input.get("argv") if isinstance(u.raw_input, dict) else None
             shown = " ".join(str(a) for a in command) if isinstance(command, list) else u.title
             self.console.print(Text(f"  $ {shown}", style="cyan"))
-        for c in u.content if isinstance(u.content, list) else []:
+        contents = u.content if isinstance(u.content, list) else []
+        for c in contents:
             if isinstance(c, acp.DiffToolContent):
                 self.console.print(Text(f"  {diff_summary(c, self.cwd)}", style="dim"))
+        for text in _texts(contents):  # what the agent says of the call: a command's warnings
+            for line in text.splitlines()[:CARD_NOTE_LINES]:
+                self.console.print(Text(f"  {line}", style="dim"))
 
     def _outcome(self, u: acp.ToolCallProgress) -> None:
         start = self._cards.get(u.tool_call_id)
