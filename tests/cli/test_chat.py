@@ -233,3 +233,25 @@ def test_ctrl_c_at_the_menu_refuses_and_cancels_the_turn(
     chat.press("enter")
     assert chat.exit_code() == 0
     assert (project / "README.md").read_text() == before
+
+
+def test_a_backslash_or_alt_enter_continues_the_prompt_on_a_new_line(
+    home: Path, project: Path, screens: list[Screen]
+) -> None:
+    first = _chat(screens, home, project, "chat_first.json")
+    first.wait_for(PROMPT)
+    first.type("line one\\")
+    first.press("enter")
+    first.type("line two")
+    first.press("escape", "enter")
+    first.type("line three")
+    first.press("enter")
+    first.wait_for("Noted: the word is kiwi.")
+    first.wait_for(PROMPT)
+    first.press("ctrl-d")
+    assert first.exit_code() == 0
+    again = _chat(screens, home, project, "chat_again.json", "--continue")
+    replay = again.wait_for(PROMPT)  # one prompt of three lines, the backslash gone
+    assert "> line one\nline two\nline three\n" in replay
+    again.press("ctrl-d")
+    assert again.exit_code() == 0

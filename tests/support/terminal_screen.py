@@ -16,6 +16,7 @@ from tests.support.harness import REPO
 
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[@-Z\\-_=>]|[\r\x07]")
 KEYS = {"up": "\x1b[A", "down": "\x1b[B", "enter": "\r", "tab": "\t", "ctrl-c": "\x03"}
+KEYS["escape"] = "\x1b"
 KEYS["ctrl-d"] = "\x04"
 
 

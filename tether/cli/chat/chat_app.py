@@ -14,7 +14,9 @@ import sys
 import anyio
 import anyio.abc
 from prompt_toolkit import PromptSession
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from rich.console import Console
 
 from tether.cli import exit_codes
@@ -123,7 +125,11 @@ async def _converse(agent: ChatAgent, args: argparse.Namespace, cwd: str) -> int
 
 async def _loop(agent: ChatAgent) -> int:
     prompt: PromptSession[str] = PromptSession(
-        history=_history(), completer=agent.completer, complete_while_typing=False
+        history=_history(),
+        completer=agent.completer,
+        complete_while_typing=False,
+        key_bindings=_newline_keys(),
+        prompt_continuation="  ",
     )
     armed = False  # a Ctrl-C at the prompt: a second one in a row exits
     while True:
@@ -153,6 +159,30 @@ async def _loop(agent: ChatAgent) -> int:
             return exit_codes.TURN_FAILED
 
 
+def _newline_keys() -> KeyBindings:
+    """A new line in the prompt instead of sending it: `\\` then Enter, or Alt-Enter (Esc, Enter),
+    as in other agents' terminals."""
+    kb = KeyBindings()
+
+    @kb.add("enter", filter=Condition(_after_backslash))
+    def _continued(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        buffer.delete_before_cursor(1)
+        buffer.insert_text("\n")
+
+    @kb.add("escape", "enter")
+    def _newline(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    return kb
+
+
+def _after_backslash() -> bool:
+    from prompt_toolkit.application import get_app
+
+    return get_app().current_buffer.document.text_before_cursor.endswith("\\")
+
+
 def _history() -> History:
     """The prompt's lines, kept across chats in tether's data directory (in memory only when
     that directory cannot be written)."""
@@ -161,7 +191,7 @@ def _history() -> History:
     path = data_dir() / HISTORY_FILE
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch()
+        path.touch(mode=0o600)  # what the user typed: theirs alone
     except OSError:
         return InMemoryHistory()
     return FileHistory(str(path))
