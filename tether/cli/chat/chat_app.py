@@ -118,7 +118,7 @@ async def _converse(agent: ChatAgent, args: argparse.Namespace, cwd: str) -> int
         return exit_codes.TURN_FAILED
     mode = f" · mode {agent.mode}" if agent.mode else ""
     agent.view.say(f"tether · {cwd} · session {agent.session_id}{mode}", "bold")
-    agent.view.say("/ lists commands · Ctrl-C cancels a turn · Ctrl-D exits")
+    agent.view.say("/ and Tab: commands · Ctrl-C cancels a turn · Ctrl-D exits")
     with between_prompts(signals=False):
         return await _loop(agent)
 
