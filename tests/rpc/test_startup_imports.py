@@ -192,6 +192,7 @@ def test_what_a_cold_start_loads_is_counted(home: Path, project: Path, tmp_path:
     assert [m for m in initialize if m.startswith("tether")] == AT_INITIALIZE
     assert _third_party(initialize) == set()
     assert _third_party(chunk) == THIRD_PARTY_AT_CHUNK
-    assert not {"click", "pygments", "rich"} & _third_party(chunk)  # httpx's CLI stays out
+    # httpx's CLI and the chat's terminal libraries stay out
+    assert not {"click", "pygments", "rich", "prompt_toolkit"} & _third_party(chunk)
     ours = [m for m in chunk if m.startswith("tether")]
     assert len(ours) == TETHER_MODULES_AT_CHUNK, ours
