@@ -29,9 +29,9 @@ from tether.cli.ask_client import (
 from tether.cli.chat.chat_agent import ChatAgent, Chooser
 from tether.cli.chat.chat_view import ChatView
 from tether.cli.chat.permission_menu import choose_option
-from tether.cli.chat.session_lookup import NoSession, session_to_load
 from tether.cli.chat.slash_complete import SlashCompleter
 from tether.cli.chat.terminal_modes import between_prompts
+from tether.cli.session_pick import NoSessionToContinue, pick_session
 from tether.rpc.peer import Peer
 from tether.rpc.rpc_error import ConnectionClosed, RpcError
 from tether.schemas import acp
@@ -44,12 +44,18 @@ EXIT_COMMANDS = ("/exit", "/quit")
 
 
 def run_chat(args: argparse.Namespace) -> int:
+    from tether.cli.ask_client import cwd_problem
+    from tether.cli.config_gate import gate
     from tether.logs import setup_logging
 
     cwd = os.path.abspath(args.cwd)
-    if not os.path.isdir(cwd):
-        print(f"tether: {cwd} is not a folder", file=sys.stderr)
+    problem = cwd_problem(cwd)
+    if problem is not None:
+        print(f"tether: --cwd {cwd}: {problem}", file=sys.stderr)
         return exit_codes.USAGE
+    stop = gate(cwd, args.model, args.script)  # what stops `ask` stops the chat, in one line
+    if stop is not None:
+        return stop
     setup_logging("chat", args.log_level)
     try:
         return anyio.run(_chat, args, cwd)
@@ -100,14 +106,14 @@ async def _reap(proc: anyio.abc.Process) -> None:
 async def _converse(agent: ChatAgent, args: argparse.Namespace, cwd: str) -> int:
     try:
         await agent.initialize()
-        loading = await session_to_load(agent, args, cwd)
+        loading = await pick_session(cwd, args.continue_last, args.resume, agent.list_sessions)
         if loading is None:
             await agent.new_session(cwd)
         else:
             await agent.load_session(loading, cwd)
         if args.mode:
             await agent.set_mode(args.mode)
-    except NoSession as exc:
+    except NoSessionToContinue as exc:
         print(f"tether: {exc}", file=sys.stderr)
         return exit_codes.USAGE
     except RpcError as exc:
