@@ -32,7 +32,9 @@ CC_INITIALIZE = {
     "clientInfo": {"name": "CodeCompanion.nvim", "version": "1.0.0"},
 }
 FIXED = 'def greet(name):\n    return f"Hello, {name}!"\n'
-FENCED_CHECK = "```\n$ python3 check.py\nHello, Ada!\nexit code 0\n```"  # check.py's run, as the card shows it
+FENCED_CHECK = (
+    "```\n$ python3 check.py\nHello, Ada!\nexit code 0\n```"  # check.py's run, as the card shows it
+)
 
 
 def test_readme_shows_the_tested_entry() -> None:

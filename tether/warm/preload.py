@@ -17,6 +17,9 @@ FIRST_TURN = (
 NOT_PRELOADED = (
     "tether.__main__",  # runs when imported
     "tether.engine.mcp.",  # the MCP SDK (pydantic, starlette): 0.5 s, loaded as servers start
+    # the terminal chat (rich, prompt_toolkit) runs in its own process, never in a worker: in
+    # the server it would only make each worker's private share grow
+    "tether.cli.chat.",
 )
 
 
