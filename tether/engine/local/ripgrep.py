@@ -23,6 +23,7 @@ from functools import cache
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 from anyio.abc import Process
 
 from tether.engine.file_search import GrepHit, GrepRequest, GrepResult, SearchScope, bfs_key
@@ -171,6 +172,9 @@ async def grep(rg: Path, scope: SearchScope, request: GrepRequest, pattern: str)
             [*argv, *where.args()], cwd=scope.top, env=_env(), stdin=subprocess.DEVNULL
         ) as proc:
             with anyio.move_on_after(request.budget) as budget:
+                # a spent budget stops the search even when ripgrep's output is all there
+                # already and reading it would never wait
+                await anyio.lowlevel.checkpoint()
                 await _read(proc, got)
             if budget.cancelled_caught or got.capped:
                 proc.kill()
