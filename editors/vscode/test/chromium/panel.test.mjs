@@ -122,12 +122,19 @@ async function openPanel(settings = tetherSettings(project.home)) {
 }
 
 async function inView(page, locator, what) {
-  await locator.first().waitFor({ state: "visible", timeout: 30_000 });
-  // measured in the page in one step: cards are redrawn (replaced) as updates arrive
-  const box = await locator.first().evaluate((el) => {
-    const r = el.getBoundingClientRect();
-    return r.width > 0 && r.height > 0 ? { y: r.y, height: r.height } : null;
-  });
+  // measured in the page in one step: cards and pickers are redrawn (replaced) as updates
+  // arrive, so an element found visible may be a replaced one by the time it is measured: wait
+  // until one measures with a box (the same assertion, after the redraws settle)
+  const deadline = Date.now() + 30_000;
+  let box = null;
+  while (box === null && Date.now() < deadline) {
+    await locator.first().waitFor({ state: "visible", timeout: Math.max(1, deadline - Date.now()) });
+    box = await locator.first().evaluate((el) => {
+      const r = el.getBoundingClientRect();
+      return r.width > 0 && r.height > 0 ? { y: r.y, height: r.height } : null;
+    }).catch(() => null); // detached between the wait and the measure: look again
+    if (box === null) await page.waitForTimeout(50);
+  }
   const viewport = page.viewportSize();
   assert.ok(box, `${what} has no box`);
   assert.ok(box.y >= 0 && box.y + box.height <= viewport.height, `${what} is outside the visible panel: ${JSON.stringify(box)}`);
